@@ -1,0 +1,97 @@
+// Causal paged attention for prefill, flash-style. L new queries of one sequence follow `start`
+// cached tokens; query i sits at position start + i and sees keys 0 ..= start + i.
+// Workgroup = BQ consecutive queries of one head. K/V tiles of BK keys are staged in workgroup
+// memory once and used by all BQ queries; softmax is online (running max and sum, rescaled once per
+// tile). Tiles are aligned to absolute positions, so a query's result does not depend on how the
+// prompt was chunked or on the page size.
+override BQ: u32 = 32u;          // queries (= invocations) per workgroup
+override BK: u32 = 32u;          // keys per tile, <= MAX_BK
+override HEAD_DIM: u32 = 64u;    // multiple of 4, <= 4 * MAX_HD4
+override PAGED: bool = true;     // false: contiguous cache, one page of pageSize = maxSeqLen per sequence
+override HD4: u32 = HEAD_DIM / 4u;
+const MAX_HD4: u32 = 64u;
+const MAX_BK: u32 = 64u;
+
+struct Params {
+  L: u32,
+  start: u32,
+  heads: u32,
+  kvHeads: u32,
+  pageSize: u32,
+  scale: f32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;            // [L, heads, HD4]
+@group(0) @binding(2) var<storage, read> pool: array<vec4<f32>>;         // [pages, 2, kvHeads, pageSize, HD4]
+@group(0) @binding(3) var<storage, read> blockTable: array<u32>;         // [pages of this sequence]
+@group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>;    // [L, heads, HD4]
+
+var<workgroup> kTile: array<vec4<f32>, BK * HD4>;
+var<workgroup> vTile: array<vec4<f32>, BK * HD4>;
+
+// vec4 index of token t's K (which = 0) or V (which = 1) row for KV head kvh.
+fn kvRow(t: u32, kvh: u32, which: u32) -> u32 {
+  var page = blockTable[0];
+  var offset = t;
+  if (PAGED) {
+    page = blockTable[t / p.pageSize];
+    offset = t % p.pageSize;
+  }
+  return (((page * 2u + which) * p.kvHeads + kvh) * p.pageSize + offset) * HD4;
+}
+
+@compute @workgroup_size(BQ)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let h = wid.y;
+  let kvh = h / (p.heads / p.kvHeads);
+  let qi = wid.x * BQ + lid;
+  let active = qi < p.L;
+  let qpos = p.start + qi;
+  let kvEnd = p.start + min(wid.x * BQ + BQ, p.L);  // keys the last query of this block sees
+
+  var qv: array<vec4<f32>, MAX_HD4>;
+  var o: array<vec4<f32>, MAX_HD4>;
+  if (active) {
+    for (var d = 0u; d < HD4; d++) { qv[d] = q[(qi * p.heads + h) * HD4 + d] * p.scale; }
+  }
+  var m = -3.40282347e38;
+  var l = 0.0;
+  var s: array<f32, MAX_BK>;
+
+  for (var t0 = 0u; t0 < kvEnd; t0 += BK) {
+    for (var i = lid; i < BK * HD4; i += BQ) {
+      let t = t0 + i / HD4;
+      if (t < kvEnd) {
+        let d = i % HD4;
+        kTile[i] = pool[kvRow(t, kvh, 0u) + d];
+        vTile[i] = pool[kvRow(t, kvh, 1u) + d];
+      }
+    }
+    workgroupBarrier();
+    if (active && qpos >= t0) {
+      let n = min(BK, qpos + 1u - t0);
+      var tileMax = -3.40282347e38;
+      for (var j = 0u; j < n; j++) {
+        var acc = 0.0;
+        for (var d = 0u; d < HD4; d++) { acc += dot(qv[d], kTile[j * HD4 + d]); }
+        s[j] = acc;
+        tileMax = max(tileMax, acc);
+      }
+      let mNew = max(m, tileMax);
+      let correction = exp(m - mNew);
+      l *= correction;
+      for (var d = 0u; d < HD4; d++) { o[d] *= correction; }
+      for (var j = 0u; j < n; j++) {
+        let pj = exp(s[j] - mNew);
+        l += pj;
+        for (var d = 0u; d < HD4; d++) { o[d] = fma(vec4<f32>(pj), vTile[j * HD4 + d], o[d]); }
+      }
+      m = mNew;
+    }
+    workgroupBarrier();
+  }
+  if (active) {
+    for (var d = 0u; d < HD4; d++) { out[(qi * p.heads + h) * HD4 + d] = o[d] / l; }
+  }
+}

@@ -1,0 +1,21 @@
+// SwiGLU: out = silu(gate) * up, elementwise as vec4. silu(g) = g / (1 + exp(-g)); for very
+// negative g, exp overflows to +inf and the quotient is -0, which is the right limit.
+override WG: u32 = 64u;
+
+struct Params {
+  n4: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> gate: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> up: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
+        @builtin(local_invocation_index) lid: u32) {
+  let i = (wid.y * nwg.x + wid.x) * WG + lid;
+  if (i >= p.n4) { return; }
+  let g = gate[i];
+  out[i] = g / (vec4<f32>(1.0) + exp(-g)) * up[i];
+}

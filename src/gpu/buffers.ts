@@ -1,0 +1,115 @@
+import { assertAlive, type Gpu, withErrorScopes } from './device.ts';
+import { GpuValidationError } from './errors.ts';
+
+/** Usage sets we allocate; named so the pool can reuse a released buffer only for the same purpose. */
+export const BufferUsage = {
+  /** Kernel inputs and outputs that we may also fill from the CPU. */
+  storage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
+  /** Small per-call parameter blocks. */
+  uniform: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+  /** CPU-visible copies of results. */
+  readback: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+} as const;
+
+/** Buffers are padded to 16 bytes so any binding can be read as vec4 without going out of range. */
+const ALIGN = 16;
+
+export function alignedSize(bytes: number): number {
+  return Math.max(ALIGN, Math.ceil(bytes / ALIGN) * ALIGN);
+}
+
+/**
+ * A labelled buffer pool with exact accounting. Long-lived buffers (weights, KV pools) are
+ * allocated with error scopes so an OOM names the tensor. Temporary buffers are released back
+ * and reused by size and usage, so repeated passes do not churn the allocator.
+ */
+export class BufferPool {
+  private readonly live = new Map<GPUBuffer, { label: string; bytes: number }>();
+  private readonly free = new Map<string, GPUBuffer[]>();
+
+  constructor(private readonly gpu: Gpu) {}
+
+  /** Allocates under error scopes; an OOM or validation error becomes a typed error naming `label`. */
+  async allocate(label: string, bytes: number, usage: GPUBufferUsageFlags = BufferUsage.storage): Promise<GPUBuffer> {
+    const size = alignedSize(bytes);
+    const buffer = await withErrorScopes(this.gpu, `buffer "${label}" (${size} bytes)`, () =>
+      this.gpu.device.createBuffer({ label, size, usage }),
+    );
+    this.live.set(buffer, { label, bytes: size });
+    return buffer;
+  }
+
+  /** Allocates and fills a storage buffer from CPU data. */
+  async upload(label: string, data: ArrayBufferView<ArrayBuffer>, usage: GPUBufferUsageFlags = BufferUsage.storage) {
+    const buffer = await this.allocate(label, data.byteLength, usage);
+    this.gpu.device.queue.writeBuffer(buffer, 0, data.buffer, data.byteOffset, data.byteLength);
+    return buffer;
+  }
+
+  /**
+   * A buffer for one pass, reused from earlier released ones of the same size class and usage.
+   * Sizes are rounded up to a power of two so a sweep over L does not allocate at every point.
+   * No error scope here: acquire is on the hot path, and the pass that uses it is checked.
+   */
+  acquire(label: string, bytes: number, usage: GPUBufferUsageFlags = BufferUsage.storage): GPUBuffer {
+    assertAlive(this.gpu);
+    const size = 2 ** Math.ceil(Math.log2(alignedSize(bytes)));
+    const limit = this.gpu.limits.maxStorageBufferBindingSize;
+    if (usage & GPUBufferUsage.STORAGE && alignedSize(bytes) > limit) {
+      throw new GpuValidationError(`Buffer "${label}" needs ${bytes} bytes, over maxStorageBufferBindingSize ${limit}`);
+    }
+    const key = `${usage}:${size}`;
+    const reused = this.free.get(key)?.pop();
+    if (reused) {
+      reused.label = label;
+      return reused;
+    }
+    const buffer = this.gpu.device.createBuffer({ label, size: Math.min(size, limit), usage });
+    this.live.set(buffer, { label, bytes: buffer.size });
+    return buffer;
+  }
+
+  release(buffer: GPUBuffer): void {
+    const key = `${buffer.usage}:${buffer.size}`;
+    const list = this.free.get(key) ?? [];
+    list.push(buffer);
+    this.free.set(key, list);
+  }
+
+  destroy(buffer: GPUBuffer): void {
+    this.live.delete(buffer);
+    buffer.destroy();
+  }
+
+  /** Bytes held by this pool, live and cached-free alike. */
+  get bytesAllocated(): number {
+    let total = 0;
+    for (const { bytes } of this.live.values()) total += bytes;
+    return total;
+  }
+
+  destroyAll(): void {
+    for (const buffer of this.live.keys()) buffer.destroy();
+    this.live.clear();
+    this.free.clear();
+  }
+}
+
+/** Copies a GPU buffer range into a new Float32Array (one map; use sparingly, it stalls the queue). */
+export async function readFloat32(gpu: Gpu, source: GPUBuffer, bytes: number, offset = 0): Promise<Float32Array> {
+  return new Float32Array(await readBytes(gpu, source, bytes, offset));
+}
+
+export async function readBytes(gpu: Gpu, source: GPUBuffer, bytes: number, offset = 0): Promise<ArrayBuffer> {
+  assertAlive(gpu);
+  const size = alignedSize(bytes);
+  const staging = gpu.device.createBuffer({ label: `readback(${source.label})`, size, usage: BufferUsage.readback });
+  const encoder = gpu.device.createCommandEncoder({ label: 'readback' });
+  encoder.copyBufferToBuffer(source, offset, staging, 0, Math.min(size, source.size - offset));
+  gpu.device.queue.submit([encoder.finish()]);
+  await staging.mapAsync(GPUMapMode.READ);
+  const copy = staging.getMappedRange(0, bytes).slice(0);
+  staging.unmap();
+  staging.destroy();
+  return copy;
+}

@@ -1,0 +1,214 @@
+import { dims, type ModelConfig } from './config.ts';
+import { ropeTable } from './rope.ts';
+import { get, lmHeadWeight, type ModelWeights } from './weights.ts';
+
+/**
+ * Plain-TS CPU forward pass, the source of truth for every GPU test. It follows HF
+ * `LlamaForCausalLM` op for op, accumulates in float64 and keeps every intermediate in float64,
+ * so it is more accurate than any f32 kernel it checks. Each op is also exported on its own so
+ * each kernel test compares against exactly the same arithmetic.
+ */
+type Vec = ArrayLike<number>;
+
+/** x[i] for i in tokens: [L, d]. */
+export function embeddingRef(table: Vec, tokens: readonly number[], d: number): Float64Array {
+  const out = new Float64Array(tokens.length * d);
+  tokens.forEach((t, l) => {
+    for (let i = 0; i < d; i++) out[l * d + i] = table[t * d + i];
+  });
+  return out;
+}
+
+/** HF LlamaRMSNorm: x * rsqrt(mean(x²) + eps) * w, per row of width d. */
+export function rmsNormRef(x: Vec, weight: Vec, rows: number, d: number, eps: number): Float64Array {
+  const out = new Float64Array(rows * d);
+  for (let r = 0; r < rows; r++) {
+    let ss = 0;
+    for (let i = 0; i < d; i++) ss += x[r * d + i] ** 2;
+    const inv = 1 / Math.sqrt(ss / d + eps);
+    for (let i = 0; i < d; i++) out[r * d + i] = x[r * d + i] * inv * weight[i];
+  }
+  return out;
+}
+
+/** y[M, N] = x[M, K] · W[N, K]ᵀ, the nn.Linear convention (weights stored [out, in]). */
+export function matmulRef(x: Vec, w: Vec, m: number, k: number, n: number): Float64Array {
+  const out = new Float64Array(m * n);
+  for (let r = 0; r < m; r++) {
+    for (let c = 0; c < n; c++) {
+      let acc = 0;
+      for (let i = 0; i < k; i++) acc += x[r * k + i] * w[c * k + i];
+      out[r * n + c] = acc;
+    }
+  }
+  return out;
+}
+
+/**
+ * Rotate-half RoPE applied to x[L, heads, headDim] in place, token l at position positions[l].
+ * Uses the same f32-rounded cos/sin table as the GPU (see rope.ts).
+ */
+export function ropeRef(
+  x: Float64Array,
+  positions: readonly number[],
+  heads: number,
+  headDim: number,
+  table: { cos: Float32Array; sin: Float32Array },
+): void {
+  const half = headDim / 2;
+  positions.forEach((pos, l) => {
+    for (let h = 0; h < heads; h++) {
+      const base = (l * heads + h) * headDim;
+      for (let i = 0; i < half; i++) {
+        const c = table.cos[pos * half + i];
+        const s = table.sin[pos * half + i];
+        const a = x[base + i];
+        const b = x[base + i + half];
+        x[base + i] = a * c - b * s;
+        x[base + i + half] = b * c + a * s;
+      }
+    }
+  });
+}
+
+export interface AttentionShape {
+  heads: number;
+  kvHeads: number;
+  headDim: number;
+}
+
+/**
+ * Causal grouped-query attention for L new queries that follow `start` cached tokens.
+ * q: [L, heads, headDim]; k, v: [start + L, kvHeads, headDim] (the whole context, cached part first).
+ * Query l sits at position start + l and sees keys 0 ..= start + l. Returns [L, heads, headDim].
+ */
+export function attentionRef(q: Vec, k: Vec, v: Vec, L: number, start: number, s: AttentionShape): Float64Array {
+  const { heads, kvHeads, headDim } = s;
+  const group = heads / kvHeads;
+  const scale = 1 / Math.sqrt(headDim);
+  const out = new Float64Array(L * heads * headDim);
+  const scores = new Float64Array(start + L);
+  for (let l = 0; l < L; l++) {
+    const visible = start + l + 1;
+    for (let h = 0; h < heads; h++) {
+      const kvh = Math.floor(h / group);
+      const qBase = (l * heads + h) * headDim;
+      let max = Number.NEGATIVE_INFINITY;
+      for (let t = 0; t < visible; t++) {
+        const kBase = (t * kvHeads + kvh) * headDim;
+        let dot = 0;
+        for (let i = 0; i < headDim; i++) dot += q[qBase + i] * k[kBase + i];
+        scores[t] = dot * scale;
+        max = Math.max(max, scores[t]);
+      }
+      let sum = 0;
+      for (let t = 0; t < visible; t++) {
+        scores[t] = Math.exp(scores[t] - max);
+        sum += scores[t];
+      }
+      for (let t = 0; t < visible; t++) {
+        const p = scores[t] / sum;
+        const vBase = (t * kvHeads + kvh) * headDim;
+        for (let i = 0; i < headDim; i++) out[qBase + i] += p * v[vBase + i];
+      }
+    }
+  }
+  return out;
+}
+
+/** SwiGLU: silu(gate) * up, elementwise. */
+export function swigluRef(gate: Vec, up: Vec): Float64Array {
+  const out = new Float64Array(gate.length);
+  for (let i = 0; i < gate.length; i++) out[i] = (gate[i] / (1 + Math.exp(-gate[i]))) * up[i];
+  return out;
+}
+
+/** Index of the largest value in each row; the lowest index wins a tie, as torch.argmax does. */
+export function argmaxRef(x: Vec, rows: number, n: number): number[] {
+  const out: number[] = [];
+  for (let r = 0; r < rows; r++) {
+    let best = 0;
+    for (let i = 1; i < n; i++) if (x[r * n + i] > x[r * n + best]) best = i;
+    out.push(best);
+  }
+  return out;
+}
+
+function addInPlace(x: Float64Array, y: Vec): void {
+  for (let i = 0; i < x.length; i++) x[i] += y[i];
+}
+
+/** Full-model forward over `tokens` from position 0. Returns logits [L, vocab] in float64. */
+export function referenceForward(w: ModelWeights, tokens: readonly number[]): Float64Array {
+  const c: ModelConfig = w.config;
+  const { d, ffn, vocab, heads, kvHeads, headDim, qWidth, kvWidth } = dims(c);
+  const L = tokens.length;
+  const positions = tokens.map((_, i) => i);
+  const table = ropeTable(c);
+  const shape = { heads, kvHeads, headDim };
+
+  const x = embeddingRef(get(w, 'model.embed_tokens.weight'), tokens, d); // [L, d]
+  for (let layer = 0; layer < c.numLayers; layer++) {
+    const p = `model.layers.${layer}`;
+    const h = rmsNormRef(x, get(w, `${p}.input_layernorm.weight`), L, d, c.rmsNormEps); // [L, d]
+    const q = matmulRef(h, get(w, `${p}.self_attn.q_proj.weight`), L, d, qWidth); // [L, heads, headDim]
+    const k = matmulRef(h, get(w, `${p}.self_attn.k_proj.weight`), L, d, kvWidth); // [L, kvHeads, headDim]
+    const v = matmulRef(h, get(w, `${p}.self_attn.v_proj.weight`), L, d, kvWidth); // [L, kvHeads, headDim]
+    ropeRef(q, positions, heads, headDim, table);
+    ropeRef(k, positions, kvHeads, headDim, table);
+    const attn = attentionRef(q, k, v, L, 0, shape); // [L, heads, headDim]
+    addInPlace(x, matmulRef(attn, get(w, `${p}.self_attn.o_proj.weight`), L, qWidth, d));
+    const h2 = rmsNormRef(x, get(w, `${p}.post_attention_layernorm.weight`), L, d, c.rmsNormEps); // [L, d]
+    const gate = matmulRef(h2, get(w, `${p}.mlp.gate_proj.weight`), L, d, ffn); // [L, ffn]
+    const up = matmulRef(h2, get(w, `${p}.mlp.up_proj.weight`), L, d, ffn); // [L, ffn]
+    addInPlace(x, matmulRef(swigluRef(gate, up), get(w, `${p}.mlp.down_proj.weight`), L, ffn, d));
+  }
+  const final = rmsNormRef(x, get(w, 'model.norm.weight'), L, d, c.rmsNormEps); // [L, d]
+  return matmulRef(final, lmHeadWeight(w), L, d, vocab); // [L, vocab]
+}
+
+/** Greedy generation on the CPU by full recompute: the slow, obviously correct baseline. */
+export function referenceGreedy(w: ModelWeights, prompt: readonly number[], steps: number): number[] {
+  const tokens = [...prompt];
+  for (let s = 0; s < steps; s++) {
+    const logits = referenceForward(w, tokens);
+    const last = logits.subarray((tokens.length - 1) * w.config.vocabSize);
+    tokens.push(argmaxRef(last, 1, w.config.vocabSize)[0]);
+  }
+  return tokens.slice(prompt.length);
+}
+
+export interface Comparison {
+  maxAbsErr: number;
+  /** max |a − b| / max |b| over the compared values: the error relative to the scale of the reference. */
+  maxRelErr: number;
+  /** First few positions where |a − b| > atol + rtol·|b|, for failure messages. */
+  mismatches: { index: number; got: number; want: number }[];
+  passed: boolean;
+}
+
+/**
+ * Compares GPU output with a reference. Elementwise closeness is numpy's allclose rule
+ * (|a − b| ≤ atol + rtol·|b|); the reported relative error is normwise, because an elementwise
+ * ratio explodes on values near zero and says nothing about the result's quality.
+ */
+export function compare(got: Vec, want: Vec, tol: { atol: number; rtol: number }): Comparison {
+  if (got.length !== want.length) {
+    throw new Error(`Length mismatch: got ${got.length} values, want ${want.length}`);
+  }
+  let maxAbsErr = 0;
+  let maxRef = 0;
+  const mismatches: Comparison['mismatches'] = [];
+  let bad = 0;
+  for (let i = 0; i < got.length; i++) {
+    const err = Math.abs(got[i] - want[i]);
+    const ok = err <= tol.atol + tol.rtol * Math.abs(want[i]);
+    if (!ok || Number.isNaN(got[i])) {
+      bad++;
+      if (mismatches.length < 8) mismatches.push({ index: i, got: got[i], want: want[i] });
+    }
+    if (!(err <= maxAbsErr)) maxAbsErr = Number.isNaN(err) ? Number.POSITIVE_INFINITY : err;
+    maxRef = Math.max(maxRef, Math.abs(want[i]));
+  }
+  return { maxAbsErr, maxRelErr: maxRef > 0 ? maxAbsErr / maxRef : maxAbsErr, mismatches, passed: bad === 0 };
+}

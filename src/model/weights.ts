@@ -1,0 +1,120 @@
+import { dims, type ModelConfig } from './config.ts';
+
+/** One weight tensor, named and shaped as Hugging Face's `LlamaForCausalLM` names it. Linear weights are [out, in]. */
+export interface TensorSpec {
+  readonly name: string;
+  readonly shape: readonly number[];
+  /** Uniform init half-width, chosen so activations stay O(1) through the stack. Norm weights use 1 ± this. */
+  readonly initScale: number;
+  readonly kind: 'linear' | 'norm' | 'embedding';
+}
+
+/** Every tensor of the model in the order HF writes them. The LM head exists only when embeddings are untied. */
+export function tensorSpecs(config: ModelConfig): TensorSpec[] {
+  const { d, ffn, vocab, layers, qWidth, kvWidth } = dims(config);
+  // Uniform(-a, a) has variance a²/3; a = sqrt(3 / fanIn) gives unit-variance outputs for unit-variance inputs.
+  const linear = (name: string, out: number, inp: number): TensorSpec => ({
+    name,
+    shape: [out, inp],
+    initScale: Math.sqrt(3 / inp),
+    kind: 'linear',
+  });
+  const norm = (name: string): TensorSpec => ({ name, shape: [d], initScale: 0.1, kind: 'norm' });
+  const specs: TensorSpec[] = [
+    { name: 'model.embed_tokens.weight', shape: [vocab, d], initScale: Math.sqrt(3), kind: 'embedding' },
+  ];
+  for (let l = 0; l < layers; l++) {
+    const p = `model.layers.${l}`;
+    specs.push(
+      norm(`${p}.input_layernorm.weight`),
+      linear(`${p}.self_attn.q_proj.weight`, qWidth, d),
+      linear(`${p}.self_attn.k_proj.weight`, kvWidth, d),
+      linear(`${p}.self_attn.v_proj.weight`, kvWidth, d),
+      linear(`${p}.self_attn.o_proj.weight`, d, qWidth),
+      norm(`${p}.post_attention_layernorm.weight`),
+      linear(`${p}.mlp.gate_proj.weight`, ffn, d),
+      linear(`${p}.mlp.up_proj.weight`, ffn, d),
+      linear(`${p}.mlp.down_proj.weight`, d, ffn),
+    );
+  }
+  specs.push(norm('model.norm.weight'));
+  if (!config.tieWordEmbeddings) specs.push(linear('lm_head.weight', vocab, d));
+  return specs;
+}
+
+export function elementCount(shape: readonly number[]): number {
+  return shape.reduce((a, b) => a * b, 1);
+}
+
+/** Parameter count as HF reports it (tied embeddings counted once). */
+export function parameterCount(config: ModelConfig): number {
+  return tensorSpecs(config).reduce((n, s) => n + elementCount(s.shape), 0);
+}
+
+/** f32 weights, keyed by HF tensor name. The same object feeds the GPU upload and the CPU reference. */
+export interface ModelWeights {
+  readonly config: ModelConfig;
+  readonly tensors: ReadonlyMap<string, Float32Array>;
+}
+
+/** The LM head matrix [vocab, d]: the embedding itself when tied. */
+export function lmHeadWeight(w: ModelWeights): Float32Array {
+  return get(w, w.config.tieWordEmbeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
+}
+
+export function get(w: ModelWeights, name: string): Float32Array {
+  const t = w.tensors.get(name);
+  if (!t) throw new Error(`Missing weight tensor "${name}"`);
+  return t;
+}
+
+/** 32-bit FNV-1a of a string, used to derive an independent stream per tensor from one seed. */
+function hashName(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** Fills `out` with uniform values in [-scale, scale) from a mulberry32 stream. */
+function fillUniform(out: Float32Array, seed: number, scale: number, offset: number): void {
+  let s = seed >>> 0;
+  for (let i = 0; i < out.length; i++) {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    const u = ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    out[i] = offset + (2 * u - 1) * scale;
+  }
+}
+
+/**
+ * Seeded random weights. Each tensor has its own stream (seed mixed with its name), so a
+ * tensor's values do not depend on the others, and Node and the browser produce identical bytes.
+ */
+export function randomWeights(config: ModelConfig, seed: number): ModelWeights {
+  const tensors = new Map<string, Float32Array>();
+  for (const spec of tensorSpecs(config)) {
+    const data = new Float32Array(elementCount(spec.shape));
+    const streamSeed = (hashName(spec.name) ^ Math.imul(seed >>> 0, 0x9e3779b1)) >>> 0;
+    fillUniform(data, streamSeed, spec.initScale, spec.kind === 'norm' ? 1 : 0);
+    tensors.set(spec.name, data);
+  }
+  return { config, tensors };
+}
+
+/** FNV-1a over every tensor's bytes in spec order: lets two processes check they hold the same weights. */
+export function weightsChecksum(w: ModelWeights): string {
+  let h = 0x811c9dc5;
+  for (const spec of tensorSpecs(w.config)) {
+    const bytes = new Uint8Array(get(w, spec.name).buffer, get(w, spec.name).byteOffset, get(w, spec.name).byteLength);
+    for (let i = 0; i < bytes.length; i++) {
+      h ^= bytes[i];
+      h = Math.imul(h, 0x01000193);
+    }
+  }
+  return (h >>> 0).toString(16).padStart(8, '0');
+}
