@@ -14,17 +14,19 @@ struct Params {
 var<workgroup> bestVal: array<f32, WG>;
 var<workgroup> bestIdx: array<u32, WG>;
 
-// True when (v, i) should replace (bv, bi): larger, or equal with a lower index.
+const NONE: u32 = 0xffffffffu;  // no candidate yet (a lane with no elements)
+
+// True when (v, i) should replace (bv, bi): any value beats none; else larger, or equal with a lower index.
 fn better(v: f32, i: u32, bv: f32, bi: u32) -> bool {
-  return v > bv || (v == bv && i < bi);
+  return i != NONE && (bi == NONE || v > bv || (v == bv && i < bi));
 }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
   let row = wid.x;
   if (row >= p.rows) { return; }
-  var bv = -3.40282347e38;
-  var bi = 0xffffffffu;
+  var bv = 0.0;
+  var bi = NONE;
   for (var i = lid; i < p.n; i += WG) {
     let v = x[row * p.n + i];
     if (better(v, i, bv, bi)) { bv = v; bi = i; }

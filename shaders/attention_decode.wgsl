@@ -8,6 +8,8 @@ override HEAD_DIM: u32 = 64u;
 override PAGED: bool = true;
 override HD4: u32 = HEAD_DIM / 4u;
 const MAX_HD4: u32 = 64u;
+// Stands in for -inf (WGSL has no infinity literal); exp(NEG_BIG - finite) is exactly 0.
+const NEG_BIG: f32 = -1.0e38;
 
 struct Params {
   batch: u32,
@@ -49,12 +51,12 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
   if (lid < HD4) { qTile[lid] = q[(b * p.heads + h) * HD4 + lid] * p.scale; }
   workgroupBarrier();
 
-  var m = -3.40282347e38;
+  var m = NEG_BIG;
   var l = 0.0;
   var acc = vec4<f32>(0.0);
   for (var t0 = 0u; t0 < len; t0 += WG) {
     let t = t0 + lid;
-    var s = -3.40282347e38;
+    var s = NEG_BIG;
     if (t < len) {
       let row = kvRow(b, t, kvh, 0u);
       var dotv = 0.0;

@@ -10,6 +10,8 @@ override HEAD_DIM: u32 = 64u;    // multiple of 4, <= 4 * MAX_HD4
 override PAGED: bool = true;     // false: contiguous cache, one page of pageSize = maxSeqLen per sequence
 override HD4: u32 = HEAD_DIM / 4u;
 const MAX_HD4: u32 = 64u;
+// Stands in for -inf (WGSL has no infinity literal); exp(NEG_BIG - finite) is exactly 0.
+const NEG_BIG: f32 = -1.0e38;
 const MAX_BK: u32 = 64u;
 
 struct Params {
@@ -46,16 +48,16 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
   let h = wid.y;
   let kvh = h / (p.heads / p.kvHeads);
   let qi = wid.x * BQ + lid;
-  let active = qi < p.L;
+  let isActive = qi < p.L;
   let qpos = p.start + qi;
   let kvEnd = p.start + min(wid.x * BQ + BQ, p.L);  // keys the last query of this block sees
 
   var qv: array<vec4<f32>, MAX_HD4>;
   var o: array<vec4<f32>, MAX_HD4>;
-  if (active) {
+  if (isActive) {
     for (var d = 0u; d < HD4; d++) { qv[d] = q[(qi * p.heads + h) * HD4 + d] * p.scale; }
   }
-  var m = -3.40282347e38;
+  var m = NEG_BIG;
   var l = 0.0;
   var s: array<f32, MAX_BK>;
 
@@ -69,9 +71,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
       }
     }
     workgroupBarrier();
-    if (active && qpos >= t0) {
+    if (isActive && qpos >= t0) {
       let n = min(BK, qpos + 1u - t0);
-      var tileMax = -3.40282347e38;
+      var tileMax = NEG_BIG;
       for (var j = 0u; j < n; j++) {
         var acc = 0.0;
         for (var d = 0u; d < HD4; d++) { acc += dot(qv[d], kTile[j * HD4 + d]); }
@@ -91,7 +93,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
     }
     workgroupBarrier();
   }
-  if (active) {
+  if (isActive) {
     for (var d = 0u; d < HD4; d++) { out[(qi * p.heads + h) * HD4 + d] = o[d] / l; }
   }
 }

@@ -30,7 +30,11 @@ export class BufferPool {
   constructor(private readonly gpu: Gpu) {}
 
   /** Allocates under error scopes; an OOM or validation error becomes a typed error naming `label`. */
-  async allocate(label: string, bytes: number, usage: GPUBufferUsageFlags = BufferUsage.storage): Promise<GPUBuffer> {
+  async allocate(
+    label: string,
+    bytes: number,
+    usage: GPUBufferUsageFlags = BufferUsage.storage,
+  ): Promise<GPUBuffer> {
     const size = alignedSize(bytes);
     const buffer = await withErrorScopes(this.gpu, `buffer "${label}" (${size} bytes)`, () =>
       this.gpu.device.createBuffer({ label, size, usage }),
@@ -40,7 +44,11 @@ export class BufferPool {
   }
 
   /** Allocates and fills a storage buffer from CPU data. */
-  async upload(label: string, data: ArrayBufferView<ArrayBuffer>, usage: GPUBufferUsageFlags = BufferUsage.storage) {
+  async upload(
+    label: string,
+    data: ArrayBufferView<ArrayBuffer>,
+    usage: GPUBufferUsageFlags = BufferUsage.storage,
+  ) {
     const buffer = await this.allocate(label, data.byteLength, usage);
     this.gpu.device.queue.writeBuffer(buffer, 0, data.buffer, data.byteOffset, data.byteLength);
     return buffer;
@@ -56,7 +64,9 @@ export class BufferPool {
     const size = 2 ** Math.ceil(Math.log2(alignedSize(bytes)));
     const limit = this.gpu.limits.maxStorageBufferBindingSize;
     if (usage & GPUBufferUsage.STORAGE && alignedSize(bytes) > limit) {
-      throw new GpuValidationError(`Buffer "${label}" needs ${bytes} bytes, over maxStorageBufferBindingSize ${limit}`);
+      throw new GpuValidationError(
+        `Buffer "${label}" needs ${bytes} bytes, over maxStorageBufferBindingSize ${limit}`,
+      );
     }
     const key = `${usage}:${size}`;
     const reused = this.free.get(key)?.pop();
@@ -96,14 +106,28 @@ export class BufferPool {
 }
 
 /** Copies a GPU buffer range into a new Float32Array (one map; use sparingly, it stalls the queue). */
-export async function readFloat32(gpu: Gpu, source: GPUBuffer, bytes: number, offset = 0): Promise<Float32Array> {
+export async function readFloat32(
+  gpu: Gpu,
+  source: GPUBuffer,
+  bytes: number,
+  offset = 0,
+): Promise<Float32Array> {
   return new Float32Array(await readBytes(gpu, source, bytes, offset));
 }
 
-export async function readBytes(gpu: Gpu, source: GPUBuffer, bytes: number, offset = 0): Promise<ArrayBuffer> {
+export async function readBytes(
+  gpu: Gpu,
+  source: GPUBuffer,
+  bytes: number,
+  offset = 0,
+): Promise<ArrayBuffer> {
   assertAlive(gpu);
   const size = alignedSize(bytes);
-  const staging = gpu.device.createBuffer({ label: `readback(${source.label})`, size, usage: BufferUsage.readback });
+  const staging = gpu.device.createBuffer({
+    label: `readback(${source.label})`,
+    size,
+    usage: BufferUsage.readback,
+  });
   const encoder = gpu.device.createCommandEncoder({ label: 'readback' });
   encoder.copyBufferToBuffer(source, offset, staging, 0, Math.min(size, source.size - offset));
   gpu.device.queue.submit([encoder.finish()]);

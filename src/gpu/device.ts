@@ -18,7 +18,11 @@ export interface AdapterRecord {
 }
 
 /** Optional features we use when, and only when, the adapter has them. */
-const OPTIONAL_FEATURES = ['timestamp-query', 'shader-f16', 'subgroups'] as const satisfies readonly GPUFeatureName[];
+const OPTIONAL_FEATURES = [
+  'timestamp-query',
+  'shader-f16',
+  'subgroups',
+] as const satisfies readonly GPUFeatureName[];
 
 /**
  * Limits we raise from the spec defaults to the adapter's own maximum. The defaults (128 MiB
@@ -73,7 +77,9 @@ function limitsRecord(limits: GPUSupportedLimits): Record<string, number> {
 
 /** Requests the adapter and a device with the adapter's own maximum limits and the optional features it has. */
 export async function acquireGpu(options: { powerPreference?: GPUPowerPreference } = {}): Promise<Gpu> {
-  const adapter = await gpuNamespace().requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
+  const adapter = await gpuNamespace().requestAdapter({
+    powerPreference: options.powerPreference ?? 'high-performance',
+  });
   if (!adapter) {
     throw new NoAdapterError(
       'WebGPU is present but no GPU adapter was returned: the GPU may be blocklisted or its driver missing. In Chrome see chrome://gpu; headless Chromium needs --enable-unsafe-webgpu (and --enable-unsafe-swiftshader for the software adapter).',
@@ -91,7 +97,9 @@ export async function acquireGpu(options: { powerPreference?: GPUPowerPreference
       architecture: info.architecture,
       device: info.device,
       description: info.description,
-      isFallbackAdapter: Boolean((info as GPUAdapterInfo & { isFallbackAdapter?: boolean }).isFallbackAdapter),
+      isFallbackAdapter: Boolean(
+        (info as GPUAdapterInfo & { isFallbackAdapter?: boolean }).isFallbackAdapter,
+      ),
       subgroupMinSize: (info as GPUAdapterInfo & { subgroupMinSize?: number }).subgroupMinSize,
       subgroupMaxSize: (info as GPUAdapterInfo & { subgroupMaxSize?: number }).subgroupMaxSize,
     },

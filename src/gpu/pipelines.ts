@@ -16,7 +16,12 @@ export class PipelineCache {
 
   constructor(private readonly gpu: Gpu) {}
 
-  get(label: string, code: string, constants: OverrideConstants = {}, entryPoint = 'main'): Promise<GPUComputePipeline> {
+  get(
+    label: string,
+    code: string,
+    constants: OverrideConstants = {},
+    entryPoint = 'main',
+  ): Promise<GPUComputePipeline> {
     const key = `${label}|${entryPoint}|${JSON.stringify(Object.entries(constants).sort())}`;
     let pipeline = this.pipelines.get(key);
     if (!pipeline) {
@@ -50,7 +55,9 @@ export class PipelineCache {
       });
       return pipeline;
     } catch (e) {
-      throw new GpuValidationError(`Pipeline ${label} ${JSON.stringify(constants)} failed: ${(e as Error).message}`);
+      throw new GpuValidationError(
+        `Pipeline ${label} ${JSON.stringify(constants)} failed: ${(e as Error).message}`,
+      );
     } finally {
       this.compileMs += performance.now() - t0;
     }

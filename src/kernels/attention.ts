@@ -28,9 +28,12 @@ export interface AttentionConfig {
 
 function checkConfig(c: AttentionConfig) {
   if (c.headDim % 4 !== 0 || c.headDim > ATTENTION_LIMITS.maxHeadDim) {
-    throw new Error(`attention headDim ${c.headDim} must be a multiple of 4 and ≤ ${ATTENTION_LIMITS.maxHeadDim}`);
+    throw new Error(
+      `attention headDim ${c.headDim} must be a multiple of 4 and ≤ ${ATTENTION_LIMITS.maxHeadDim}`,
+    );
   }
-  if (c.heads % c.kvHeads !== 0) throw new Error(`attention heads ${c.heads} not a multiple of kvHeads ${c.kvHeads}`);
+  if (c.heads % c.kvHeads !== 0)
+    throw new Error(`attention heads ${c.heads} not a multiple of kvHeads ${c.kvHeads}`);
 }
 
 /** Causal paged flash attention over one sequence's new tokens and its cached prefix. */
@@ -53,7 +56,14 @@ export class PagedAttentionPrefillKernel {
   }
 
   /** q, out: [L, heads, headDim]; blockTable: u32 pages of this sequence; start: tokens cached before q. */
-  call(a: { q: GPUBuffer; pool: GPUBuffer; blockTable: GPUBuffer; out: GPUBuffer; L: number; start: number }) {
+  call(a: {
+    q: GPUBuffer;
+    pool: GPUBuffer;
+    blockTable: GPUBuffer;
+    out: GPUBuffer;
+    L: number;
+    start: number;
+  }) {
     const c = this.config;
     return makeCall(
       this.ctx,

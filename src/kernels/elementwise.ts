@@ -1,5 +1,5 @@
-import addCode from '../../shaders/residual_add.wgsl?raw';
 import embeddingCode from '../../shaders/embedding.wgsl?raw';
+import addCode from '../../shaders/residual_add.wgsl?raw';
 import ropeCode from '../../shaders/rope.wgsl?raw';
 import swigluCode from '../../shaders/swiglu.wgsl?raw';
 import { grid1d, type KernelCall, type KernelContext, makeCall } from './kernel.ts';
@@ -26,7 +26,14 @@ export class EmbeddingKernel {
   call(a: { tokens: GPUBuffer; table: GPUBuffer; out: GPUBuffer; rows: number; d: number; vocab: number }) {
     const d4 = a.d / 4;
     const grid = grid1d(Math.ceil((a.rows * d4) / ELEMENTWISE_WG), this.ctx.gpu);
-    return makeCall(this.ctx, 'embedding', this.pipeline, [a.rows, d4, a.vocab], [a.tokens, a.table, a.out], grid);
+    return makeCall(
+      this.ctx,
+      'embedding',
+      this.pipeline,
+      [a.rows, d4, a.vocab],
+      [a.tokens, a.table, a.out],
+      grid,
+    );
   }
 }
 
@@ -52,7 +59,14 @@ export class RopeKernel {
   }): KernelCall {
     const half = a.headDim / 2;
     const grid = grid1d(Math.ceil((a.rows * a.heads * half) / ELEMENTWISE_WG), this.ctx.gpu);
-    return makeCall(this.ctx, 'rope', this.pipeline, [a.rows, a.heads, half], [a.positions, a.cos, a.sin, a.x], grid);
+    return makeCall(
+      this.ctx,
+      'rope',
+      this.pipeline,
+      [a.rows, a.heads, half],
+      [a.positions, a.cos, a.sin, a.x],
+      grid,
+    );
   }
 }
 

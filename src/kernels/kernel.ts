@@ -53,7 +53,8 @@ export function paramsBuffer(gpu: Gpu, label: string, params: readonly Param[]):
   const f32 = new Float32Array(data);
   params.forEach((p, i) => {
     if (typeof p === 'number') {
-      if (!Number.isInteger(p) || p < 0 || p > 0xffffffff) throw new Error(`${label}: param ${i} = ${p} is not a u32`);
+      if (!Number.isInteger(p) || p < 0 || p > 0xffffffff)
+        throw new Error(`${label}: param ${i} = ${p} is not a u32`);
       u32[i] = p;
     } else {
       f32[i] = p.f32;

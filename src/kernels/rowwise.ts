@@ -17,7 +17,14 @@ export class RmsNormKernel {
   }
 
   /** x: [rows, d]; weight: [d]; out: [rows, d]. */
-  call(a: { x: GPUBuffer; weight: GPUBuffer; out: GPUBuffer; rows: number; d: number; eps: number }): KernelCall {
+  call(a: {
+    x: GPUBuffer;
+    weight: GPUBuffer;
+    out: GPUBuffer;
+    rows: number;
+    d: number;
+    eps: number;
+  }): KernelCall {
     return makeCall(
       this.ctx,
       'rmsnorm',

@@ -9,7 +9,11 @@ import { z } from 'zod';
  */
 export const ModelConfigSchema = z
   .object({
-    vocabSize: z.number().int().min(2).max(1 << 20),
+    vocabSize: z
+      .number()
+      .int()
+      .min(2)
+      .max(1 << 20),
     hiddenSize: z
       .number()
       .int()

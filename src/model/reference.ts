@@ -82,7 +82,14 @@ export interface AttentionShape {
  * q: [L, heads, headDim]; k, v: [start + L, kvHeads, headDim] (the whole context, cached part first).
  * Query l sits at position start + l and sees keys 0 ..= start + l. Returns [L, heads, headDim].
  */
-export function attentionRef(q: Vec, k: Vec, v: Vec, L: number, start: number, s: AttentionShape): Float64Array {
+export function attentionRef(
+  q: Vec,
+  k: Vec,
+  v: Vec,
+  L: number,
+  start: number,
+  s: AttentionShape,
+): Float64Array {
   const { heads, kvHeads, headDim } = s;
   const group = heads / kvHeads;
   const scale = 1 / Math.sqrt(headDim);

@@ -110,7 +110,11 @@ export function randomWeights(config: ModelConfig, seed: number): ModelWeights {
 export function weightsChecksum(w: ModelWeights): string {
   let h = 0x811c9dc5;
   for (const spec of tensorSpecs(w.config)) {
-    const bytes = new Uint8Array(get(w, spec.name).buffer, get(w, spec.name).byteOffset, get(w, spec.name).byteLength);
+    const bytes = new Uint8Array(
+      get(w, spec.name).buffer,
+      get(w, spec.name).byteOffset,
+      get(w, spec.name).byteLength,
+    );
     for (let i = 0; i < bytes.length; i++) {
       h ^= bytes[i];
       h = Math.imul(h, 0x01000193);

@@ -1,0 +1,16 @@
+import { acquireGpu } from '../../src/gpu/device.ts';
+import { KernelChecks } from './kernel-checks.ts';
+
+/** What Playwright reaches through `window.harness`. */
+async function createHarness() {
+  const gpu = await acquireGpu();
+  return { adapter: gpu.adapter, features: gpu.features, kernels: new KernelChecks(gpu), gpu };
+}
+
+declare global {
+  interface Window {
+    harness: Promise<Awaited<ReturnType<typeof createHarness>>>;
+  }
+}
+
+window.harness = createHarness();

@@ -1,0 +1,26 @@
+import { resolve } from 'node:path';
+import { defineConfig } from 'vite';
+import { CONTENT_SECURITY_POLICY, ISOLATION_HEADERS } from './src/headers.ts';
+
+export default defineConfig({
+  // Relative asset URLs, so the built app works under any path the CLI serves it from.
+  base: './',
+  server: { headers: { ...ISOLATION_HEADERS }, host: '127.0.0.1' },
+  preview: {
+    headers: { ...ISOLATION_HEADERS, 'Content-Security-Policy': CONTENT_SECURITY_POLICY },
+    host: '127.0.0.1',
+  },
+  worker: { format: 'es' },
+  build: {
+    target: 'es2022',
+    outDir: 'dist',
+    emptyOutDir: true,
+    rollupOptions: {
+      input: {
+        app: resolve(import.meta.dirname, 'index.html'),
+        // The browser-test harness: kernels and model checked against the CPU reference in a real adapter.
+        harness: resolve(import.meta.dirname, 'e2e/harness/index.html'),
+      },
+    },
+  },
+});
