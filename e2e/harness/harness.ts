@@ -1,10 +1,16 @@
 import { acquireGpu } from '../../src/gpu/device.ts';
 import { KernelChecks } from './kernel-checks.ts';
+import { ModelChecks } from './model-checks.ts';
 
 /** What Playwright reaches through `window.harness`. */
 async function createHarness() {
   const gpu = await acquireGpu();
-  return { adapter: gpu.adapter, features: gpu.features, kernels: new KernelChecks(gpu), gpu };
+  return {
+    adapter: gpu.adapter,
+    features: gpu.features,
+    kernels: new KernelChecks(gpu),
+    model: new ModelChecks(gpu),
+  };
 }
 
 declare global {

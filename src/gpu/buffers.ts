@@ -44,13 +44,15 @@ export class BufferPool {
   }
 
   /** Allocates and fills a storage buffer from CPU data. */
-  async upload(
-    label: string,
-    data: ArrayBufferView<ArrayBuffer>,
-    usage: GPUBufferUsageFlags = BufferUsage.storage,
-  ) {
+  async upload(label: string, data: ArrayBufferView, usage: GPUBufferUsageFlags = BufferUsage.storage) {
     const buffer = await this.allocate(label, data.byteLength, usage);
-    this.gpu.device.queue.writeBuffer(buffer, 0, data.buffer, data.byteOffset, data.byteLength);
+    this.gpu.device.queue.writeBuffer(
+      buffer,
+      0,
+      data.buffer as ArrayBuffer,
+      data.byteOffset,
+      data.byteLength,
+    );
     return buffer;
   }
 

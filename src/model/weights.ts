@@ -21,7 +21,10 @@ export function tensorSpecs(config: ModelConfig): TensorSpec[] {
   });
   const norm = (name: string): TensorSpec => ({ name, shape: [d], initScale: 0.1, kind: 'norm' });
   const specs: TensorSpec[] = [
-    { name: 'model.embed_tokens.weight', shape: [vocab, d], initScale: Math.sqrt(3), kind: 'embedding' },
+    // Embeddings get std 1/sqrt(d), small beside the layers' O(1) outputs, as in trained models. With
+    // unit-variance tied embeddings the input token's own logit (d·σ²) would dwarf every other and
+    // greedy decoding would only ever repeat its input.
+    { name: 'model.embed_tokens.weight', shape: [vocab, d], initScale: Math.sqrt(3 / d), kind: 'embedding' },
   ];
   for (let l = 0; l < layers; l++) {
     const p = `model.layers.${l}`;

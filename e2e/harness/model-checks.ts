@@ -1,0 +1,196 @@
+import type { Gpu } from '../../src/gpu/device.ts';
+import { presetConfig } from '../../src/model/config.ts';
+import { Model, type ModelOptions } from '../../src/model/forward.ts';
+import { compare, referenceForward } from '../../src/model/reference.ts';
+import { randomWeights } from '../../src/model/weights.ts';
+
+/** Logit tolerance between two GPU paths that sum in different orders (matmul vs GEMV, prefill vs decode attention). */
+const PATH_TOLERANCE = { atol: 1e-3, rtol: 1e-3 };
+
+const paged = (pageSize: number, capacityTokens = 4096): ModelOptions => ({
+  kv: { mode: 'paged', pageSize, capacityTokens },
+  maxBatch: 8,
+});
+const contiguous = (capacityTokens = 4096): ModelOptions => ({
+  kv: { mode: 'contiguous', pageSize: 16, capacityTokens },
+  maxBatch: 8,
+});
+
+function bitwiseEqual(a: Float32Array, b: Float32Array): boolean {
+  if (a.length !== b.length) return false;
+  const x = new Uint32Array(a.buffer, a.byteOffset, a.length);
+  const y = new Uint32Array(b.buffer, b.byteOffset, b.length);
+  return x.every((v, i) => v === y[i]);
+}
+
+/** Model-level checks: the GPU forward against the CPU reference and against itself along other paths. */
+export class ModelChecks {
+  constructor(private readonly gpu: Gpu) {}
+
+  private async model(options: ModelOptions, seed = 1) {
+    return Model.create(this.gpu, randomWeights(presetConfig('ci-tiny'), seed), options, 'ci-tiny');
+  }
+
+  /** Full-model prefill logits at every position against the float64 CPU reference. */
+  async prefillVsReference(tokens: number[]) {
+    const model = await this.model(paged(16));
+    const weights = randomWeights(presetConfig('ci-tiny'), 1);
+    const seq = model.createSequence();
+    const [gpu] = await model.prefill([{ seq, tokens }], 'all');
+    model.destroy();
+    const want = referenceForward(weights, tokens);
+    const cmp = compare(gpu.logits!, want, PATH_TOLERANCE);
+    return {
+      maxAbsErr: cmp.maxAbsErr,
+      maxRelErr: cmp.maxRelErr,
+      mismatches: cmp.mismatches,
+      rows: tokens.length,
+    };
+  }
+
+  /** Prefill the prompt, then decode `steps` tokens greedily, collecting every step's logits. */
+  private async generate(model: Model, prompt: number[], steps: number) {
+    const seq = model.createSequence();
+    const [first] = await model.prefill([{ seq, tokens: prompt }], 'last');
+    const tokens = [first.nextToken];
+    const logits: Float32Array[] = [first.logits!];
+    for (let s = 1; s < steps; s++) {
+      const r = await model.decode([{ seq, token: tokens[tokens.length - 1] }], { logits: true });
+      tokens.push(r.nextTokens[0]);
+      logits.push(r.logits!);
+    }
+    return { tokens, logits };
+  }
+
+  /**
+   * Decode through the KV cache against a fresh full-prefix prefill at every step of a greedy
+   * generation: tokens must be identical, logits within PATH_TOLERANCE.
+   */
+  async decodeVsRecompute(prompt: number[], steps: number) {
+    const model = await this.model(paged(16));
+    const run = await this.generate(model, prompt, steps);
+    let maxAbsErr = 0;
+    let maxRelErr = 0;
+    const tokenMismatches: number[] = [];
+    const failedSteps: number[] = [];
+    for (let s = 0; s < steps; s++) {
+      const seq = model.createSequence();
+      const prefix = [...prompt, ...run.tokens.slice(0, s)];
+      const [fresh] = await model.prefill([{ seq, tokens: prefix }], 'last');
+      model.freeSequence(seq);
+      if (fresh.nextToken !== run.tokens[s]) tokenMismatches.push(s);
+      const cmp = compare(run.logits[s], fresh.logits!, PATH_TOLERANCE);
+      if (!cmp.passed) failedSteps.push(s);
+      maxAbsErr = Math.max(maxAbsErr, cmp.maxAbsErr);
+      maxRelErr = Math.max(maxRelErr, cmp.maxRelErr);
+    }
+    model.destroy();
+    return { tokens: run.tokens, tokenMismatches, failedSteps, maxAbsErr, maxRelErr };
+  }
+
+  /** The same generation with paged caches of each page size and with the contiguous cache: bitwise identical. */
+  async pagedVsContiguous(prompt: number[], steps: number) {
+    const base = await this.model(contiguous());
+    const want = await this.generate(base, prompt, steps);
+    base.destroy();
+    const results: { pageSize: number; identicalTokens: boolean; identicalLogits: boolean }[] = [];
+    for (const pageSize of [8, 16, 32]) {
+      const model = await this.model(paged(pageSize));
+      const got = await this.generate(model, prompt, steps);
+      model.destroy();
+      results.push({
+        pageSize,
+        identicalTokens: got.tokens.every((t, i) => t === want.tokens[i]),
+        identicalLogits: got.logits.every((l, i) => bitwiseEqual(l, want.logits[i])),
+      });
+    }
+    return results;
+  }
+
+  /**
+   * Two sequences forked from one prefix (pages shared, the partly filled last page copied on
+   * write) against the same two sequences built apart: identical logits at every step.
+   */
+  async sharedPrefix(prefix: number[], tailA: number[], tailB: number[], steps: number, pageSize: number) {
+    const continueSeq = async (model: Model, seq: number, tail: number[]) => {
+      const [r] = await model.prefill([{ seq, tokens: tail }], 'last');
+      const logits = [r.logits!];
+      let token = r.nextToken;
+      for (let s = 1; s < steps; s++) {
+        const d = await model.decode([{ seq, token }], { logits: true });
+        token = d.nextTokens[0];
+        logits.push(d.logits!);
+      }
+      return logits;
+    };
+    const shared = await this.model(paged(pageSize));
+    const a = shared.createSequence();
+    await shared.prefill([{ seq: a, tokens: prefix }], 'none');
+    const b = shared.fork(a);
+    const sharedPagesAfterFork = shared.kv.stats().sharedPages;
+    const pagesAfterFork = shared.kv.stats().usedPages;
+    const sharedA = await continueSeq(shared, a, tailA);
+    const sharedB = await continueSeq(shared, b, tailB);
+    const pagesAfterDivergence = shared.kv.stats().usedPages;
+    const stillShared = shared.kv.stats().sharedPages;
+    shared.destroy();
+
+    const apart = await this.model(paged(pageSize));
+    const c = apart.createSequence();
+    const d = apart.createSequence();
+    await apart.prefill([{ seq: c, tokens: prefix }], 'none');
+    await apart.prefill([{ seq: d, tokens: prefix }], 'none');
+    const apartA = await continueSeq(apart, c, tailA);
+    const apartB = await continueSeq(apart, d, tailB);
+    apart.destroy();
+    return {
+      sharedPagesAfterFork,
+      pagesAfterFork,
+      pagesAfterDivergence,
+      stillShared,
+      identicalA: sharedA.every((l, i) => bitwiseEqual(l, apartA[i])),
+      identicalB: sharedB.every((l, i) => bitwiseEqual(l, apartB[i])),
+    };
+  }
+
+  /** A batch of sequences with different lengths decoded together against each decoded alone. */
+  async batchVsAlone(prompts: number[][], steps: number) {
+    const run = async (batched: boolean) => {
+      const model = await this.model(paged(16));
+      const seqs = prompts.map(() => model.createSequence());
+      const first = await model.prefill(
+        prompts.map((tokens, i) => ({ seq: seqs[i], tokens })),
+        'none',
+      );
+      let tokens = first.map((r) => r.nextToken);
+      const logits: Float32Array[][] = prompts.map(() => []);
+      for (let s = 0; s < steps; s++) {
+        if (batched) {
+          const r = await model.decode(
+            seqs.map((seq, i) => ({ seq, token: tokens[i] })),
+            { logits: true },
+          );
+          const V = model.config.vocabSize;
+          r.logits && seqs.forEach((_, i) => logits[i].push(r.logits!.slice(i * V, (i + 1) * V)));
+          tokens = r.nextTokens;
+        } else {
+          const next: number[] = [];
+          for (let i = 0; i < seqs.length; i++) {
+            const r = await model.decode([{ seq: seqs[i], token: tokens[i] }], { logits: true });
+            logits[i].push(r.logits!);
+            next.push(r.nextTokens[0]);
+          }
+          tokens = next;
+        }
+      }
+      model.destroy();
+      return logits;
+    };
+    const together = await run(true);
+    const alone = await run(false);
+    return {
+      batch: prompts.length,
+      identical: together.map((seqLogits, i) => seqLogits.every((l, s) => bitwiseEqual(l, alone[i][s]))),
+    };
+  }
+}

@@ -1,0 +1,116 @@
+import type { BufferPool } from '../gpu/buffers.ts';
+import { PageAllocator, type PageAllocatorStats } from './allocator.ts';
+
+/** Page sizes the paged cache supports (tokens per page). */
+export const PAGE_SIZES = [8, 16, 32] as const;
+
+export interface KvCacheShape {
+  layers: number;
+  kvHeads: number;
+  headDim: number;
+  maxSeqLen: number;
+}
+
+export interface KvCacheOptions {
+  /** 'paged' uses pages of `pageSize` tokens; 'contiguous' gives each sequence one slot of maxSeqLen tokens (the A/B baseline). */
+  mode: 'paged' | 'contiguous';
+  pageSize: number;
+  /** Token slots in the pool (paged) or, divided by maxSeqLen, sequences (contiguous). */
+  capacityTokens: number;
+}
+
+/** Bytes of one page in one layer's pool: [2 (K, V), kvHeads, pageSize, headDim] f32. */
+export function pageBytes(shape: KvCacheShape, pageSize: number): number {
+  return 2 * shape.kvHeads * pageSize * shape.headDim * 4;
+}
+
+/** The per-layer page count and page size for a cache configuration, before anything is allocated. */
+export function kvGeometry(shape: KvCacheShape, o: KvCacheOptions) {
+  const pageSize = o.mode === 'paged' ? o.pageSize : shape.maxSeqLen;
+  if (o.mode === 'paged' && !(PAGE_SIZES as readonly number[]).includes(o.pageSize)) {
+    throw new RangeError(`page size ${o.pageSize} is not one of ${PAGE_SIZES.join(', ')}`);
+  }
+  const numPages = Math.max(1, Math.ceil(o.capacityTokens / pageSize));
+  return { pageSize, numPages, layerPoolBytes: numPages * pageBytes(shape, pageSize) };
+}
+
+/**
+ * The paged KV cache on the GPU: one page pool per layer, addressed through per-sequence block
+ * tables that the CPU allocator maintains (shared by all layers). In contiguous mode each sequence
+ * owns one page of maxSeqLen tokens, so the same allocator, kv-write kernel and pool layout serve
+ * as the baseline, and only the attention kernels' address computation differs.
+ */
+export class KvCache {
+  readonly allocator: PageAllocator;
+  readonly pageSize: number;
+  readonly paged: boolean;
+  /** Block-table entries per sequence in the batched decode tables. */
+  readonly tableStride: number;
+  private readonly pageBytesPerLayer: number;
+
+  private constructor(
+    readonly shape: KvCacheShape,
+    readonly pools: GPUBuffer[],
+    geometry: ReturnType<typeof kvGeometry>,
+    paged: boolean,
+    private readonly scratch: GPUBuffer,
+  ) {
+    this.pageSize = geometry.pageSize;
+    this.paged = paged;
+    this.pageBytesPerLayer = pageBytes(shape, geometry.pageSize);
+    this.tableStride = paged ? Math.ceil(shape.maxSeqLen / geometry.pageSize) : 1;
+    this.allocator = new PageAllocator({
+      numPages: geometry.numPages,
+      pageSize: geometry.pageSize,
+      bytesPerTokenSlot: (this.pageBytesPerLayer * shape.layers) / geometry.pageSize,
+    });
+  }
+
+  static async create(buffers: BufferPool, shape: KvCacheShape, options: KvCacheOptions): Promise<KvCache> {
+    const geometry = kvGeometry(shape, options);
+    const pools: GPUBuffer[] = [];
+    for (let l = 0; l < shape.layers; l++) {
+      // [pages, 2, kvHeads, pageSize, headDim]
+      pools.push(await buffers.allocate(`kv pool layer ${l}`, geometry.layerPoolBytes));
+    }
+    const scratch = await buffers.allocate('kv copy-on-write scratch', pageBytes(shape, geometry.pageSize));
+    return new KvCache(shape, pools, geometry, options.mode === 'paged', scratch);
+  }
+
+  /**
+   * Reserves slots for `n` new tokens of `seq` and records any copy-on-write page copies into
+   * `encoder` (for every layer). Returns each new token's slot (page·pageSize + offset).
+   */
+  append(encoder: GPUCommandEncoder, seq: number, n: number): number[] {
+    const start = this.allocator.length(seq);
+    if (start + n > this.shape.maxSeqLen) {
+      throw new RangeError(
+        `Sequence ${seq} would reach ${start + n} tokens, past the model's maxSeqLen of ${this.shape.maxSeqLen}`,
+      );
+    }
+    for (const copy of this.allocator.appendTokens(seq, n)) {
+      const bytes = this.pageBytesPerLayer;
+      // WebGPU forbids a copy within one buffer, so each page goes through a scratch buffer.
+      for (const pool of this.pools) {
+        encoder.copyBufferToBuffer(pool, copy.srcPage * bytes, this.scratch, 0, bytes);
+        encoder.copyBufferToBuffer(this.scratch, 0, pool, copy.dstPage * bytes, bytes);
+      }
+    }
+    const table = this.allocator.blockTable(seq);
+    return Array.from({ length: n }, (_, i) => {
+      const pos = start + i;
+      return table[Math.floor(pos / this.pageSize)] * this.pageSize + (pos % this.pageSize);
+    });
+  }
+
+  /** The sequence's block table padded to tableStride entries, as the decode kernel reads it. */
+  paddedTable(seq: number): number[] {
+    const table = [...this.allocator.blockTable(seq)];
+    while (table.length < this.tableStride) table.push(0);
+    return table;
+  }
+
+  stats(): PageAllocatorStats {
+    return this.allocator.stats();
+  }
+}

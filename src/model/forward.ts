@@ -1,0 +1,552 @@
+import { BufferPool, BufferUsage, readBytes, readFloat32 } from '../gpu/buffers.ts';
+import { assertAlive, type Gpu } from '../gpu/device.ts';
+import { PipelineCache } from '../gpu/pipelines.ts';
+import { PagedAttentionDecodeKernel, PagedAttentionPrefillKernel } from '../kernels/attention.ts';
+import { EmbeddingKernel, ResidualAddKernel, RopeKernel, SwigluKernel } from '../kernels/elementwise.ts';
+import { GEMV_LIMITS, GemvKernel } from '../kernels/gemv.ts';
+import { disposeCalls, encodeCall, type KernelCall, type KernelContext } from '../kernels/kernel.ts';
+import { KvWriteKernel } from '../kernels/kv-write.ts';
+import { MatmulKernel } from '../kernels/matmul.ts';
+import { ArgmaxKernel, RmsNormKernel } from '../kernels/rowwise.ts';
+import { KvCache, type KvCacheOptions } from '../kv/cache.ts';
+import { dims, type ModelConfig } from './config.ts';
+import { checkPlanFits, planMemory } from './plan.ts';
+import { ropeTable } from './rope.ts';
+import { get, lmHeadWeight, type ModelWeights, tensorSpecs } from './weights.ts';
+
+/** A caller's mistake (bad token id, sequence too long, batch too large), as opposed to an engine bug. */
+export class InputError extends Error {
+  override readonly name = 'InputError';
+}
+
+export interface ModelOptions {
+  kv: KvCacheOptions;
+  /** Largest decode batch; the GEMV kernel handles up to 8 rows. */
+  maxBatch: number;
+}
+
+/** Which logits a prefill reads back: none (timing runs), the last position's, or every position's. */
+export type LogitsMode = 'none' | 'last' | 'all';
+
+export interface PrefillRequest {
+  seq: number;
+  tokens: readonly number[];
+}
+
+export interface PrefillResult {
+  seq: number;
+  /** Greedy next token after the last prompt token. */
+  nextToken: number;
+  /** [1, vocab] for 'last', [L, vocab] for 'all', absent for 'none'. */
+  logits?: Float32Array;
+}
+
+export interface DecodeRequest {
+  seq: number;
+  /** The token to append; its K/V are written and the next token is predicted. */
+  token: number;
+}
+
+export interface DecodeResult {
+  nextTokens: number[];
+  /** [batch, vocab], only when asked for. */
+  logits?: Float32Array;
+}
+
+interface LayerBuffers {
+  inputNorm: GPUBuffer; // [d]
+  wq: GPUBuffer; // [qWidth, d]
+  wk: GPUBuffer; // [kvWidth, d]
+  wv: GPUBuffer; // [kvWidth, d]
+  wo: GPUBuffer; // [d, qWidth]
+  postNorm: GPUBuffer; // [d]
+  wGate: GPUBuffer; // [ffn, d]
+  wUp: GPUBuffer; // [ffn, d]
+  wDown: GPUBuffer; // [d, ffn]
+}
+
+interface Kernels {
+  embedding: EmbeddingKernel;
+  rmsNorm: RmsNormKernel;
+  rope: RopeKernel;
+  add: ResidualAddKernel;
+  swiglu: SwigluKernel;
+  argmax: ArgmaxKernel;
+  matmul: MatmulKernel;
+  gemv: GemvKernel;
+  kvWrite: KvWriteKernel;
+  attentionPrefill: PagedAttentionPrefillKernel;
+  attentionDecode: PagedAttentionDecodeKernel;
+}
+
+/** Per-batch-size decode state: every buffer and recorded call, built once and replayed each step. */
+interface DecodePlan {
+  batch: number;
+  tokens: GPUBuffer; // u32[B]
+  positions: GPUBuffer; // u32[B]
+  slots: GPUBuffer; // u32[B]
+  tables: GPUBuffer; // u32[B, tableStride]
+  lengths: GPUBuffer; // u32[B]
+  logits: GPUBuffer; // [B, vocab]
+  next: GPUBuffer; // u32[B]
+  nextReadback: GPUBuffer; // u32[B], MAP_READ
+  calls: KernelCall[];
+}
+
+/**
+ * A Llama-style model on the GPU. `prefill` and `decode` read top to bottom as the HF forward does;
+ * each records every kernel of the pass into one command buffer and submits it once.
+ */
+export class Model {
+  readonly config: ModelConfig;
+  readonly kv: KvCache;
+  readonly buffers: BufferPool;
+  readonly pipelines: PipelineCache;
+  private readonly decodePlans = new Map<number, DecodePlan>();
+
+  private constructor(
+    readonly gpu: Gpu,
+    config: ModelConfig,
+    readonly options: ModelOptions,
+    buffers: BufferPool,
+    pipelines: PipelineCache,
+    kv: KvCache,
+    private readonly kernels: Kernels,
+    private readonly embedding: GPUBuffer, // [vocab, d]
+    private readonly layers: LayerBuffers[],
+    private readonly finalNorm: GPUBuffer, // [d]
+    private readonly lmHead: GPUBuffer, // [vocab, d]
+    private readonly ropeCos: GPUBuffer, // [maxSeqLen, headDim/2]
+    private readonly ropeSin: GPUBuffer, // [maxSeqLen, headDim/2]
+  ) {
+    this.config = config;
+    this.buffers = buffers;
+    this.pipelines = pipelines;
+    this.kv = kv;
+  }
+
+  /** Checks the memory plan against the device limits, then uploads weights and compiles every kernel. */
+  static async create(
+    gpu: Gpu,
+    weights: ModelWeights,
+    options: ModelOptions,
+    name = 'model',
+  ): Promise<Model> {
+    const config = weights.config;
+    const { layers, heads, kvHeads, headDim } = dims(config);
+    if (options.maxBatch < 1 || options.maxBatch > GEMV_LIMITS.maxBatch) {
+      throw new InputError(`maxBatch ${options.maxBatch} is outside 1…${GEMV_LIMITS.maxBatch}`);
+    }
+    checkPlanFits(planMemory(config, options.kv, config.maxSeqLen), gpu.limits, name);
+
+    const buffers = new BufferPool(gpu);
+    const pipelines = new PipelineCache(gpu);
+    const ctx: KernelContext = { gpu, pipelines };
+    const upload = (tensor: string) => buffers.upload(tensor, get(weights, tensor));
+    for (const spec of tensorSpecs(config)) {
+      if (spec.shape.length === 2 && spec.shape[1] % 4 !== 0) {
+        throw new InputError(`${spec.name}: inner width ${spec.shape[1]} is not a multiple of 4`);
+      }
+    }
+    const embedding = await upload('model.embed_tokens.weight');
+    const layerBuffers: LayerBuffers[] = [];
+    for (let l = 0; l < layers; l++) {
+      const p = `model.layers.${l}`;
+      layerBuffers.push({
+        inputNorm: await upload(`${p}.input_layernorm.weight`),
+        wq: await upload(`${p}.self_attn.q_proj.weight`),
+        wk: await upload(`${p}.self_attn.k_proj.weight`),
+        wv: await upload(`${p}.self_attn.v_proj.weight`),
+        wo: await upload(`${p}.self_attn.o_proj.weight`),
+        postNorm: await upload(`${p}.post_attention_layernorm.weight`),
+        wGate: await upload(`${p}.mlp.gate_proj.weight`),
+        wUp: await upload(`${p}.mlp.up_proj.weight`),
+        wDown: await upload(`${p}.mlp.down_proj.weight`),
+      });
+    }
+    const finalNorm = await upload('model.norm.weight');
+    const lmHead = config.tieWordEmbeddings
+      ? embedding
+      : await buffers.upload('lm_head.weight', lmHeadWeight(weights));
+    const table = ropeTable(config);
+    const ropeCos = await buffers.upload('rope cos', table.cos);
+    const ropeSin = await buffers.upload('rope sin', table.sin);
+    const kv = await KvCache.create(
+      buffers,
+      { layers, kvHeads, headDim, maxSeqLen: config.maxSeqLen },
+      options.kv,
+    );
+
+    const attention = { heads, kvHeads, headDim, pageSize: kv.pageSize, paged: kv.paged };
+    const kernels: Kernels = {
+      embedding: await EmbeddingKernel.create(ctx),
+      rmsNorm: await RmsNormKernel.create(ctx),
+      rope: await RopeKernel.create(ctx),
+      add: await ResidualAddKernel.create(ctx),
+      swiglu: await SwigluKernel.create(ctx),
+      argmax: await ArgmaxKernel.create(ctx),
+      matmul: await MatmulKernel.create(ctx),
+      gemv: await GemvKernel.create(ctx),
+      kvWrite: await KvWriteKernel.create(ctx),
+      attentionPrefill: await PagedAttentionPrefillKernel.create(ctx, attention),
+      attentionDecode: await PagedAttentionDecodeKernel.create(ctx, attention),
+    };
+    return new Model(
+      gpu,
+      config,
+      options,
+      buffers,
+      pipelines,
+      kv,
+      kernels,
+      embedding,
+      layerBuffers,
+      finalNorm,
+      lmHead,
+      ropeCos,
+      ropeSin,
+    );
+  }
+
+  createSequence(): number {
+    return this.kv.allocator.createSequence();
+  }
+
+  /** A new sequence sharing all of `seq`'s KV pages (prefix sharing, copy-on-write on divergence). */
+  fork(seq: number): number {
+    return this.kv.allocator.fork(seq);
+  }
+
+  freeSequence(seq: number): void {
+    this.kv.allocator.freeSequence(seq);
+  }
+
+  sequenceLength(seq: number): number {
+    return this.kv.allocator.length(seq);
+  }
+
+  private checkTokens(tokens: readonly number[]): void {
+    const bad = tokens.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= this.config.vocabSize);
+    if (bad >= 0) {
+      throw new InputError(
+        `Token ${tokens[bad]} at index ${bad} is not an id in 0…${this.config.vocabSize - 1}`,
+      );
+    }
+  }
+
+  private u32(label: string, values: readonly number[]): GPUBuffer {
+    const buffer = this.buffers.acquire(label, values.length * 4);
+    this.gpu.device.queue.writeBuffer(buffer, 0, new Uint32Array(values));
+    return buffer;
+  }
+
+  /**
+   * Runs the prompt tokens of each sequence through the model, appending their K/V to its cache
+   * (after any tokens it already holds: chunked prefill and shared prefixes work the same way).
+   * All sequences are recorded into one command buffer and submitted once.
+   */
+  async prefill(
+    requests: readonly PrefillRequest[],
+    logitsMode: LogitsMode = 'last',
+  ): Promise<PrefillResult[]> {
+    assertAlive(this.gpu);
+    const encoder = this.gpu.device.createCommandEncoder({ label: 'prefill' });
+    const held: GPUBuffer[] = [];
+    const calls: KernelCall[] = [];
+    const outputs: { seq: number; logits: GPUBuffer; next: GPUBuffer; rows: number }[] = [];
+    for (const { seq, tokens } of requests) {
+      if (tokens.length === 0) throw new InputError(`Prefill of sequence ${seq} has no tokens`);
+      this.checkTokens(tokens);
+      const out = this.encodePrefill(encoder, seq, tokens, logitsMode, held, calls);
+      outputs.push({ seq, ...out });
+    }
+    this.gpu.device.queue.submit([encoder.finish()]);
+    const results: PrefillResult[] = [];
+    for (const o of outputs) {
+      const next = new Uint32Array(await readBytes(this.gpu, o.next, o.rows * 4));
+      const logits =
+        logitsMode === 'none'
+          ? undefined
+          : await readFloat32(this.gpu, o.logits, o.rows * this.config.vocabSize * 4);
+      results.push({ seq: o.seq, nextToken: next[o.rows - 1], logits });
+    }
+    disposeCalls(calls);
+    for (const b of held) this.buffers.release(b);
+    assertAlive(this.gpu);
+    return results;
+  }
+
+  private encodePrefill(
+    encoder: GPUCommandEncoder,
+    seq: number,
+    tokens: readonly number[],
+    logitsMode: LogitsMode,
+    held: GPUBuffer[],
+    calls: KernelCall[],
+  ) {
+    const c = this.config;
+    const { d, ffn, vocab, heads, kvHeads, headDim, qWidth, kvWidth } = dims(c);
+    const k = this.kernels;
+    const L = tokens.length;
+    const start = this.kv.allocator.length(seq);
+    const slotList = this.kv.append(encoder, seq, L); // copy-on-write copies are recorded here
+    const acquire = (label: string, floats: number) => {
+      const b = this.buffers.acquire(label, floats * 4);
+      held.push(b);
+      return b;
+    };
+    const upload = (label: string, values: readonly number[]) => {
+      const b = this.u32(label, values);
+      held.push(b);
+      return b;
+    };
+    const tokenIds = upload('prefill tokens', tokens); // u32[L]
+    const positions = upload(
+      'prefill positions',
+      tokens.map((_, i) => start + i),
+    ); // u32[L]
+    const slots = upload('prefill kv slots', slotList); // u32[L]
+    const blockTable = upload('prefill block table', this.kv.allocator.blockTable(seq)); // u32[pages]
+    const x = acquire('x', L * d); // [L, d] residual stream
+    const h = acquire('h', L * d); // [L, d] normed
+    const q = acquire('q', L * qWidth); // [L, heads, headDim]
+    const kNew = acquire('k', L * kvWidth); // [L, kvHeads, headDim]
+    const vNew = acquire('v', L * kvWidth); // [L, kvHeads, headDim]
+    const attn = acquire('attn', L * qWidth); // [L, heads, headDim]
+    const proj = acquire('proj', L * d); // [L, d]
+    const gate = acquire('gate', L * ffn); // [L, ffn]
+    const up = acquire('up', L * ffn); // [L, ffn]
+    const act = acquire('act', L * ffn); // [L, ffn]
+    const outRows = logitsMode === 'all' ? L : 1;
+    const logits = acquire('logits', outRows * vocab); // [outRows, vocab]
+    const next = acquire('next token', outRows); // u32[outRows]
+    const eps = c.rmsNormEps;
+    const mm = (a: GPUBuffer, w: GPUBuffer, out: GPUBuffer, N: number, K: number) =>
+      k.matmul.call({ a, b: w, c: out, M: L, N, K });
+
+    const layerCalls: KernelCall[] = [
+      k.embedding.call({ tokens: tokenIds, table: this.embedding, out: x, rows: L, d, vocab }),
+    ];
+    this.layers.forEach((w, layer) => {
+      layerCalls.push(
+        k.rmsNorm.call({ x, weight: w.inputNorm, out: h, rows: L, d, eps }),
+        mm(h, w.wq, q, qWidth, d),
+        mm(h, w.wk, kNew, kvWidth, d),
+        mm(h, w.wv, vNew, kvWidth, d),
+        k.rope.call({ x: q, positions, cos: this.ropeCos, sin: this.ropeSin, rows: L, heads, headDim }),
+        k.rope.call({
+          x: kNew,
+          positions,
+          cos: this.ropeCos,
+          sin: this.ropeSin,
+          rows: L,
+          heads: kvHeads,
+          headDim,
+        }),
+        k.kvWrite.call({
+          k: kNew,
+          v: vNew,
+          slots,
+          pool: this.kv.pools[layer],
+          rows: L,
+          kvHeads,
+          headDim,
+          pageSize: this.kv.pageSize,
+        }),
+        k.attentionPrefill.call({ q, pool: this.kv.pools[layer], blockTable, out: attn, L, start }),
+        mm(attn, w.wo, proj, d, qWidth),
+        k.add.call({ x, y: proj, n: L * d }),
+        k.rmsNorm.call({ x, weight: w.postNorm, out: h, rows: L, d, eps }),
+        mm(h, w.wGate, gate, ffn, d),
+        mm(h, w.wUp, up, ffn, d),
+        k.swiglu.call({ gate, up, out: act, n: L * ffn }),
+        mm(act, w.wDown, proj, d, ffn),
+        k.add.call({ x, y: proj, n: L * d }),
+      );
+    });
+    layerCalls.push(k.rmsNorm.call({ x, weight: this.finalNorm, out: h, rows: L, d, eps }));
+    calls.push(...layerCalls);
+    let pass = encoder.beginComputePass({ label: `prefill seq ${seq} L=${L}` });
+    for (const call of layerCalls) encodeCall(pass, call);
+
+    const headCalls: KernelCall[] = [];
+    if (logitsMode === 'all') {
+      headCalls.push(
+        k.matmul.call({ a: h, b: this.lmHead, c: logits, M: L, N: vocab, K: d }),
+        k.argmax.call({ x: logits, out: next, rows: L, n: vocab }),
+      );
+    } else {
+      // Only the last position's logits are needed to continue: copy its row out and run a GEMV.
+      pass.end();
+      const last = acquire('last hidden', d); // [1, d]
+      encoder.copyBufferToBuffer(h, (L - 1) * d * 4, last, 0, d * 4);
+      pass = encoder.beginComputePass({ label: `prefill seq ${seq} lm head` });
+      headCalls.push(
+        k.gemv.call({ x: last, w: this.lmHead, y: logits, M: 1, N: vocab, K: d }),
+        k.argmax.call({ x: logits, out: next, rows: 1, n: vocab }),
+      );
+    }
+    for (const call of headCalls) encodeCall(pass, call);
+    pass.end();
+    calls.push(...headCalls);
+    return { logits, next, rows: outRows };
+  }
+
+  /**
+   * One decode step for a batch of sequences: each appends one token and gets its greedy next
+   * token. The step is one submit of prebuilt calls; only the small per-step tables are written,
+   * and only the next token ids are read back (plus the logits when asked for, in tests).
+   */
+  async decode(
+    requests: readonly DecodeRequest[],
+    options: { logits?: boolean } = {},
+  ): Promise<DecodeResult> {
+    assertAlive(this.gpu);
+    const B = requests.length;
+    if (B < 1 || B > this.options.maxBatch) {
+      throw new InputError(`Decode batch of ${B} sequences is outside 1…${this.options.maxBatch}`);
+    }
+    if (new Set(requests.map((r) => r.seq)).size !== B)
+      throw new InputError('A sequence appears twice in one decode batch');
+    this.checkTokens(requests.map((r) => r.token));
+    const plan = await this.decodePlan(B);
+    const encoder = this.gpu.device.createCommandEncoder({ label: `decode B=${B}` });
+    const positions: number[] = [];
+    const slots: number[] = [];
+    const tables: number[] = [];
+    const lengths: number[] = [];
+    for (const { seq } of requests) {
+      positions.push(this.kv.allocator.length(seq));
+      slots.push(this.kv.append(encoder, seq, 1)[0]);
+      tables.push(...this.kv.paddedTable(seq));
+      lengths.push(this.kv.allocator.length(seq));
+    }
+    const queue = this.gpu.device.queue;
+    queue.writeBuffer(plan.tokens, 0, new Uint32Array(requests.map((r) => r.token)));
+    queue.writeBuffer(plan.positions, 0, new Uint32Array(positions));
+    queue.writeBuffer(plan.slots, 0, new Uint32Array(slots));
+    queue.writeBuffer(plan.tables, 0, new Uint32Array(tables));
+    queue.writeBuffer(plan.lengths, 0, new Uint32Array(lengths));
+    const pass = encoder.beginComputePass({ label: `decode B=${B}` });
+    for (const call of plan.calls) encodeCall(pass, call);
+    pass.end();
+    encoder.copyBufferToBuffer(plan.next, 0, plan.nextReadback, 0, B * 4);
+    queue.submit([encoder.finish()]);
+    await plan.nextReadback.mapAsync(GPUMapMode.READ, 0, B * 4);
+    const nextTokens = [...new Uint32Array(plan.nextReadback.getMappedRange(0, B * 4).slice(0))];
+    plan.nextReadback.unmap();
+    const logits = options.logits
+      ? await readFloat32(this.gpu, plan.logits, B * this.config.vocabSize * 4)
+      : undefined;
+    assertAlive(this.gpu);
+    return { nextTokens, logits };
+  }
+
+  /** Builds (once per batch size) the buffers and every call of a decode step. */
+  private async decodePlan(B: number): Promise<DecodePlan> {
+    const existing = this.decodePlans.get(B);
+    if (existing) return existing;
+    const c = this.config;
+    const { d, ffn, vocab, heads, kvHeads, headDim, qWidth, kvWidth } = dims(c);
+    const k = this.kernels;
+    const alloc = (label: string, floats: number, usage: GPUBufferUsageFlags = BufferUsage.storage) =>
+      this.buffers.allocate(`decode B=${B} ${label}`, floats * 4, usage);
+    const tokens = await alloc('tokens', B); // u32[B]
+    const positions = await alloc('positions', B); // u32[B]
+    const slots = await alloc('kv slots', B); // u32[B]
+    const tables = await alloc('block tables', B * this.kv.tableStride); // u32[B, tableStride]
+    const lengths = await alloc('lengths', B); // u32[B]
+    const x = await alloc('x', B * d); // [B, d]
+    const h = await alloc('h', B * d); // [B, d]
+    const q = await alloc('q', B * qWidth); // [B, heads, headDim]
+    const kNew = await alloc('k', B * kvWidth); // [B, kvHeads, headDim]
+    const vNew = await alloc('v', B * kvWidth); // [B, kvHeads, headDim]
+    const attn = await alloc('attn', B * qWidth); // [B, heads, headDim]
+    const proj = await alloc('proj', B * d); // [B, d]
+    const gate = await alloc('gate', B * ffn); // [B, ffn]
+    const up = await alloc('up', B * ffn); // [B, ffn]
+    const act = await alloc('act', B * ffn); // [B, ffn]
+    const logits = await alloc('logits', B * vocab); // [B, vocab]
+    const next = await alloc('next', B); // u32[B]
+    const nextReadback = await alloc('next readback', B, BufferUsage.readback); // u32[B]
+    const eps = c.rmsNormEps;
+    const gemv = (xIn: GPUBuffer, w: GPUBuffer, y: GPUBuffer, N: number, K: number) =>
+      k.gemv.call({ x: xIn, w, y, M: B, N, K });
+
+    const calls: KernelCall[] = [
+      k.embedding.call({ tokens, table: this.embedding, out: x, rows: B, d, vocab }),
+    ];
+    this.layers.forEach((w, layer) => {
+      const pool = this.kv.pools[layer];
+      calls.push(
+        k.rmsNorm.call({ x, weight: w.inputNorm, out: h, rows: B, d, eps }),
+        gemv(h, w.wq, q, qWidth, d),
+        gemv(h, w.wk, kNew, kvWidth, d),
+        gemv(h, w.wv, vNew, kvWidth, d),
+        k.rope.call({ x: q, positions, cos: this.ropeCos, sin: this.ropeSin, rows: B, heads, headDim }),
+        k.rope.call({
+          x: kNew,
+          positions,
+          cos: this.ropeCos,
+          sin: this.ropeSin,
+          rows: B,
+          heads: kvHeads,
+          headDim,
+        }),
+        k.kvWrite.call({
+          k: kNew,
+          v: vNew,
+          slots,
+          pool,
+          rows: B,
+          kvHeads,
+          headDim,
+          pageSize: this.kv.pageSize,
+        }),
+        k.attentionDecode.call({
+          q,
+          pool,
+          blockTables: tables,
+          seqLens: lengths,
+          out: attn,
+          batch: B,
+          tableStride: this.kv.tableStride,
+        }),
+        gemv(attn, w.wo, proj, d, qWidth),
+        k.add.call({ x, y: proj, n: B * d }),
+        k.rmsNorm.call({ x, weight: w.postNorm, out: h, rows: B, d, eps }),
+        gemv(h, w.wGate, gate, ffn, d),
+        gemv(h, w.wUp, up, ffn, d),
+        k.swiglu.call({ gate, up, out: act, n: B * ffn }),
+        gemv(act, w.wDown, proj, d, ffn),
+        k.add.call({ x, y: proj, n: B * d }),
+      );
+    });
+    calls.push(
+      k.rmsNorm.call({ x, weight: this.finalNorm, out: h, rows: B, d, eps }),
+      gemv(h, this.lmHead, logits, vocab, d),
+      k.argmax.call({ x: logits, out: next, rows: B, n: vocab }),
+    );
+    const plan: DecodePlan = {
+      batch: B,
+      tokens,
+      positions,
+      slots,
+      tables,
+      lengths,
+      logits,
+      next,
+      nextReadback,
+      calls,
+    };
+    this.decodePlans.set(B, plan);
+    return plan;
+  }
+
+  /** Frees every GPU buffer of the model. */
+  destroy(): void {
+    for (const plan of this.decodePlans.values()) disposeCalls(plan.calls);
+    this.decodePlans.clear();
+    this.buffers.destroyAll();
+  }
+}

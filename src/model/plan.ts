@@ -1,0 +1,83 @@
+import { DeviceLimitError } from '../gpu/errors.ts';
+import { type KvCacheOptions, kvGeometry } from '../kv/cache.ts';
+import { dims, type ModelConfig } from './config.ts';
+import { elementCount, tensorSpecs } from './weights.ts';
+
+/** One GPU buffer the engine will create, with its size, known before anything is allocated. */
+export interface PlannedBuffer {
+  name: string;
+  bytes: number;
+  kind: 'weight' | 'kv' | 'activation';
+}
+
+export interface MemoryPlan {
+  buffers: PlannedBuffer[];
+  weightBytes: number;
+  kvBytes: number;
+  activationBytes: number;
+  totalBytes: number;
+}
+
+/**
+ * Every buffer a model needs at its largest: weights, the per-layer KV pools, and the prefill
+ * activations for a prompt of maxPrefill tokens. Pure arithmetic, so a model that cannot fit is
+ * refused before the first allocation.
+ */
+export function planMemory(config: ModelConfig, kv: KvCacheOptions, maxPrefill: number): MemoryPlan {
+  const { d, ffn, vocab, layers, qWidth, kvWidth, kvHeads, headDim } = dims(config);
+  const buffers: PlannedBuffer[] = tensorSpecs(config).map((s) => ({
+    name: s.name,
+    bytes: elementCount(s.shape) * 4,
+    kind: 'weight',
+  }));
+  const geometry = kvGeometry({ layers, kvHeads, headDim, maxSeqLen: config.maxSeqLen }, kv);
+  for (let l = 0; l < layers; l++) {
+    buffers.push({ name: `kv pool layer ${l}`, bytes: geometry.layerPoolBytes, kind: 'kv' });
+  }
+  const L = maxPrefill;
+  const act = (name: string, floats: number) => buffers.push({ name, bytes: floats * 4, kind: 'activation' });
+  act(`residual stream x [${L}, ${d}]`, L * d);
+  act(`normed x [${L}, ${d}]`, L * d);
+  act(`projection out [${L}, ${d}]`, L * d);
+  act(`q [${L}, ${qWidth}]`, L * qWidth);
+  act(`attention out [${L}, ${qWidth}]`, L * qWidth);
+  act(`k [${L}, ${kvWidth}]`, L * kvWidth);
+  act(`v [${L}, ${kvWidth}]`, L * kvWidth);
+  act(`mlp gate [${L}, ${ffn}]`, L * ffn);
+  act(`mlp up [${L}, ${ffn}]`, L * ffn);
+  act(`mlp act [${L}, ${ffn}]`, L * ffn);
+  act(`logits [1, ${vocab}]`, vocab);
+  const sum = (k: PlannedBuffer['kind']) =>
+    buffers.filter((b) => b.kind === k).reduce((n, b) => n + b.bytes, 0);
+  const weightBytes = sum('weight');
+  const kvBytes = sum('kv');
+  const activationBytes = sum('activation');
+  return {
+    buffers,
+    weightBytes,
+    kvBytes,
+    activationBytes,
+    totalBytes: weightBytes + kvBytes + activationBytes,
+  };
+}
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+
+/** Throws DeviceLimitError naming the first buffer over a device limit: which tensor, how many bytes, which limit. */
+export function checkPlanFits(plan: MemoryPlan, limits: Record<string, number>, what: string): void {
+  const binding = limits.maxStorageBufferBindingSize;
+  const bufferMax = limits.maxBufferSize;
+  for (const b of plan.buffers) {
+    const single = b.bytes;
+    if (single > binding) {
+      throw new DeviceLimitError(
+        `${what} does not fit this device: ${b.name} needs ${fmt(single)} bytes, over maxStorageBufferBindingSize = ${fmt(binding)} bytes. Pick a smaller preset, a shorter maxSeqLen or a smaller KV capacity.`,
+      );
+    }
+    if (single > bufferMax) {
+      throw new DeviceLimitError(
+        `${what} does not fit this device: ${b.name} needs ${fmt(single)} bytes, over maxBufferSize = ${fmt(bufferMax)} bytes.`,
+      );
+    }
+  }
+}
