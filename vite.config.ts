@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { defineConfig } from 'vite';
+import { defineConfig } from 'vitest/config';
 import { CONTENT_SECURITY_POLICY, ISOLATION_HEADERS } from './src/headers.ts';
 
 export default defineConfig({
@@ -11,6 +11,8 @@ export default defineConfig({
     host: '127.0.0.1',
   },
   worker: { format: 'es' },
+  // Unit tests only; the browser tests in e2e/ run under Playwright.
+  test: { include: ['src/**/*.test.ts'] },
   build: {
     target: 'es2022',
     outDir: 'dist',

@@ -1,4 +1,5 @@
 import type { Gpu } from '../../src/gpu/device.ts';
+import { PipelineCache } from '../../src/gpu/pipelines.ts';
 import { presetConfig } from '../../src/model/config.ts';
 import { Model, type ModelOptions } from '../../src/model/forward.ts';
 import { compare, referenceForward } from '../../src/model/reference.ts';
@@ -25,10 +26,15 @@ function bitwiseEqual(a: Float32Array, b: Float32Array): boolean {
 
 /** Model-level checks: the GPU forward against the CPU reference and against itself along other paths. */
 export class ModelChecks {
-  constructor(private readonly gpu: Gpu) {}
+  private readonly pipelines: PipelineCache;
+
+  constructor(private readonly gpu: Gpu) {
+    this.pipelines = new PipelineCache(gpu);
+  }
 
   private async model(options: ModelOptions, seed = 1) {
-    return Model.create(this.gpu, randomWeights(presetConfig('ci-tiny'), seed), options, 'ci-tiny');
+    const weights = randomWeights(presetConfig('ci-tiny'), seed);
+    return Model.create(this.gpu, weights, { ...options, pipelines: this.pipelines }, 'ci-tiny');
   }
 
   /** Full-model prefill logits at every position against the float64 CPU reference. */
@@ -171,7 +177,7 @@ export class ModelChecks {
             { logits: true },
           );
           const V = model.config.vocabSize;
-          r.logits && seqs.forEach((_, i) => logits[i].push(r.logits!.slice(i * V, (i + 1) * V)));
+          for (let i = 0; i < seqs.length; i++) logits[i].push(r.logits!.slice(i * V, (i + 1) * V));
           tokens = r.nextTokens;
         } else {
           const next: number[] = [];

@@ -23,6 +23,8 @@ export interface ModelOptions {
   kv: KvCacheOptions;
   /** Largest decode batch; the GEMV kernel handles up to 8 rows. */
   maxBatch: number;
+  /** Share compiled pipelines between models on one device (tests build many models). */
+  pipelines?: PipelineCache;
 }
 
 /** Which logits a prefill reads back: none (timing runs), the last position's, or every position's. */
@@ -140,7 +142,7 @@ export class Model {
     checkPlanFits(planMemory(config, options.kv, config.maxSeqLen), gpu.limits, name);
 
     const buffers = new BufferPool(gpu);
-    const pipelines = new PipelineCache(gpu);
+    const pipelines = options.pipelines ?? new PipelineCache(gpu);
     const ctx: KernelContext = { gpu, pipelines };
     const upload = (tensor: string) => buffers.upload(tensor, get(weights, tensor));
     for (const spec of tensorSpecs(config)) {

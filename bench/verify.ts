@@ -1,0 +1,152 @@
+// npm run verify -- --preset ci-tiny --tokens 1,17,42,7,99 [--save-model DIR] [--save-logits FILE]
+// Runs prefill on the GPU in headless Chromium, compares every logit with the CPU reference,
+// and exits 1 on a mismatch.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { isPresetName, PRESET_NAMES, presetConfig } from '../src/model/config.ts';
+import { loadHfModel, saveHfModel } from '../src/model/hf.ts';
+import { type ModelWeights, randomWeights, weightsChecksum } from '../src/model/weights.ts';
+import type { ModelSource, VerifyResult } from '../src/worker/api.ts';
+import { describeAdapter, engineMessage, openEngine } from './engine.ts';
+import { MODEL_URL_PREFIX } from './server.ts';
+
+const HELP = `Usage: npm run verify -- (--preset NAME | --model DIR) --tokens IDS [options]
+
+Runs a prefill of the given tokens on the GPU (WebGPU in headless Chromium), compares the logits at
+every position with the float64 CPU reference, and exits 1 if the normwise relative error exceeds 1e-3.
+
+  --preset NAME        built-in model shape with seeded random weights: ${PRESET_NAMES.join(', ')}
+  --model PATH         a Hugging Face Llama folder (PATH/config.json + PATH/model.safetensors, f32/f16/bf16),
+                       or a .safetensors file with config.json beside it
+  --seed N             seed of the random weights for --preset (default 0)
+  --tokens IDS         comma-separated token ids, e.g. 1,17,42,7,99
+  --save-model DIR     write DIR/config.json and DIR/model.safetensors (loadable by LlamaForCausalLM.from_pretrained)
+  --save-logits FILE   write {"tokens":[...],"logits":[[...], ...]} from the GPU run, one row per position
+  --browser PATH       Chromium or Chrome to use (default: $CHROMIUM_PATH, Playwright's, or a system one)
+  --headed             show the browser window
+  -h, --help           this text
+
+Exit codes: 0 match, 1 mismatch or run failure, 2 bad arguments.`;
+
+function fail(message: string, code: number): never {
+  console.error(`verify: ${message}`);
+  process.exit(code);
+}
+
+/** --model takes a folder (config.json + model.safetensors) or a .safetensors file with config.json beside it. */
+function modelPaths(path: string): { dir: string; file: string } {
+  return path.endsWith('.safetensors')
+    ? { dir: dirname(path), file: basename(path) }
+    : { dir: path, file: 'model.safetensors' };
+}
+
+function parse() {
+  try {
+    const { values } = parseArgs({
+      options: {
+        preset: { type: 'string' },
+        model: { type: 'string' },
+        seed: { type: 'string', default: '0' },
+        tokens: { type: 'string' },
+        'save-model': { type: 'string' },
+        'save-logits': { type: 'string' },
+        browser: { type: 'string' },
+        headed: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+    return values;
+  } catch (e) {
+    fail(`${(e as Error).message}\n\n${HELP}`, 2);
+  }
+}
+
+const args = parse();
+if (args.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+if (!args.preset === !args.model) fail('give exactly one of --preset NAME or --model DIR (see --help)', 2);
+if (args.preset && !isPresetName(args.preset)) {
+  fail(`unknown preset "${args.preset}"; known presets: ${PRESET_NAMES.join(', ')}`, 2);
+}
+if (!args.tokens) fail('--tokens is required, e.g. --tokens 1,17,42,7,99', 2);
+const tokens = args.tokens.split(',').map((t) => Number(t.trim()));
+if (tokens.some((t) => !Number.isInteger(t) || t < 0)) {
+  fail(`--tokens must be comma-separated non-negative integers, got "${args.tokens}"`, 2);
+}
+const seed = Number(args.seed);
+if (!Number.isInteger(seed) || seed < 0) fail(`--seed must be a non-negative integer, got "${args.seed}"`, 2);
+
+// The same weights the worker will use, loaded here too, to save them and to check both sides agree.
+let weights: ModelWeights;
+let source: ModelSource;
+try {
+  if (args.preset) {
+    weights = randomWeights(presetConfig(args.preset), seed);
+    source = { kind: 'preset', preset: args.preset, seed };
+  } else {
+    const { dir, file } = modelPaths(args.model as string);
+    const config: unknown = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+    weights = loadHfModel(config, new Uint8Array(readFileSync(join(dir, file))), join(dir, file)).weights;
+    source = { kind: 'url', baseUrl: MODEL_URL_PREFIX, weightsFile: file };
+  }
+} catch (e) {
+  fail(`could not load the model: ${(e as Error).message}`, 2);
+}
+const bad = tokens.find((t) => t >= weights.config.vocabSize);
+if (bad !== undefined) fail(`token ${bad} is outside the vocabulary (0…${weights.config.vocabSize - 1})`, 2);
+
+let result: VerifyResult;
+const session = await openEngine({
+  browserPath: args.browser,
+  headed: args.headed,
+  modelDir: args.model ? modelPaths(args.model).dir : undefined,
+}).catch((e: unknown) => fail(engineMessage(e), 1));
+try {
+  console.log(`adapter: ${describeAdapter(session.gpu)} (${session.browserVersion})`);
+  result = await session.page.evaluate((req) => window.engine.verify(req), { model: source, tokens });
+} catch (e) {
+  await session.close();
+  fail(engineMessage(e), 1);
+}
+await session.close();
+
+const c = result.config;
+console.log(
+  `model: ${result.modelName} (${result.params.toLocaleString('en-US')} params; d=${c.hiddenSize}, layers=${c.numLayers}, heads=${c.numHeads}/${c.numKvHeads}, vocab=${c.vocabSize})`,
+);
+for (const w of result.warnings) console.log(`warning: ${w}`);
+console.log(`tokens: ${tokens.join(',')}`);
+console.log(
+  `prefill ${result.timings.prefillMs.toFixed(1)} ms (pipelines compiled in ${result.timings.compileMs.toFixed(0)} ms), CPU reference ${result.timings.referenceMs.toFixed(0)} ms`,
+);
+console.log(`max abs err: ${result.maxAbsErr.toExponential(3)}`);
+console.log(`max rel err: ${result.maxRelErr.toExponential(3)} (normwise, bound ${result.tolerance})`);
+
+const localChecksum = weightsChecksum(weights);
+if (localChecksum !== result.weightsChecksum) {
+  fail(
+    `the browser used different weights (checksum ${result.weightsChecksum}) from this process (${localChecksum})`,
+    1,
+  );
+}
+if (args['save-logits']) {
+  writeFileSync(args['save-logits'], JSON.stringify({ tokens, logits: result.logits }));
+  console.log(`wrote ${args['save-logits']}`);
+}
+if (args['save-model']) {
+  const { configJson, safetensors } = saveHfModel(weights);
+  mkdirSync(args['save-model'], { recursive: true });
+  writeFileSync(join(args['save-model'], 'config.json'), configJson);
+  writeFileSync(join(args['save-model'], 'model.safetensors'), safetensors);
+  console.log(`wrote ${args['save-model']}/config.json and model.safetensors`);
+}
+if (!result.passed) {
+  console.error(`MISMATCH: first differences ${JSON.stringify(result.mismatches)}`);
+  process.exit(1);
+}
+console.log('PASS: GPU logits match the CPU reference');

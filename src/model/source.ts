@@ -1,0 +1,49 @@
+import { presetConfig } from './config.ts';
+import { loadHfModel } from './hf.ts';
+import { type ModelWeights, randomWeights } from './weights.ts';
+
+/** Where a model's weights come from. Crosses the worker boundary, so it holds only clonable data. */
+export type ModelSource =
+  | { kind: 'preset'; preset: string; seed: number }
+  /** A Hugging Face model folder served same-origin (the CLI serves `--model DIR` this way). */
+  | { kind: 'url'; baseUrl: string; weightsFile?: string }
+  /** Files the user picked in the page: config.json and model.safetensors. */
+  | { kind: 'files'; config: Blob; weights: Blob; name: string };
+
+export interface LoadedModel {
+  name: string;
+  weights: ModelWeights;
+  warnings: string[];
+}
+
+async function fetchOk(url: string): Promise<Response> {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`Could not load ${url}: HTTP ${res.status}`);
+  return res;
+}
+
+/** Resolves a source to f32 weights: seeded random for presets, parsed and validated safetensors otherwise. */
+export async function loadModel(source: ModelSource): Promise<LoadedModel> {
+  switch (source.kind) {
+    case 'preset':
+      return {
+        name: source.preset,
+        weights: randomWeights(presetConfig(source.preset), source.seed),
+        warnings: [],
+      };
+    case 'url': {
+      const base = source.baseUrl.endsWith('/') ? source.baseUrl : `${source.baseUrl}/`;
+      const config: unknown = await (await fetchOk(`${base}config.json`)).json();
+      const file = source.weightsFile ?? 'model.safetensors';
+      const bytes = new Uint8Array(await (await fetchOk(`${base}${file}`)).arrayBuffer());
+      const { weights, warnings } = loadHfModel(config, bytes, `${base}${file}`);
+      return { name: base, weights, warnings };
+    }
+    case 'files': {
+      const config: unknown = JSON.parse(await source.config.text());
+      const bytes = new Uint8Array(await source.weights.arrayBuffer());
+      const { weights, warnings } = loadHfModel(config, bytes, source.name);
+      return { name: source.name, weights, warnings };
+    }
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The typed boundary between the page (or the CLI, through Playwright) and the engine worker.
+ * Everything that crosses it has a named type here, and every engine error crosses as its own
+ * class (see installErrorTransfer), so callers can branch on `instanceof` or `name`.
+ */
+import { transferHandlers } from 'comlink';
+import type { AdapterRecord } from '../gpu/device.ts';
+import {
+  DeviceLimitError,
+  DeviceLostError,
+  GpuOutOfMemoryError,
+  GpuValidationError,
+  NoAdapterError,
+  WebGpuUnavailableError,
+} from '../gpu/errors.ts';
+import { KvCacheExhaustedError } from '../kv/allocator.ts';
+import { ConfigError } from '../model/config.ts';
+import { InputError } from '../model/forward.ts';
+import { WeightsError } from '../model/hf.ts';
+import { SafetensorsError } from '../model/safetensors.ts';
+import type { ModelSource } from '../model/source.ts';
+import type { VerifyOutcome } from '../model/verify.ts';
+
+export type { ModelSource } from '../model/source.ts';
+
+export interface GpuInfo {
+  adapter: AdapterRecord;
+  features: string[];
+  limits: Record<string, number>;
+  userAgent: string;
+}
+
+export interface VerifyRequest {
+  model: ModelSource;
+  tokens: number[];
+}
+
+export interface VerifyResult extends VerifyOutcome {
+  gpu: GpuInfo;
+  modelName: string;
+  warnings: string[];
+}
+
+/** What the worker exposes. */
+export interface EngineApi {
+  /** Acquires the adapter (once) and describes it. */
+  gpuInfo(): Promise<GpuInfo>;
+  /** Prefill on the GPU, compared with the CPU reference; returns the GPU logits. */
+  verify(request: VerifyRequest): Promise<VerifyResult>;
+}
+
+/** Error classes that keep their identity across the worker boundary. */
+const ERROR_CLASSES = {
+  ConfigError,
+  InputError,
+  SafetensorsError,
+  WeightsError,
+  KvCacheExhaustedError,
+  WebGpuUnavailableError,
+  NoAdapterError,
+  DeviceLostError,
+  GpuOutOfMemoryError,
+  GpuValidationError,
+  DeviceLimitError,
+} as const;
+
+export type EngineErrorName = keyof typeof ERROR_CLASSES;
+
+interface SerializedError {
+  isError: true;
+  name: string;
+  message: string;
+  stack?: string;
+  /** Own enumerable fields, e.g. KvCacheExhaustedError's `needed` and `free`. */
+  fields: Record<string, unknown>;
+}
+
+/**
+ * Replaces comlink's throw handler on both sides: a thrown engine error is rebuilt as the same
+ * class (prototype and fields restored, constructor not re-run), anything else as a plain Error
+ * with its name and message. Must be called in the worker and in the caller before first use.
+ */
+export function installErrorTransfer(): void {
+  const handler = transferHandlers.get('throw');
+  if (!handler) return;
+  transferHandlers.set('throw', {
+    canHandle: handler.canHandle,
+    serialize(thrown: unknown) {
+      const value = (thrown as { value: unknown }).value;
+      const err = value instanceof Error ? value : new Error(String(value));
+      const fields: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(err)) {
+        if (typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean') fields[k] = v;
+      }
+      const out: SerializedError = {
+        isError: true,
+        name: err.name,
+        message: err.message,
+        stack: err.stack,
+        fields,
+      };
+      return [out, []];
+    },
+    deserialize(serialized: unknown): never {
+      const s = serialized as SerializedError;
+      const cls = (ERROR_CLASSES as Record<string, { prototype: Error }>)[s.name];
+      const err: Error = cls ? Object.create(cls.prototype) : new Error(s.message);
+      Object.assign(err, s.fields);
+      Object.defineProperty(err, 'message', { value: s.message, enumerable: false, writable: true });
+      if (!cls) Object.defineProperty(err, 'name', { value: s.name, enumerable: false, writable: true });
+      if (s.stack) Object.defineProperty(err, 'stack', { value: s.stack, enumerable: false, writable: true });
+      throw err;
+    },
+  });
+}

@@ -1,0 +1,36 @@
+/// <reference lib="webworker" />
+import { expose } from 'comlink';
+import { acquireGpu, type Gpu } from '../gpu/device.ts';
+import { loadModel } from '../model/source.ts';
+import { verifyModel } from '../model/verify.ts';
+import { type EngineApi, type GpuInfo, installErrorTransfer } from './api.ts';
+
+installErrorTransfer();
+
+let gpuPromise: Promise<Gpu> | undefined;
+
+/** One device per worker, acquired on first use; a lost device is replaced on the next call. */
+async function gpu(): Promise<Gpu> {
+  const current = gpuPromise && (await gpuPromise.catch(() => undefined));
+  if (!current || current.lostError) gpuPromise = acquireGpu();
+  return gpuPromise as Promise<Gpu>;
+}
+
+function gpuInfoOf(g: Gpu): GpuInfo {
+  return { adapter: g.adapter, features: g.features, limits: g.limits, userAgent: navigator.userAgent };
+}
+
+const api: EngineApi = {
+  async gpuInfo() {
+    return gpuInfoOf(await gpu());
+  },
+
+  async verify(request) {
+    const g = await gpu();
+    const loaded = await loadModel(request.model);
+    const outcome = await verifyModel(g, loaded, request.tokens);
+    return { ...outcome, gpu: gpuInfoOf(g), modelName: loaded.name, warnings: loaded.warnings };
+  },
+};
+
+expose(api);
