@@ -1,4 +1,6 @@
 import { acquireGpu } from '../../src/gpu/device.ts';
+import { PipelineCache } from '../../src/gpu/pipelines.ts';
+import { measurePeaks } from '../../src/measure/peaks.ts';
 import { KernelChecks } from './kernel-checks.ts';
 import { ModelChecks } from './model-checks.ts';
 
@@ -10,6 +12,7 @@ async function createHarness() {
     features: gpu.features,
     kernels: new KernelChecks(gpu),
     model: new ModelChecks(gpu),
+    peaks: () => measurePeaks(gpu, new PipelineCache(gpu)),
   };
 }
 

@@ -141,3 +141,14 @@ export async function withErrorScopes<T>(gpu: Gpu, what: string, create: () => T
   if (validation) throw new GpuValidationError(`WebGPU rejected ${what}: ${validation.message}`);
   return value;
 }
+
+/**
+ * True for adapters that run on the CPU: the browser's own fallback flag, or a known software
+ * rasterizer that some drivers report without setting it.
+ */
+export function isSoftwareAdapter(a: AdapterRecord): boolean {
+  const text = `${a.vendor} ${a.architecture} ${a.device} ${a.description}`.toLowerCase();
+  return (
+    a.isFallbackAdapter || /swiftshader|llvmpipe|lavapipe|softpipe|microsoft basic render|warp/.test(text)
+  );
+}

@@ -1,5 +1,6 @@
 import type { Gpu } from '../gpu/device.ts';
 import type { OverrideConstants, PipelineCache } from '../gpu/pipelines.ts';
+import type { Timing } from '../gpu/profiler.ts';
 
 /** What every kernel wrapper needs: the device and the shared pipeline cache. */
 export interface KernelContext {
@@ -13,6 +14,8 @@ export interface KernelContext {
  */
 export interface KernelCall {
   readonly kernel: string;
+  /** What the call does in the model (e.g. "qkv proj"); names its span in profile mode. */
+  readonly role?: string;
   readonly pipeline: GPUComputePipeline;
   readonly bindGroup: GPUBindGroup;
   readonly workgroups: readonly [number, number, number];
@@ -24,6 +27,35 @@ export function encodeCall(pass: GPUComputePassEncoder, call: KernelCall): void 
   pass.setPipeline(call.pipeline);
   pass.setBindGroup(0, call.bindGroup);
   pass.dispatchWorkgroups(call.workgroups[0], call.workgroups[1], call.workgroups[2]);
+}
+
+/** Tags a call with its role in the model, for per-kernel timing. */
+export function withRole(role: string, call: KernelCall): KernelCall {
+  return { ...call, role };
+}
+
+/**
+ * Records calls into compute passes: one pass for all of them, or in profile mode one pass per
+ * call, so each kernel gets its own timestamps. Profile mode adds pass boundaries (and on some
+ * GPUs, lost overlap), which is why throughput numbers come from the one-pass mode.
+ */
+export function encodePasses(
+  encoder: GPUCommandEncoder,
+  label: string,
+  calls: readonly KernelCall[],
+  timing?: Timing,
+): void {
+  if (timing?.perKernel) {
+    for (const call of calls) {
+      const pass = encoder.beginComputePass(timing.profiler.pass(call.role ?? call.kernel));
+      encodeCall(pass, call);
+      pass.end();
+    }
+    return;
+  }
+  const pass = encoder.beginComputePass(timing ? timing.profiler.pass(label) : { label });
+  for (const call of calls) encodeCall(pass, call);
+  pass.end();
 }
 
 export function disposeCalls(calls: readonly KernelCall[]): void {

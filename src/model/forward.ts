@@ -1,14 +1,22 @@
 import { BufferPool, BufferUsage, readBytes, readFloat32 } from '../gpu/buffers.ts';
 import { assertAlive, type Gpu } from '../gpu/device.ts';
 import { PipelineCache } from '../gpu/pipelines.ts';
+import type { Timing } from '../gpu/profiler.ts';
 import { PagedAttentionDecodeKernel, PagedAttentionPrefillKernel } from '../kernels/attention.ts';
 import { EmbeddingKernel, ResidualAddKernel, RopeKernel, SwigluKernel } from '../kernels/elementwise.ts';
 import { GEMV_LIMITS, GemvKernel } from '../kernels/gemv.ts';
-import { disposeCalls, encodeCall, type KernelCall, type KernelContext } from '../kernels/kernel.ts';
+import {
+  disposeCalls,
+  encodePasses,
+  type KernelCall,
+  type KernelContext,
+  withRole,
+} from '../kernels/kernel.ts';
 import { KvWriteKernel } from '../kernels/kv-write.ts';
 import { MatmulKernel } from '../kernels/matmul.ts';
 import { ArgmaxKernel, RmsNormKernel } from '../kernels/rowwise.ts';
 import { KvCache, type KvCacheOptions } from '../kv/cache.ts';
+import { KERNEL_ROLES } from '../measure/cost.ts';
 import { dims, type ModelConfig } from './config.ts';
 import { checkPlanFits, planMemory } from './plan.ts';
 import { ropeTable } from './rope.ts';
@@ -250,6 +258,7 @@ export class Model {
   async prefill(
     requests: readonly PrefillRequest[],
     logitsMode: LogitsMode = 'last',
+    timing?: Timing,
   ): Promise<PrefillResult[]> {
     assertAlive(this.gpu);
     const encoder = this.gpu.device.createCommandEncoder({ label: 'prefill' });
@@ -259,9 +268,10 @@ export class Model {
     for (const { seq, tokens } of requests) {
       if (tokens.length === 0) throw new InputError(`Prefill of sequence ${seq} has no tokens`);
       this.checkTokens(tokens);
-      const out = this.encodePrefill(encoder, seq, tokens, logitsMode, held, calls);
+      const out = this.encodePrefill(encoder, seq, tokens, logitsMode, held, calls, timing);
       outputs.push({ seq, ...out });
     }
+    timing?.profiler.resolve(encoder);
     this.gpu.device.queue.submit([encoder.finish()]);
     const results: PrefillResult[] = [];
     for (const o of outputs) {
@@ -285,6 +295,7 @@ export class Model {
     logitsMode: LogitsMode,
     held: GPUBuffer[],
     calls: KernelCall[],
+    timing: Timing | undefined,
   ) {
     const c = this.config;
     const { d, ffn, vocab, heads, kvHeads, headDim, qWidth, kvWidth } = dims(c);
@@ -326,71 +337,70 @@ export class Model {
     const mm = (a: GPUBuffer, w: GPUBuffer, out: GPUBuffer, N: number, K: number) =>
       k.matmul.call({ a, b: w, c: out, M: L, N, K });
 
+    const R = KERNEL_ROLES;
     const layerCalls: KernelCall[] = [
-      k.embedding.call({ tokens: tokenIds, table: this.embedding, out: x, rows: L, d, vocab }),
+      withRole(
+        R.embedding,
+        k.embedding.call({ tokens: tokenIds, table: this.embedding, out: x, rows: L, d, vocab }),
+      ),
     ];
     this.layers.forEach((w, layer) => {
+      const pool = this.kv.pools[layer];
+      const rope = (xIn: GPUBuffer, n: number) =>
+        k.rope.call({ x: xIn, positions, cos: this.ropeCos, sin: this.ropeSin, rows: L, heads: n, headDim });
       layerCalls.push(
-        k.rmsNorm.call({ x, weight: w.inputNorm, out: h, rows: L, d, eps }),
-        mm(h, w.wq, q, qWidth, d),
-        mm(h, w.wk, kNew, kvWidth, d),
-        mm(h, w.wv, vNew, kvWidth, d),
-        k.rope.call({ x: q, positions, cos: this.ropeCos, sin: this.ropeSin, rows: L, heads, headDim }),
-        k.rope.call({
-          x: kNew,
-          positions,
-          cos: this.ropeCos,
-          sin: this.ropeSin,
-          rows: L,
-          heads: kvHeads,
-          headDim,
-        }),
-        k.kvWrite.call({
-          k: kNew,
-          v: vNew,
-          slots,
-          pool: this.kv.pools[layer],
-          rows: L,
-          kvHeads,
-          headDim,
-          pageSize: this.kv.pageSize,
-        }),
-        k.attentionPrefill.call({ q, pool: this.kv.pools[layer], blockTable, out: attn, L, start }),
-        mm(attn, w.wo, proj, d, qWidth),
-        k.add.call({ x, y: proj, n: L * d }),
-        k.rmsNorm.call({ x, weight: w.postNorm, out: h, rows: L, d, eps }),
-        mm(h, w.wGate, gate, ffn, d),
-        mm(h, w.wUp, up, ffn, d),
-        k.swiglu.call({ gate, up, out: act, n: L * ffn }),
-        mm(act, w.wDown, proj, d, ffn),
-        k.add.call({ x, y: proj, n: L * d }),
+        withRole(R.norm, k.rmsNorm.call({ x, weight: w.inputNorm, out: h, rows: L, d, eps })),
+        withRole(R.qkv, mm(h, w.wq, q, qWidth, d)),
+        withRole(R.qkv, mm(h, w.wk, kNew, kvWidth, d)),
+        withRole(R.qkv, mm(h, w.wv, vNew, kvWidth, d)),
+        withRole(R.rope, rope(q, heads)),
+        withRole(R.rope, rope(kNew, kvHeads)),
+        withRole(
+          R.kvWrite,
+          k.kvWrite.call({
+            k: kNew,
+            v: vNew,
+            slots,
+            pool,
+            rows: L,
+            kvHeads,
+            headDim,
+            pageSize: this.kv.pageSize,
+          }),
+        ),
+        withRole(R.attention, k.attentionPrefill.call({ q, pool, blockTable, out: attn, L, start })),
+        withRole(R.oProj, mm(attn, w.wo, proj, d, qWidth)),
+        withRole(R.residual, k.add.call({ x, y: proj, n: L * d })),
+        withRole(R.norm, k.rmsNorm.call({ x, weight: w.postNorm, out: h, rows: L, d, eps })),
+        withRole(R.gateUp, mm(h, w.wGate, gate, ffn, d)),
+        withRole(R.gateUp, mm(h, w.wUp, up, ffn, d)),
+        withRole(R.swiglu, k.swiglu.call({ gate, up, out: act, n: L * ffn })),
+        withRole(R.down, mm(act, w.wDown, proj, d, ffn)),
+        withRole(R.residual, k.add.call({ x, y: proj, n: L * d })),
       );
     });
-    layerCalls.push(k.rmsNorm.call({ x, weight: this.finalNorm, out: h, rows: L, d, eps }));
+    layerCalls.push(withRole(R.norm, k.rmsNorm.call({ x, weight: this.finalNorm, out: h, rows: L, d, eps })));
     calls.push(...layerCalls);
-    let pass = encoder.beginComputePass({ label: `prefill seq ${seq} L=${L}` });
-    for (const call of layerCalls) encodeCall(pass, call);
+    encodePasses(encoder, `prefill seq ${seq} L=${L}`, layerCalls, timing);
 
-    const headCalls: KernelCall[] = [];
-    if (logitsMode === 'all') {
-      headCalls.push(
-        k.matmul.call({ a: h, b: this.lmHead, c: logits, M: L, N: vocab, K: d }),
-        k.argmax.call({ x: logits, out: next, rows: L, n: vocab }),
-      );
-    } else {
-      // Only the last position's logits are needed to continue: copy its row out and run a GEMV.
-      pass.end();
-      const last = acquire('last hidden', d); // [1, d]
-      encoder.copyBufferToBuffer(h, (L - 1) * d * 4, last, 0, d * 4);
-      pass = encoder.beginComputePass({ label: `prefill seq ${seq} lm head` });
-      headCalls.push(
-        k.gemv.call({ x: last, w: this.lmHead, y: logits, M: 1, N: vocab, K: d }),
-        k.argmax.call({ x: logits, out: next, rows: 1, n: vocab }),
-      );
+    // The LM head: every row for 'all'; otherwise only the last position's logits are needed to
+    // continue, so its row is copied out and goes through a GEMV.
+    let headIn = h;
+    if (outRows === 1) {
+      headIn = acquire('last hidden', d); // [1, d]
+      encoder.copyBufferToBuffer(h, (L - 1) * d * 4, headIn, 0, d * 4);
     }
-    for (const call of headCalls) encodeCall(pass, call);
-    pass.end();
+    const headCalls = [
+      withRole(
+        R.lmHead,
+        outRows === 1
+          ? k.gemv.call({ x: headIn, w: this.lmHead, y: logits, M: 1, N: vocab, K: d })
+          : k.matmul.call({ a: headIn, b: this.lmHead, c: logits, M: L, N: vocab, K: d }),
+      ),
+      withRole(R.argmax, k.argmax.call({ x: logits, out: next, rows: outRows, n: vocab })),
+    ];
     calls.push(...headCalls);
+    encodePasses(encoder, `prefill seq ${seq} head`, headCalls, timing);
     return { logits, next, rows: outRows };
   }
 
@@ -401,7 +411,7 @@ export class Model {
    */
   async decode(
     requests: readonly DecodeRequest[],
-    options: { logits?: boolean } = {},
+    options: { logits?: boolean; timing?: Timing } = {},
   ): Promise<DecodeResult> {
     assertAlive(this.gpu);
     const B = requests.length;
@@ -429,10 +439,9 @@ export class Model {
     queue.writeBuffer(plan.slots, 0, new Uint32Array(slots));
     queue.writeBuffer(plan.tables, 0, new Uint32Array(tables));
     queue.writeBuffer(plan.lengths, 0, new Uint32Array(lengths));
-    const pass = encoder.beginComputePass({ label: `decode B=${B}` });
-    for (const call of plan.calls) encodeCall(pass, call);
-    pass.end();
+    encodePasses(encoder, `decode B=${B}`, plan.calls, options.timing);
     encoder.copyBufferToBuffer(plan.next, 0, plan.nextReadback, 0, B * 4);
+    options.timing?.profiler.resolve(encoder);
     queue.submit([encoder.finish()]);
     await plan.nextReadback.mapAsync(GPUMapMode.READ, 0, B * 4);
     const nextTokens = [...new Uint32Array(plan.nextReadback.getMappedRange(0, B * 4).slice(0))];
@@ -475,59 +484,60 @@ export class Model {
     const gemv = (xIn: GPUBuffer, w: GPUBuffer, y: GPUBuffer, N: number, K: number) =>
       k.gemv.call({ x: xIn, w, y, M: B, N, K });
 
+    const R = KERNEL_ROLES;
+    const rope = (xIn: GPUBuffer, n: number) =>
+      k.rope.call({ x: xIn, positions, cos: this.ropeCos, sin: this.ropeSin, rows: B, heads: n, headDim });
     const calls: KernelCall[] = [
-      k.embedding.call({ tokens, table: this.embedding, out: x, rows: B, d, vocab }),
+      withRole(R.embedding, k.embedding.call({ tokens, table: this.embedding, out: x, rows: B, d, vocab })),
     ];
     this.layers.forEach((w, layer) => {
       const pool = this.kv.pools[layer];
       calls.push(
-        k.rmsNorm.call({ x, weight: w.inputNorm, out: h, rows: B, d, eps }),
-        gemv(h, w.wq, q, qWidth, d),
-        gemv(h, w.wk, kNew, kvWidth, d),
-        gemv(h, w.wv, vNew, kvWidth, d),
-        k.rope.call({ x: q, positions, cos: this.ropeCos, sin: this.ropeSin, rows: B, heads, headDim }),
-        k.rope.call({
-          x: kNew,
-          positions,
-          cos: this.ropeCos,
-          sin: this.ropeSin,
-          rows: B,
-          heads: kvHeads,
-          headDim,
-        }),
-        k.kvWrite.call({
-          k: kNew,
-          v: vNew,
-          slots,
-          pool,
-          rows: B,
-          kvHeads,
-          headDim,
-          pageSize: this.kv.pageSize,
-        }),
-        k.attentionDecode.call({
-          q,
-          pool,
-          blockTables: tables,
-          seqLens: lengths,
-          out: attn,
-          batch: B,
-          tableStride: this.kv.tableStride,
-        }),
-        gemv(attn, w.wo, proj, d, qWidth),
-        k.add.call({ x, y: proj, n: B * d }),
-        k.rmsNorm.call({ x, weight: w.postNorm, out: h, rows: B, d, eps }),
-        gemv(h, w.wGate, gate, ffn, d),
-        gemv(h, w.wUp, up, ffn, d),
-        k.swiglu.call({ gate, up, out: act, n: B * ffn }),
-        gemv(act, w.wDown, proj, d, ffn),
-        k.add.call({ x, y: proj, n: B * d }),
+        withRole(R.norm, k.rmsNorm.call({ x, weight: w.inputNorm, out: h, rows: B, d, eps })),
+        withRole(R.qkv, gemv(h, w.wq, q, qWidth, d)),
+        withRole(R.qkv, gemv(h, w.wk, kNew, kvWidth, d)),
+        withRole(R.qkv, gemv(h, w.wv, vNew, kvWidth, d)),
+        withRole(R.rope, rope(q, heads)),
+        withRole(R.rope, rope(kNew, kvHeads)),
+        withRole(
+          R.kvWrite,
+          k.kvWrite.call({
+            k: kNew,
+            v: vNew,
+            slots,
+            pool,
+            rows: B,
+            kvHeads,
+            headDim,
+            pageSize: this.kv.pageSize,
+          }),
+        ),
+        withRole(
+          R.attention,
+          k.attentionDecode.call({
+            q,
+            pool,
+            blockTables: tables,
+            seqLens: lengths,
+            out: attn,
+            batch: B,
+            tableStride: this.kv.tableStride,
+          }),
+        ),
+        withRole(R.oProj, gemv(attn, w.wo, proj, d, qWidth)),
+        withRole(R.residual, k.add.call({ x, y: proj, n: B * d })),
+        withRole(R.norm, k.rmsNorm.call({ x, weight: w.postNorm, out: h, rows: B, d, eps })),
+        withRole(R.gateUp, gemv(h, w.wGate, gate, ffn, d)),
+        withRole(R.gateUp, gemv(h, w.wUp, up, ffn, d)),
+        withRole(R.swiglu, k.swiglu.call({ gate, up, out: act, n: B * ffn })),
+        withRole(R.down, gemv(act, w.wDown, proj, d, ffn)),
+        withRole(R.residual, k.add.call({ x, y: proj, n: B * d })),
       );
     });
     calls.push(
-      k.rmsNorm.call({ x, weight: this.finalNorm, out: h, rows: B, d, eps }),
-      gemv(h, this.lmHead, logits, vocab, d),
-      k.argmax.call({ x: logits, out: next, rows: B, n: vocab }),
+      withRole(R.norm, k.rmsNorm.call({ x, weight: this.finalNorm, out: h, rows: B, d, eps })),
+      withRole(R.lmHead, gemv(h, this.lmHead, logits, vocab, d)),
+      withRole(R.argmax, k.argmax.call({ x: logits, out: next, rows: B, n: vocab })),
     );
     const plan: DecodePlan = {
       batch: B,

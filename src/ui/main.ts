@@ -1,16 +1,24 @@
-import type { Remote } from 'comlink';
-import type { EngineApi } from '../worker/api.ts';
+import { proxy, type Remote } from 'comlink';
+import type { BenchResult, EngineApi, Progress } from '../worker/api.ts';
 import { startEngine } from '../worker/client.ts';
 
 declare global {
   interface Window {
     /** The engine worker's API; the CLI drives it through Playwright. */
     engine: Remote<EngineApi>;
+    /** Runs a spec and forwards progress to `window.benchProgress` when the CLI has exposed one. */
+    benchRun: (spec: unknown) => Promise<BenchResult>;
+    benchProgress?: (p: Progress) => void;
   }
 }
 
 const engine = startEngine();
 window.engine = engine;
+window.benchRun = (spec) =>
+  engine.run(
+    spec,
+    proxy((p: Progress) => window.benchProgress?.(p)),
+  );
 
 const app = document.querySelector<HTMLElement>('#app');
 if (app) {

@@ -14,14 +14,21 @@ import {
   WebGpuUnavailableError,
 } from '../gpu/errors.ts';
 import { KvCacheExhaustedError } from '../kv/allocator.ts';
+import type { Progress } from '../measure/bench.ts';
+import { ResultValidationError } from '../measure/bench.ts';
+import { SpecError } from '../measure/spec.ts';
 import { ConfigError } from '../model/config.ts';
 import { InputError } from '../model/forward.ts';
 import { WeightsError } from '../model/hf.ts';
 import { SafetensorsError } from '../model/safetensors.ts';
 import type { ModelSource } from '../model/source.ts';
 import type { VerifyOutcome } from '../model/verify.ts';
+import type { BenchResult } from '../results/schema.ts';
 
+export type { Progress } from '../measure/bench.ts';
+export type { BenchSpec } from '../measure/spec.ts';
 export type { ModelSource } from '../model/source.ts';
+export type { BenchResult } from '../results/schema.ts';
 
 export interface GpuInfo {
   adapter: AdapterRecord;
@@ -47,6 +54,13 @@ export interface EngineApi {
   gpuInfo(): Promise<GpuInfo>;
   /** Prefill on the GPU, compared with the CPU reference; returns the GPU logits. */
   verify(request: VerifyRequest): Promise<VerifyResult>;
+  /**
+   * Runs a benchmark spec (validated here with the same schema the callers use). `onProgress` must
+   * be wrapped in comlink's `proxy()`. A cancel or device loss resolves with the finished points.
+   */
+  run(spec: unknown, onProgress?: (p: Progress) => void): Promise<BenchResult>;
+  /** Asks a running benchmark to stop after the current repetition. */
+  cancel(): Promise<void>;
 }
 
 /** Error classes that keep their identity across the worker boundary. */
@@ -62,6 +76,8 @@ const ERROR_CLASSES = {
   GpuOutOfMemoryError,
   GpuValidationError,
   DeviceLimitError,
+  SpecError,
+  ResultValidationError,
 } as const;
 
 export type EngineErrorName = keyof typeof ERROR_CLASSES;

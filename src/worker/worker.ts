@@ -1,6 +1,10 @@
 /// <reference lib="webworker" />
 import { expose } from 'comlink';
+import { version } from '../../package.json';
 import { acquireGpu, type Gpu } from '../gpu/device.ts';
+import { runBench } from '../measure/bench.ts';
+import { browserName } from '../measure/env.ts';
+import { parseBenchSpec } from '../measure/spec.ts';
 import { loadModel } from '../model/source.ts';
 import { verifyModel } from '../model/verify.ts';
 import { type EngineApi, type GpuInfo, installErrorTransfer } from './api.ts';
@@ -8,6 +12,7 @@ import { type EngineApi, type GpuInfo, installErrorTransfer } from './api.ts';
 installErrorTransfer();
 
 let gpuPromise: Promise<Gpu> | undefined;
+let stopRequested = false;
 
 /** One device per worker, acquired on first use; a lost device is replaced on the next call. */
 async function gpu(): Promise<Gpu> {
@@ -30,6 +35,26 @@ const api: EngineApi = {
     const loaded = await loadModel(request.model);
     const outcome = await verifyModel(g, loaded, request.tokens);
     return { ...outcome, gpu: gpuInfoOf(g), modelName: loaded.name, warnings: loaded.warnings };
+  },
+
+  async run(input, onProgress) {
+    const spec = parseBenchSpec(input);
+    stopRequested = false;
+    const env = {
+      userAgent: navigator.userAgent,
+      browser: browserName(navigator.userAgent),
+      crossOriginIsolated: self.crossOriginIsolated,
+      toolVersion: version,
+    };
+    return runBench(await gpu(), spec, env, {
+      // Progress is advisory: a caller that went away must not fail the run.
+      onProgress: (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined),
+      shouldStop: () => stopRequested,
+    });
+  },
+
+  async cancel() {
+    stopRequested = true;
   },
 };
 

@@ -1,0 +1,129 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { makeResult, scaleTimes } from '../src/results/fixtures.ts';
+
+const repoRoot = resolve(import.meta.dirname, '..');
+const dir = mkdtempSync(join(tmpdir(), 'compare-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function writeTemp(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+const baseline = makeResult();
+const baselinePath = writeTemp('baseline.json', JSON.stringify(baseline));
+const samePath = writeTemp('same.json', JSON.stringify(baseline));
+const slowerPath = writeTemp('slower.json', JSON.stringify(scaleTimes(baseline, 1.5)));
+const malformedPath = writeTemp('malformed.json', '{"schemaVersion": 1, "points": [');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI as a user would; resolves with its exit code and output instead of rejecting. */
+function runCompare(args: readonly string[]): Promise<Run> {
+  return new Promise((done) => {
+    execFile('npx', ['tsx', 'bench/compare.ts', ...args], { cwd: repoRoot }, (error, stdout, stderr) => {
+      done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+// Each case starts Node and tsx: about a second, several on a busy machine. Cases run one at a
+// time, since concurrent starts only compete for the same cores.
+const CLI_TIMEOUT_MS = 60_000;
+
+describe('npm run compare', () => {
+  it(
+    'exits 1 on a run 50% slower than the baseline, naming each regression',
+    async () => {
+      const run = await runCompare([baselinePath, slowerPath, '--max-regression', '10']);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain('speedup |');
+      expect(run.stderr).toMatch(
+        /regression: smollm2-135m prefill L=16 B=1: [\d.]+ ms -> [\d.]+ ms \(\+50\.0%/,
+      );
+      expect(run.stderr).toContain(`${baseline.points.length} of ${baseline.points.length} points regressed`);
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'exits 0 on an identical run',
+    async () => {
+      const run = await runCompare([baselinePath, samePath, '--max-regression', '10']);
+      expect(run.code).toBe(0);
+      expect(run.stderr).toContain('no regression over 10%');
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'prints CSV when asked',
+    async () => {
+      const run = await runCompare([baselinePath, slowerPath, '--format', 'csv']);
+      expect(run.code).toBe(0);
+      expect(run.stdout.split('\r\n')[0]).toBe(
+        `preset,pass,tokens,depth,batch,${baselinePath} ms,${slowerPath} ms,${baselinePath} tok/s,${slowerPath} tok/s,${slowerPath}/${baselinePath} speedup`,
+      );
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'exits 2 on a malformed file, naming it',
+    async () => {
+      const run = await runCompare([baselinePath, malformedPath]);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`compare: ${malformedPath}: not valid JSON`);
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'exits 2 on a bad flag, with the usage',
+    async () => {
+      const run = await runCompare([baselinePath, samePath, '--max-regresion', '10']);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain("Unknown option '--max-regresion'");
+      expect(run.stderr).toContain('Usage: npm run compare');
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'exits 2 on too few files, a non-numeric limit, or a gate over three files',
+    async () => {
+      const runs = [
+        await runCompare([baselinePath]),
+        await runCompare([baselinePath, samePath, '--max-regression', 'ten']),
+        await runCompare([baselinePath, samePath, slowerPath, '--max-regression', '10']),
+      ];
+      expect(runs.map((r) => r.code)).toEqual([2, 2, 2]);
+      expect(runs[0].stderr).toContain('give at least two result files, got 1');
+      expect(runs[1].stderr).toContain(
+        '--max-regression must be a non-negative number of percent, got "ten"',
+      );
+      expect(runs[2].stderr).toContain('--max-regression compares exactly two files');
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'documents every flag in --help',
+    async () => {
+      const run = await runCompare(['--help']);
+      expect(run.code).toBe(0);
+      for (const flag of ['--max-regression PCT', '--format md|csv', '-h, --help'])
+        expect(run.stdout).toContain(flag);
+    },
+    CLI_TIMEOUT_MS,
+  );
+});

@@ -1,0 +1,135 @@
+// npm run compare -- A.json B.json [C.json ...] [--max-regression PCT] [--format md|csv]
+// Joins the points of saved results and prints their times side by side; with --max-regression,
+// exits 1 when the second file is slower than the first by more than PCT percent on any point.
+import { readFileSync, statSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import {
+  type ComparedFile,
+  checkResultFileSize,
+  compareResults,
+  comparisonToCsv,
+  comparisonToMarkdown,
+  findRegressions,
+  formatPointKey,
+  parseResultFile,
+  ResultFileError,
+} from '../src/results/compare.ts';
+import { formatMs } from '../src/results/export.ts';
+
+/** How the comparison can be printed. */
+const OUTPUT_FORMATS = {
+  md: comparisonToMarkdown,
+  csv: comparisonToCsv,
+} as const;
+type OutputFormat = keyof typeof OUTPUT_FORMATS;
+
+const HELP = `Usage: npm run compare -- A.json B.json [C.json ...] [options]
+
+Joins the measured points of two or more result files (saved from the page or the bench CLI) on
+(preset, pass, L or depth, batch) and prints each file's median time per point, with the speed-up
+of every file against the first: above 1 means faster than the first file.
+
+  --max-regression PCT   regression gate, for exactly two files (baseline first, candidate second):
+                         exit 1 if any point of the candidate is more than PCT percent slower than
+                         the same point of the baseline (exactly PCT passes)
+  --format md|csv        how to print the comparison (default md)
+  -h, --help             this text
+
+The comparison goes to stdout; warnings and the gate's verdict go to stderr.
+
+Exit codes: 0 compared (no regression), 1 regression, 2 bad arguments or an unreadable or invalid file.`;
+
+function fail(message: string, code: number): never {
+  console.error(`compare: ${message}`);
+  process.exit(code);
+}
+
+function parse() {
+  try {
+    return parseArgs({
+      options: {
+        'max-regression': { type: 'string' },
+        format: { type: 'string', default: 'md' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      strict: true,
+      allowPositionals: true,
+    });
+  } catch (e) {
+    fail(`${(e as Error).message}\n\n${HELP}`, 2);
+  }
+}
+
+function isOutputFormat(format: string): format is OutputFormat {
+  return Object.hasOwn(OUTPUT_FORMATS, format);
+}
+
+/** Reads and validates one file; any failure becomes a ResultFileError naming it. */
+function readResult(path: string): ComparedFile {
+  let text: string;
+  try {
+    // Checked before reading, so a huge file is never loaded.
+    checkResultFileSize(statSync(path).size, path);
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if (e instanceof ResultFileError) throw e;
+    throw new ResultFileError(`${path}: cannot read the file: ${(e as Error).message}`);
+  }
+  return { name: path, result: parseResultFile(text, path) };
+}
+
+const { values: args, positionals: paths } = parse();
+if (args.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+if (paths.length < 2) fail(`give at least two result files, got ${paths.length}\n\n${HELP}`, 2);
+const format = args.format;
+if (!isOutputFormat(format)) fail(`--format must be md or csv, got "${format}"\n\n${HELP}`, 2);
+let maxRegressionPct: number | undefined;
+if (args['max-regression'] !== undefined) {
+  const text = args['max-regression'];
+  maxRegressionPct = Number(text);
+  if (text.trim() === '' || !Number.isFinite(maxRegressionPct) || maxRegressionPct < 0) {
+    fail(`--max-regression must be a non-negative number of percent, got "${text}"\n\n${HELP}`, 2);
+  }
+  if (paths.length !== 2) {
+    fail(`--max-regression compares exactly two files (baseline, candidate), got ${paths.length}`, 2);
+  }
+}
+
+let files: ComparedFile[];
+try {
+  files = paths.map(readResult);
+} catch (e) {
+  fail(e instanceof ResultFileError ? e.message : String(e), 2);
+}
+
+const comparison = compareResults(files);
+process.stdout.write(OUTPUT_FORMATS[format](comparison));
+for (const w of comparison.warnings) console.error(`compare: warning: ${w}`);
+for (const { name, result } of files) {
+  if (result.status !== 'complete') console.error(`compare: warning: ${name}: the run is ${result.status}`);
+  if (result.env.adapter.isFallbackAdapter)
+    console.error(`compare: warning: ${name}: fallback/software adapter`);
+}
+
+if (maxRegressionPct !== undefined) {
+  const matched = comparison.rows.filter((r) => r.medianMs.every((ms) => ms !== null)).length;
+  // A gate that matched nothing would pass anything, so it fails as a usage error instead.
+  if (matched === 0) fail(`${paths[0]} and ${paths[1]} have no point in common; nothing to gate on`, 2);
+  const unmatched = comparison.rows.length - matched;
+  if (unmatched > 0)
+    console.error(`compare: warning: ${unmatched} point(s) are in only one file and were not judged`);
+  const regressions = findRegressions(comparison, maxRegressionPct);
+  for (const r of regressions) {
+    console.error(
+      `regression: ${formatPointKey(r.key)}: ${formatMs(r.baselineMs)} ms -> ${formatMs(r.candidateMs)} ms (+${r.slowdownPct.toFixed(1)}%, limit ${maxRegressionPct}%)`,
+    );
+  }
+  if (regressions.length > 0) {
+    console.error(`${regressions.length} of ${matched} points regressed by more than ${maxRegressionPct}%`);
+    process.exit(1);
+  }
+  console.error(`no regression over ${maxRegressionPct}% (${matched} points compared)`);
+}

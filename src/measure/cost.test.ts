@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import type { ModelConfig } from '../model/config.ts';
+import { decodeCost, KERNEL_ROLES, prefillCost } from './cost.ts';
+
+/** Small enough to count by hand: d 8, 2 query heads sharing 1 KV head of dim 4, ffn 16, vocab 10. */
+const small: ModelConfig = {
+  vocabSize: 10,
+  hiddenSize: 8,
+  intermediateSize: 16,
+  numLayers: 1,
+  numHeads: 2,
+  numKvHeads: 1,
+  headDim: 4,
+  ropeTheta: 10000,
+  rmsNormEps: 1e-5,
+  tieWordEmbeddings: true,
+  maxSeqLen: 64,
+};
+
+describe('cost model against hand counts', () => {
+  it('prefill of L = 2 from position 0', () => {
+    const cost = prefillCost(small, 2);
+    const byRole = Object.fromEntries(cost.kernels.map((k) => [k.role, k]));
+    // embedding: 2 ids (8 B) + 2 rows read (64 B) + 2 rows written (64 B)
+    expect(byRole[KERNEL_ROLES.embedding]).toMatchObject({ flops: 0, bytes: 136 });
+    // 3 norms (2 per layer + final), each 4·2·8 = 64 FLOPs and (2·16 + 8)·4 = 160 B
+    expect(byRole[KERNEL_ROLES.norm]).toMatchObject({ flops: 192, bytes: 480, dispatches: 3 });
+    // q: 2·2·8·8 = 256 FLOPs, (64 + 16 + 16)·4 = 384 B; k and v: 128 FLOPs, (32 + 16 + 8)·4 = 224 B each
+    expect(byRole[KERNEL_ROLES.qkv]).toMatchObject({ flops: 512, bytes: 832, dispatches: 3 });
+    // rope over 2·(2 + 1) = 6 head rows of 2 pairs: 6 FLOPs a pair; read+write 48 floats;
+    // each of the 2 dispatches reads 2 positions and cos+sin rows (8 floats): 192 + 2·(8 + 32)
+    expect(byRole[KERNEL_ROLES.rope]).toMatchObject({ flops: 72, bytes: 272, dispatches: 2 });
+    // kv write: read k, v and write both (4·2·4 floats) + 2 slots
+    expect(byRole[KERNEL_ROLES.kvWrite]).toMatchObject({ flops: 0, bytes: 136 });
+    // attention: causal pairs 1 + 2 = 3, per head 4·4 + 3 = 19 FLOPs: 2·3·19; read q + write out (2·2·8 floats), K and V (2·2·4 floats)
+    expect(byRole[KERNEL_ROLES.attention]).toMatchObject({ flops: 114, bytes: 192 });
+    expect(byRole[KERNEL_ROLES.oProj]).toMatchObject({ flops: 256, bytes: 384 });
+    expect(byRole[KERNEL_ROLES.residual]).toMatchObject({ flops: 32, bytes: 384, dispatches: 2 });
+    // gate and up: 2·2·16·8 = 512 FLOPs and (128 + 16 + 32)·4 = 704 B each
+    expect(byRole[KERNEL_ROLES.gateUp]).toMatchObject({ flops: 1024, bytes: 1408, dispatches: 2 });
+    expect(byRole[KERNEL_ROLES.swiglu]).toMatchObject({ flops: 160, bytes: 384 });
+    expect(byRole[KERNEL_ROLES.down]).toMatchObject({ flops: 512, bytes: 704 });
+    // lm head on the last row only: 2·10·8 = 160 FLOPs, (80 + 8 + 10)·4 = 392 B; argmax reads 10 logits, writes 1 id
+    expect(byRole[KERNEL_ROLES.lmHead]).toMatchObject({ flops: 160, bytes: 392 });
+    expect(byRole[KERNEL_ROLES.argmax]).toMatchObject({ flops: 10, bytes: 44 });
+    expect(cost.flops).toBe(3044);
+    expect(cost.bytes).toBe(5748);
+    // 16 per layer, plus embedding, final norm, lm head and argmax
+    expect(cost.dispatches).toBe(20);
+  });
+
+  it('decode of a batch reads each sequence’s whole context and the weights once', () => {
+    const one = decodeCost(small, [5]);
+    const byRole = Object.fromEntries(one.kernels.map((k) => [k.role, k]));
+    // attention: 6 pairs (5 cached + the new token), 2 heads: 2·6·19; q, out 2·8 floats, K and V 2·6·4 floats
+    expect(byRole[KERNEL_ROLES.attention]).toMatchObject({ flops: 228, bytes: (16 + 48) * 4 });
+    // o proj for M = 1: 2·8·8 FLOPs, (64 + 8 + 8)·4 B
+    expect(byRole[KERNEL_ROLES.oProj]).toMatchObject({ flops: 128, bytes: 320 });
+    const batch = decodeCost(small, [5, 9]);
+    // batching shares the weight bytes: o proj for M = 2 reads the 64 weights once
+    expect(batch.kernels.find((k) => k.role === KERNEL_ROLES.oProj)).toMatchObject({
+      flops: 256,
+      bytes: (64 + 16 + 16) * 4,
+    });
+    expect(batch.dispatches).toBe(one.dispatches);
+  });
+
+  it('prefill after a cached prefix attends to the prefix too', () => {
+    const fresh = prefillCost(small, 2, 0);
+    const after = prefillCost(small, 2, 10);
+    const attn = (c: typeof fresh) => c.kernels.find((k) => k.role === KERNEL_ROLES.attention)!;
+    // pairs 11 + 12 = 23 instead of 3
+    expect(attn(after).flops).toBe(2 * 23 * 19);
+    expect(attn(after).bytes - attn(fresh).bytes).toBe(2 * 10 * 4 * 4);
+  });
+});

@@ -1,0 +1,288 @@
+/**
+ * Reading result files and comparing runs, shared by the page and `npm run compare`. Pure: the
+ * caller reads the file; this validates it, joins points across runs and renders the comparison,
+ * in the manner of llama.cpp's compare-llama-bench.py.
+ */
+import {
+  adapterLabel,
+  csvRecord,
+  escapeMarkdown,
+  formatMs,
+  markdownDelimiter,
+  markdownRow,
+} from './export.ts';
+import { type BenchResult, BenchResultSchema, type Point, SCHEMA_VERSION } from './schema.ts';
+
+/** Limits on untrusted result files. */
+export const RESULT_FILE_LIMITS = {
+  /** Largest file accepted, in characters (bytes for ASCII JSON); real runs are well under 1 MB. */
+  maxChars: 50 * 1024 * 1024,
+  /** Longest excerpt of file content quoted back in an error message. */
+  maxQuotedChars: 200,
+} as const;
+
+/** Tolerances of the regression gate. */
+const REGRESSION_GATE = {
+  /**
+   * Slack, in percentage points, under which a slowdown counts as "exactly at" the limit: a
+   * ratio of two rounded floats is rarely exact (1.1·x / x − 1 is 0.10000000000000009), and a
+   * point exactly at the limit must pass.
+   */
+  epsilonPct: 1e-9,
+} as const;
+
+/** A result file that cannot be read: not JSON, the wrong schema version, or invalid. */
+export class ResultFileError extends Error {
+  override readonly name = 'ResultFileError';
+}
+
+function clip(text: string): string {
+  const max = RESULT_FILE_LIMITS.maxQuotedChars;
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** A scalar quoted back as itself, anything else by its kind, so an error never echoes a whole file. */
+function describeValue(value: unknown): string {
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (typeof value === 'string') return JSON.stringify(clip(value));
+  return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
+}
+
+/**
+ * Rejects a file too large to be a result. Callers that can see the size before reading (a
+ * File in the page, stat in the CLI) call it first, so a huge file is never read into memory.
+ */
+export function checkResultFileSize(size: number, fileName: string): void {
+  if (size > RESULT_FILE_LIMITS.maxChars) {
+    const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+    throw new ResultFileError(
+      `${fileName}: ${mb(size)} MB is too large for a result file (the limit is ${mb(RESULT_FILE_LIMITS.maxChars)} MB)`,
+    );
+  }
+}
+
+/**
+ * Validates an untrusted result file. Every failure throws ResultFileError with the file name
+ * and the first problem, e.g. `b.json: points.3.medianMs: Invalid input: expected number, received string`.
+ */
+export function parseResultFile(text: string, fileName: string): BenchResult {
+  checkResultFileSize(text.length, fileName);
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new ResultFileError(`${fileName}: not valid JSON: ${clip((e as Error).message)}`);
+  }
+  // A version mismatch explains every later schema error, so it is reported on its own.
+  if (
+    typeof data === 'object' &&
+    data !== null &&
+    'schemaVersion' in data &&
+    data.schemaVersion !== SCHEMA_VERSION
+  ) {
+    throw new ResultFileError(
+      `${fileName}: schemaVersion ${describeValue(data.schemaVersion)} is not supported; this version reads schemaVersion ${SCHEMA_VERSION}`,
+    );
+  }
+  const parsed = BenchResultSchema.safeParse(data);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue.path.map(String).join('.') || '(root)';
+    throw new ResultFileError(`${fileName}: ${clip(path)}: ${clip(issue.message)}`);
+  }
+  return parsed.data;
+}
+
+/** What identifies a point across runs. Page size and KV mode are left out on purpose, so runs that differ in them can be compared. */
+export interface PointKey {
+  preset: string;
+  pass: Point['pass'];
+  tokens: number;
+  depth: number;
+  batch: number;
+}
+
+export interface ComparedFile {
+  name: string;
+  result: BenchResult;
+}
+
+/** One joined point. Arrays are indexed by file; `speedup[i - 1]` is file i against file 0. */
+export interface ComparisonRow {
+  key: PointKey;
+  /** Median wall-clock time in each file, ms; null where the file lacks the point. */
+  medianMs: (number | null)[];
+  tokensPerSec: (number | null)[];
+  /** median0 / median_i: above 1, file i is faster than file 0. Null unless both have the point. */
+  speedup: (number | null)[];
+}
+
+export interface Comparison {
+  files: ComparedFile[];
+  rows: ComparisonRow[];
+  /** Things the reader should know, e.g. a file with two points under one key. */
+  warnings: string[];
+}
+
+function keyOf(preset: string, p: Point): PointKey {
+  return { preset, pass: p.pass, tokens: p.tokens, depth: p.depth, batch: p.batch };
+}
+
+function keyId(k: PointKey): string {
+  return JSON.stringify([k.preset, k.pass, k.tokens, k.depth, k.batch]);
+}
+
+/** A point key for people: `smollm2-135m prefill L=256 B=1`, or without the preset. */
+export function formatPointKey(k: PointKey, withPreset = true): string {
+  const size = k.pass === 'prefill' ? `L=${k.tokens}` : `depth=${k.depth}`;
+  return `${withPreset ? `${k.preset} ` : ''}${k.pass} ${size} B=${k.batch}`;
+}
+
+/**
+ * Joins the points of several runs on (preset, pass, tokens, depth, batch). Rows are grouped by
+ * preset in order of first appearance, prefill (by L) before decode (by depth), then by batch.
+ * Within one file the first point under a key is used, with a warning about the rest.
+ */
+export function compareResults(files: readonly ComparedFile[]): Comparison {
+  const warnings: string[] = [];
+  const keys = new Map<string, PointKey>();
+  const byFile = files.map(({ name, result }) => {
+    const points = new Map<string, Point>();
+    for (const p of result.points) {
+      const key = keyOf(result.model.preset, p);
+      const id = keyId(key);
+      if (points.has(id)) {
+        warnings.push(`${name}: more than one point for ${formatPointKey(key)}; comparing the first`);
+        continue;
+      }
+      points.set(id, p);
+      if (!keys.has(id)) keys.set(id, key);
+    }
+    return points;
+  });
+
+  const presetOrder = [...new Set([...keys.values()].map((k) => k.preset))];
+  const passOrder: Record<Point['pass'], number> = { prefill: 0, decode: 1 };
+  const sorted = [...keys.entries()].sort(([, a], [, b]) => {
+    const major = (k: PointKey) => (k.pass === 'prefill' ? k.tokens : k.depth);
+    const minor = (k: PointKey) => (k.pass === 'prefill' ? k.depth : k.tokens);
+    return (
+      presetOrder.indexOf(a.preset) - presetOrder.indexOf(b.preset) ||
+      passOrder[a.pass] - passOrder[b.pass] ||
+      major(a) - major(b) ||
+      a.batch - b.batch ||
+      minor(a) - minor(b)
+    );
+  });
+
+  const rows = sorted.map(([id, key]): ComparisonRow => {
+    const found = byFile.map((points) => points.get(id) ?? null);
+    const medianMs = found.map((p) => p?.medianMs ?? null);
+    const base = medianMs[0];
+    return {
+      key,
+      medianMs,
+      tokensPerSec: found.map((p) => p?.tokensPerSec ?? null),
+      speedup: medianMs.slice(1).map((ms) => (base !== null && ms !== null && ms > 0 ? base / ms : null)),
+    };
+  });
+  return { files: [...files], rows, warnings };
+}
+
+export interface Regression {
+  key: PointKey;
+  baselineMs: number;
+  candidateMs: number;
+  /** (candidate / baseline − 1) · 100. */
+  slowdownPct: number;
+}
+
+/**
+ * Points of the second file (the candidate) more than `maxRegressionPct` percent slower than the
+ * same point in the first (the baseline). Points missing from either file are not judged.
+ */
+export function findRegressions(cmp: Comparison, maxRegressionPct: number): Regression[] {
+  if (cmp.files.length !== 2) {
+    throw new RangeError(
+      `a regression check needs exactly two files (baseline, candidate), got ${cmp.files.length}`,
+    );
+  }
+  return cmp.rows.flatMap((row): Regression[] => {
+    const [baselineMs, candidateMs] = row.medianMs;
+    if (baselineMs === null || candidateMs === null) return [];
+    const slowdownPct =
+      baselineMs > 0 ? (candidateMs / baselineMs - 1) * 100 : candidateMs > 0 ? Number.POSITIVE_INFINITY : 0;
+    return slowdownPct > maxRegressionPct + REGRESSION_GATE.epsilonPct
+      ? [{ key: row.key, baselineMs, candidateMs, slowdownPct }]
+      : [];
+  });
+}
+
+function formatSpeedup(s: number | null): string {
+  return s === null ? '–' : s.toFixed(2);
+}
+
+/** Files as a list with adapter, browser and time, then one table row per joined point. */
+export function comparisonToMarkdown(cmp: Comparison): string {
+  const fileLines = cmp.files.map(({ name, result: r }, i) => {
+    const status = r.status === 'complete' ? '' : `, **${r.status}**`;
+    const fallback = r.env.adapter.isFallbackAdapter ? ' ⚠ **fallback/software adapter**' : '';
+    return `${i + 1}. ${escapeMarkdown(name)}: ${escapeMarkdown(adapterLabel(r.env.adapter))}${fallback}, ${escapeMarkdown(r.env.browser)}, ${escapeMarkdown(r.model.preset)}, ${escapeMarkdown(r.createdAt)}${status}`;
+  });
+  const names = cmp.files.map((f) => escapeMarkdown(f.name));
+  // Rows need a preset column only when the files mix presets.
+  const withPreset = new Set(cmp.rows.map((r) => r.key.preset)).size > 1;
+  const keyHeaders = [...(withPreset ? ['preset'] : []), 'pass', 'L/depth', 'B'];
+  const header = [
+    ...keyHeaders,
+    ...names.map((n) => `${n} ms`),
+    ...names.slice(1).map((n) => `${n}/${names[0]} speedup`),
+  ];
+  // Preset and pass are text; sizes, times and ratios are numbers.
+  const textColumns = withPreset ? 2 : 1;
+  const alignment = 'l'.repeat(textColumns) + 'r'.repeat(header.length - textColumns);
+  const rows = cmp.rows.map((row) =>
+    markdownRow([
+      ...(withPreset ? [escapeMarkdown(row.key.preset)] : []),
+      row.key.pass,
+      String(row.key.pass === 'prefill' ? row.key.tokens : row.key.depth),
+      String(row.key.batch),
+      ...row.medianMs.map((ms) => (ms === null ? '–' : formatMs(ms))),
+      ...row.speedup.map(formatSpeedup),
+    ]),
+  );
+  const sections = [
+    fileLines,
+    rows.length > 0 ? [markdownRow(header), markdownDelimiter(alignment), ...rows] : ['No measured points.'],
+  ];
+  if (cmp.warnings.length > 0) sections.push(cmp.warnings.map((w) => `- ${escapeMarkdown(w)}`));
+  return `${sections.map((lines) => lines.join('\n')).join('\n\n')}\n`;
+}
+
+/** One row per joined point: key, each file's median ms and tok/s, then the speed-ups. */
+export function comparisonToCsv(cmp: Comparison): string {
+  const names = cmp.files.map((f) => f.name);
+  const header = [
+    'preset',
+    'pass',
+    'tokens',
+    'depth',
+    'batch',
+    ...names.map((n) => `${n} ms`),
+    ...names.map((n) => `${n} tok/s`),
+    ...names.slice(1).map((n) => `${n}/${names[0]} speedup`),
+  ];
+  const rows = cmp.rows.map((row) =>
+    csvRecord([
+      row.key.preset,
+      row.key.pass,
+      row.key.tokens,
+      row.key.depth,
+      row.key.batch,
+      ...row.medianMs,
+      ...row.tokensPerSec,
+      ...row.speedup,
+    ]),
+  );
+  return csvRecord(header) + rows.join('');
+}

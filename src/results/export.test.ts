@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CSV_COLUMNS,
+  csvField,
+  escapeMarkdown,
+  formatFor,
+  MARKDOWN_POINTS_HEADER,
+  toCsv,
+  toJson,
+  toJsonl,
+  toMarkdown,
+} from './export.ts';
+import { makeResult } from './fixtures.ts';
+import { BenchResultSchema } from './schema.ts';
+
+const result = makeResult();
+const pointCount = result.points.length;
+
+describe('fixture', () => {
+  it('is a valid result with prefill and decode points, some profiled', () => {
+    expect(() => BenchResultSchema.parse(result)).not.toThrow();
+    expect(result.points.filter((p) => p.pass === 'prefill')).toHaveLength(5);
+    expect(result.points.filter((p) => p.pass === 'decode')).toHaveLength(3);
+    expect(result.points.some((p) => p.kernels.length > 0)).toBe(true);
+    expect(makeResult()).toEqual(result);
+  });
+});
+
+describe('JSON export', () => {
+  it('round-trips the full record', () => {
+    const text = toJson(result);
+    expect(text).toContain('\n  "schemaVersion": 1,');
+    expect(BenchResultSchema.parse(JSON.parse(text))).toEqual(result);
+  });
+});
+
+describe('JSONL export', () => {
+  it('writes one parseable line per point with the run context and raw samples', () => {
+    const text = toJsonl(result);
+    expect(text.endsWith('\n')).toBe(true);
+    const lines = text.trimEnd().split('\n');
+    expect(lines).toHaveLength(pointCount);
+    lines.forEach((line, i) => {
+      const row = JSON.parse(line);
+      expect(row).toMatchObject({
+        preset: 'smollm2-135m',
+        adapter: 'Apple M2 Pro',
+        createdAt: result.createdAt,
+      });
+      expect(row.samplesMs).toEqual(result.points[i].samplesMs);
+      expect(row.medianMs).toBe(result.points[i].medianMs);
+    });
+  });
+
+  it('names the adapter by vendor/architecture when the browser hides its description', () => {
+    const r = makeResult();
+    r.env.adapter.description = '';
+    expect(JSON.parse(toJsonl(r).split('\n')[0]).adapter).toBe('apple/metal-3');
+  });
+});
+
+describe('CSV export', () => {
+  it('writes the header and one row per point, with unformatted numbers and empty nulls', () => {
+    const r = makeResult();
+    r.points[0].gpuMedianMs = null;
+    const records = toCsv(r).split('\r\n');
+    expect(records.pop()).toBe('');
+    expect(records).toHaveLength(pointCount + 1);
+    expect(records[0]).toBe(CSV_COLUMNS.join(','));
+    const first = Object.fromEntries(records[1].split(',').map((v, i) => [CSV_COLUMNS[i], v]));
+    const p = r.points[0];
+    expect(first).toMatchObject({
+      pass: 'prefill',
+      tokens: '16',
+      medianMs: String(p.medianMs),
+      ci95Lo: String(p.ci95Ms[0]),
+      ci95Hi: String(p.ci95Ms[1]),
+      highVariance: 'true',
+      gpuMedianMs: '',
+      bound: p.bound,
+    });
+  });
+
+  it('quotes fields as RFC 4180 says and defuses spreadsheet formulas', () => {
+    expect(csvField('a,b')).toBe('"a,b"');
+    expect(csvField('say "hi"')).toBe('"say ""hi"""');
+    expect(csvField('two\nlines')).toBe('"two\nlines"');
+    expect(csvField('=HYPERLINK("x")')).toBe(`"'=HYPERLINK(""x"")"`);
+    expect(csvField(-1.5)).toBe('-1.5');
+    expect(csvField(null)).toBe('');
+  });
+});
+
+describe('Markdown report', () => {
+  const md = toMarkdown(result);
+
+  it('has the points table with one row per point', () => {
+    const lines = md.split('\n');
+    const start = lines.indexOf(MARKDOWN_POINTS_HEADER);
+    expect(MARKDOWN_POINTS_HEADER).toBe(
+      '| pass | L/depth | ms | tok/s | GFLOP/s | GB/s | FLOP/B | bound | % roof | predicted ms |',
+    );
+    expect(start).toBeGreaterThan(0);
+    const rows = lines.slice(start + 2, start + 2 + pointCount);
+    expect(rows.every((row) => row.split(' | ').length === 10)).toBe(true);
+    expect(rows[0]).toMatch(/^\| prefill \| 16 \| \d+\.\d+ ⚠ \|/);
+    expect(rows[1]).not.toContain('⚠');
+    expect(rows.at(-1)).toMatch(/^\| decode \| 1024 ×4 \|/);
+  });
+
+  it('states the peaks and ridge point, latencies and kernels', () => {
+    expect(md).toContain(
+      'FMA 2000.0 GFLOP/s, copy 200.0 GB/s, dispatch 8.0 µs, submit 40.0 µs; ridge point 10.0 FLOP/B',
+    );
+    expect(md).toContain('| latency | p50 ms | p95 ms | p99 ms |');
+    expect(md).toMatch(/\| TTFT \| [\d.]+ \| [\d.]+ \| [\d.]+ \|/);
+    expect(md).toContain('| kernel | pass L/depth | calls | ms | % of pass | GFLOP/s | GB/s |');
+    expect(md).toMatch(/\| matmul \| prefill 256 \| 210 \| [\d.]+ \| 70\.0 \|/);
+    expect(md).not.toContain('Fallback');
+    expect(md).not.toContain('Status');
+  });
+
+  it('warns loudly about a fallback adapter and reports an unfinished run', () => {
+    const r = makeResult({
+      status: 'cancelled',
+      error: 'stopped by the user',
+      warnings: ['GPU was throttling'],
+    });
+    r.env.adapter.isFallbackAdapter = true;
+    const text = toMarkdown(r);
+    expect(text).toContain('**Fallback/software adapter**');
+    expect(text).toContain('**Status: cancelled**: stopped by the user');
+    expect(text).toContain('- GPU was throttling');
+  });
+
+  it('escapes strings from the file so they cannot break a table or inject markup', () => {
+    const r = makeResult({ warnings: ['<img src=x onerror=alert(1)>'] });
+    r.env.adapter.description = 'evil | cell\nnext line';
+    r.points[4].kernels[0].name = 'a|b\n| x |';
+    const text = toMarkdown(r);
+    expect(text).toContain('**Adapter:** evil \\| cell next line');
+    expect(text).toContain('| a\\|b \\| x \\| | prefill 256 |');
+    expect(text).toContain('- \\<img src=x onerror=alert(1)\\>');
+    expect(text).not.toContain('next line\n');
+  });
+
+  it('escapes Markdown punctuation and drops control characters', () => {
+    expect(escapeMarkdown('[x](javascript:1) *b* `c` a\\b &amp;\u0007')).toBe(
+      '\\[x\\](javascript:1) \\*b\\* \\`c\\` a\\\\b \\&amp;',
+    );
+    expect(escapeMarkdown('a\r\nb\tc')).toBe('a b c');
+  });
+});
+
+describe('formatFor', () => {
+  it('dispatches on the format', () => {
+    expect(formatFor(result, 'json')).toBe(toJson(result));
+    expect(formatFor(result, 'jsonl')).toBe(toJsonl(result));
+    expect(formatFor(result, 'csv')).toBe(toCsv(result));
+    expect(formatFor(result, 'md')).toBe(toMarkdown(result));
+  });
+});

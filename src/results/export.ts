@@ -1,0 +1,310 @@
+/**
+ * A BenchResult written out as JSON, JSONL, CSV or a llama-bench-like Markdown report. Pure
+ * string building with no DOM or Node imports, so the page and the CLI share it.
+ *
+ * Results may come from untrusted files, so every string taken from one is escaped for the
+ * format it lands in: Markdown punctuation and line breaks in reports, quotes and leading
+ * formula characters in CSV.
+ */
+import type { BenchResult, Point } from './schema.ts';
+
+/** The formats a result can be exported as, by their usual file extension. */
+export const EXPORT_FORMATS = ['json', 'jsonl', 'csv', 'md'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/** CSV columns, in order; each is a Point field except the two halves of the confidence interval. */
+export const CSV_COLUMNS = [
+  'pass',
+  'tokens',
+  'depth',
+  'batch',
+  'pageSize',
+  'kvMode',
+  'reps',
+  'medianMs',
+  'p95Ms',
+  'stddevMs',
+  'ci95Lo',
+  'ci95Hi',
+  'cv',
+  'highVariance',
+  'driftPct',
+  'gpuMedianMs',
+  'tokensPerSec',
+  'flops',
+  'bytes',
+  'intensity',
+  'gflops',
+  'gbps',
+  'bound',
+  'roofPct',
+  'predictedMs',
+  'predictionErrorPct',
+] as const;
+
+/** Header of the Markdown report's main table, exactly as it is printed. */
+export const MARKDOWN_POINTS_HEADER =
+  '| pass | L/depth | ms | tok/s | GFLOP/s | GB/s | FLOP/B | bound | % roof | predicted ms |';
+
+/** Marks a point whose samples spread too widely to trust its median (Point.highVariance). */
+const HIGH_VARIANCE_MARK = '⚠';
+
+/** Stands in for a value that cannot be computed, e.g. a rate over zero time. */
+const MISSING = '–';
+
+/** A short name for an adapter: its description, or vendor/architecture when the browser hides it. */
+export function adapterLabel(adapter: BenchResult['env']['adapter']): string {
+  return (
+    adapter.description ||
+    [adapter.vendor, adapter.architecture].filter(Boolean).join('/') ||
+    'unknown adapter'
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Escaping
+
+/**
+ * Escapes untrusted text for Markdown, in a table cell or in running text: line breaks and tabs
+ * become spaces (a break would end the table row), other control characters are dropped, and
+ * the ASCII punctuation that could start emphasis, code, links, images, HTML, entities or a cell
+ * boundary is backslash-escaped (CommonMark allows that before any ASCII punctuation, and GFM tables
+ * honour `\|`). Characters that only matter at the start of a line (`#`, `-`, `+`, digits)
+ * are left alone, because this text never starts a line.
+ */
+export function escapeMarkdown(text: string): string {
+  return (
+    text
+      .replace(/\r\n|[\t\r\n\u2028\u2029]/g, ' ')
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point.
+      .replace(/[\u0000-\u001f\u007f]/g, '')
+      .replace(/[\\`*_[\]<>|&~!]/g, '\\$&')
+  );
+}
+
+/**
+ * One CSV field (RFC 4180): numbers as JavaScript prints them, null as an empty field, and strings
+ * quoted when they hold a comma, quote or line break. A string that a spreadsheet would read as a
+ * formula (leading `=`, `+`, `-`, `@`, tab or CR) gets a leading `'` first, so opening an exported
+ * file never evaluates anything a result file supplied (OWASP's advice for CSV injection).
+ */
+export function csvField(value: string | number | boolean | null): string {
+  if (value === null) return '';
+  if (typeof value !== 'string') return String(value);
+  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+}
+
+/** RFC 4180 ends every record, the last included, with CRLF. */
+const CSV_EOL = '\r\n';
+
+export function csvRecord(fields: readonly (string | number | boolean | null)[]): string {
+  return fields.map(csvField).join(',') + CSV_EOL;
+}
+
+/** A Markdown table row from cells that are already escaped. */
+export function markdownRow(cells: readonly string[]): string {
+  return `| ${cells.join(' | ')} |`;
+}
+
+/**
+ * The delimiter row, one letter per column: `l` left-aligns it (text), `r` right-aligns it
+ * (numbers, so digits line up in a rendered table).
+ */
+export function markdownDelimiter(alignment: string): string {
+  return markdownRow([...alignment].map((a) => (a === 'r' ? '---:' : '---')));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Number formatting for the Markdown report
+
+/** Milliseconds with about four significant digits: 123.4, 12.34, 1.234, 0.123. */
+export function formatMs(ms: number): string {
+  return ms.toFixed(ms >= 100 ? 1 : ms >= 10 ? 2 : 3);
+}
+
+function fixed(n: number, digits: number): string {
+  return Number.isFinite(n) ? n.toFixed(digits) : MISSING;
+}
+
+/** FLOP per byte spans 0.1 (decode) to hundreds (long prefill). */
+function formatIntensity(n: number): string {
+  return fixed(n, n >= 10 ? 1 : 2);
+}
+
+/** Prefill points are named by prompt length, decode points by context depth; batch as `×B`. */
+function pointSize(p: Pick<Point, 'pass' | 'tokens' | 'depth' | 'batch'>): string {
+  const n = p.pass === 'prefill' ? p.tokens : p.depth;
+  return p.batch > 1 ? `${n} ×${p.batch}` : String(n);
+}
+
+function formatCount(n: number): string {
+  if (n >= 1e9) return `${(n / 1e9).toFixed(2)}B`;
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
+  return String(n);
+}
+
+function formatBytes(n: number): string {
+  if (n >= 1e9) return `${(n / 1e9).toFixed(2)} GB`;
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)} MB`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)} kB`;
+  return `${n} B`;
+}
+
+/** Rate in units per second from an amount and a time in ms, with a unit scale (1e9 for GFLOP/s). */
+function rate(amount: number, ms: number, unit: number): string {
+  return ms > 0 ? fixed(amount / (ms * 1e-3) / unit, 1) : MISSING;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exports
+
+/** The full record, pretty-printed, ending with a newline. */
+export function toJson(r: BenchResult): string {
+  return `${JSON.stringify(r, null, 2)}\n`;
+}
+
+/** One JSON object per point, with the run's preset, adapter and time, and the raw samples. */
+export function toJsonl(r: BenchResult): string {
+  const adapter = adapterLabel(r.env.adapter);
+  return r.points
+    .map((p) => `${JSON.stringify({ preset: r.model.preset, adapter, createdAt: r.createdAt, ...p })}\n`)
+    .join('');
+}
+
+/** One row per point; see CSV_COLUMNS. */
+export function toCsv(r: BenchResult): string {
+  const rows = r.points.map((p) =>
+    csvRecord(
+      CSV_COLUMNS.map((column) => {
+        if (column === 'ci95Lo') return p.ci95Ms[0];
+        if (column === 'ci95Hi') return p.ci95Ms[1];
+        return p[column];
+      }),
+    ),
+  );
+  return csvRecord(CSV_COLUMNS) + rows.join('');
+}
+
+function headerLines(r: BenchResult): string[] {
+  const { adapter } = r.env;
+  const c = r.model.config;
+  const { fmaGflops, copyGBps, dispatchUs, submitUs } = r.peaks;
+  const ridge = copyGBps > 0 ? `${formatIntensity(fmaGflops / copyGBps)} FLOP/B` : MISSING;
+  const adapterDetails = [adapter.vendor, adapter.architecture, adapter.device]
+    .filter(Boolean)
+    .map(escapeMarkdown);
+  const lines = [
+    `## ${escapeMarkdown(r.tool.name)} ${escapeMarkdown(r.tool.version)}: ${escapeMarkdown(r.model.preset)}`,
+    '',
+    `- **Model:** ${escapeMarkdown(r.model.preset)}, ${formatCount(r.model.params)} params, ${formatBytes(r.model.weightBytes)} of weights (d=${c.hiddenSize}, layers=${c.numLayers}, heads=${c.numHeads}/${c.numKvHeads}, ffn=${c.intermediateSize}, vocab=${c.vocabSize})`,
+    `- **Adapter:** ${escapeMarkdown(adapterLabel(adapter))}${adapterDetails.length > 0 ? ` (${adapterDetails.join(' / ')})` : ''}`,
+  ];
+  if (adapter.isFallbackAdapter) {
+    lines.push(
+      '- ⚠ **Fallback/software adapter**: this ran on a CPU implementation of WebGPU; the times say nothing about a GPU.',
+    );
+  }
+  lines.push(
+    `- **Browser:** ${escapeMarkdown(r.env.browser)}; GPU timestamps: ${r.env.timestamps.supported ? 'yes' : 'no'}; cross-origin isolated: ${r.env.crossOriginIsolated ? 'yes' : 'no'}`,
+    `- **Peaks:** FMA ${fixed(fmaGflops, 1)} GFLOP/s, copy ${fixed(copyGBps, 1)} GB/s, dispatch ${fixed(dispatchUs, 1)} µs, submit ${fixed(submitUs, 1)} µs; ridge point ${ridge}`,
+    `- **Cold start:** compile ${formatMs(r.coldStart.compileMs)} ms, load ${formatMs(r.coldStart.loadMs)} ms`,
+  );
+  if (r.status !== 'complete') {
+    lines.push(`- **Status: ${r.status}**${r.error ? `: ${escapeMarkdown(r.error)}` : ''}`);
+  }
+  const v = r.validation;
+  const failed = v.checks.filter((check) => !check.passed).map((check) => escapeMarkdown(check.name));
+  lines.push(
+    `- **Validation:** ${v.passed ? 'passed' : '**FAILED**'} (max abs err ${v.maxAbsErr.toExponential(2)}, max rel err ${v.maxRelErr.toExponential(2)}; ${v.checks.length} checks${failed.length > 0 ? `; failed: ${failed.join(', ')}` : ''})`,
+    `- **Created:** ${escapeMarkdown(r.createdAt)}`,
+  );
+  return lines;
+}
+
+function pointsTable(points: readonly Point[]): string[] {
+  return [
+    MARKDOWN_POINTS_HEADER,
+    markdownDelimiter('lrrrrrrlrr'),
+    ...points.map((p) =>
+      markdownRow([
+        p.pass,
+        pointSize(p),
+        `${formatMs(p.medianMs)}${p.highVariance ? ` ${HIGH_VARIANCE_MARK}` : ''}`,
+        fixed(p.tokensPerSec, 1),
+        fixed(p.gflops, 1),
+        fixed(p.gbps, 1),
+        formatIntensity(p.intensity),
+        p.bound,
+        fixed(p.roofPct, 1),
+        formatMs(p.predictedMs),
+      ]),
+    ),
+  ];
+}
+
+function latencyTable(latency: BenchResult['latency']): string[] {
+  const rows = [
+    ['TTFT', latency.ttftMs],
+    ['TPOT', latency.tpotMs],
+    ['ITL', latency.itlMs],
+    ['E2E', latency.e2eMs],
+  ] as const;
+  return [
+    markdownRow(['latency', 'p50 ms', 'p95 ms', 'p99 ms']),
+    markdownDelimiter('lrrr'),
+    ...rows.map(([name, q]) => markdownRow([name, formatMs(q.p50), formatMs(q.p95), formatMs(q.p99)])),
+  ];
+}
+
+/**
+ * Kernels of every profiled point in one table. A kernel's share is of the point's GPU time when
+ * the adapter has timestamps (kernel times are GPU times), else of its wall-clock time.
+ */
+function kernelTable(points: readonly Point[]): string[] {
+  const rows = points.flatMap((p) => {
+    const passMs = p.gpuMedianMs ?? p.medianMs;
+    return p.kernels.map((k) =>
+      markdownRow([
+        escapeMarkdown(k.name),
+        `${p.pass} ${pointSize(p)}`,
+        String(k.calls),
+        formatMs(k.medianMs),
+        passMs > 0 ? fixed((k.medianMs / passMs) * 100, 1) : MISSING,
+        rate(k.flops, k.medianMs, 1e9),
+        rate(k.bytes, k.medianMs, 1e9),
+      ]),
+    );
+  });
+  return [
+    markdownRow(['kernel', 'pass L/depth', 'calls', 'ms', '% of pass', 'GFLOP/s', 'GB/s']),
+    markdownDelimiter('llrrrrr'),
+    ...rows,
+  ];
+}
+
+/** A llama-bench-like report: run header, points table, latencies, kernels and warnings. */
+export function toMarkdown(r: BenchResult): string {
+  const sections = [headerLines(r)];
+  sections.push(r.points.length > 0 ? pointsTable(r.points) : ['No measured points.']);
+  sections.push(latencyTable(r.latency));
+  if (r.points.some((p) => p.kernels.length > 0)) sections.push(kernelTable(r.points));
+  if (r.warnings.length > 0) {
+    sections.push(['**Warnings:**', '', ...r.warnings.map((w) => `- ${escapeMarkdown(w)}`)]);
+  }
+  return `${sections.map((lines) => lines.join('\n')).join('\n\n')}\n`;
+}
+
+export function formatFor(r: BenchResult, format: ExportFormat): string {
+  switch (format) {
+    case 'json':
+      return toJson(r);
+    case 'jsonl':
+      return toJsonl(r);
+    case 'csv':
+      return toCsv(r);
+    case 'md':
+      return toMarkdown(r);
+  }
+}

@@ -1,0 +1,288 @@
+/**
+ * Deterministic, schema-valid BenchResults for tests (unit tests here, CLI tests in bench/, UI
+ * tests later). The numbers come from a small roofline cost model of SmolLM2-135M on a made-up
+ * laptop GPU, so ratios between points look like a real run, but nothing here is measured.
+ */
+import { dims, PRESETS } from '../model/config.ts';
+import { parameterCount } from '../model/weights.ts';
+import { type BenchResult, BenchResultSchema, type Point, SCHEMA_VERSION } from './schema.ts';
+
+/** The made-up machine and sweep behind every fixture. */
+const FIXTURE = {
+  /** A real preset, so params and the config agree with what the engine would report. */
+  preset: 'smollm2-135m',
+  /** Peaks of a mid-range laptop GPU. */
+  peaks: { fmaGflops: 2000, copyGBps: 200, dispatchUs: 8, submitUs: 40 },
+  /** Prompt lengths of the prefill sweep. */
+  prefillTokens: [16, 32, 64, 128, 256],
+  /** Decode points: one batched, so tables show `depth ×B`. */
+  decode: [
+    { depth: 128, batch: 1 },
+    { depth: 512, batch: 1 },
+    { depth: 1024, batch: 4 },
+  ],
+  /** Spread of the samples around their median; the first prefill point gets the noisy one. */
+  sampleSpread: [0.97, 0.99, 1, 1.02, 1.05],
+  noisySampleSpread: [0.8, 0.95, 1, 1.1, 1.4],
+  /** Above this coefficient of variation a point is flagged, as the measurement code does. */
+  highVarianceCv: 0.05,
+  /** Dispatches per layer in one pass, plus embedding, final norm and LM head. */
+  dispatchesPerLayer: 12,
+  extraDispatches: 3,
+  /** f32 weights. */
+  bytesPerWeight: 4,
+  /** Share of GPU time, FLOPs and bytes of each kernel, for the points that carry a breakdown. */
+  kernelShares: [
+    { name: 'matmul', time: 0.7, flops: 0.88, bytes: 0.85, callsPerLayer: 7 },
+    { name: 'attention', time: 0.15, flops: 0.1, bytes: 0.1, callsPerLayer: 1 },
+    { name: 'rmsnorm', time: 0.08, flops: 0.01, bytes: 0.03, callsPerLayer: 2 },
+    { name: 'silu_mul', time: 0.07, flops: 0.01, bytes: 0.02, callsPerLayer: 1 },
+  ],
+  /** GPU time as a share of wall-clock time: the rest is submit and readback. */
+  gpuShare: 0.9,
+  createdAt: '2025-01-15T12:00:00.000Z',
+} as const;
+
+const config = { ...PRESETS[FIXTURE.preset].config };
+const { d, layers, heads, headDim, kvWidth } = dims(config);
+const params = parameterCount(config);
+const weightBytes = params * FIXTURE.bytesPerWeight;
+const dispatches = layers * FIXTURE.dispatchesPerLayer + FIXTURE.extraDispatches;
+
+/** FLOP/ms from GFLOP/s, bytes/ms from GB/s. */
+const PER_MS = 1e6;
+
+interface PointShape {
+  pass: Point['pass'];
+  tokens: number;
+  depth: number;
+  batch: number;
+  flops: number;
+  bytes: number;
+  /** How much slower than predicted this point runs, so prediction errors differ between points. */
+  slowdown: number;
+  spread: readonly number[];
+  withKernels: boolean;
+}
+
+function prefillShape(tokens: number, index: number): PointShape {
+  // Weights once per token, plus causal QK^T and PV over the prompt.
+  const flops = 2 * params * tokens + 2 * layers * heads * headDim * tokens * tokens;
+  const bytes = weightBytes + tokens * d * FIXTURE.bytesPerWeight * layers * 8;
+  return {
+    pass: 'prefill',
+    tokens,
+    depth: 0,
+    batch: 1,
+    flops,
+    bytes,
+    slowdown: 1.5 + 0.05 * index,
+    spread: index === 0 ? FIXTURE.noisySampleSpread : FIXTURE.sampleSpread,
+    withKernels: tokens === 256,
+  };
+}
+
+function decodeShape(depth: number, batch: number, index: number): PointShape {
+  // Each sequence reads every weight (shared across the batch) and its own K and V.
+  const flops = batch * (2 * params + 4 * layers * heads * headDim * depth);
+  const bytes = weightBytes + batch * 2 * layers * kvWidth * depth * FIXTURE.bytesPerWeight;
+  return {
+    pass: 'decode',
+    tokens: 1,
+    depth,
+    batch,
+    flops,
+    bytes,
+    slowdown: 1.4 + 0.1 * index,
+    spread: FIXTURE.sampleSpread,
+    withKernels: depth === 512,
+  };
+}
+
+function mean(xs: readonly number[]): number {
+  return xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
+function makePoint(s: PointShape): Point {
+  const { fmaGflops, copyGBps, dispatchUs, submitUs } = FIXTURE.peaks;
+  const computeMs = s.flops / (fmaGflops * PER_MS);
+  const memoryMs = s.bytes / (copyGBps * PER_MS);
+  const overheadMs = (dispatches * dispatchUs) / 1000;
+  const predictedMs = Math.max(computeMs, memoryMs, overheadMs) + submitUs / 1000;
+  const medianMs = predictedMs * s.slowdown;
+  const samplesMs = s.spread.map((f) => medianMs * f);
+  const avg = mean(samplesMs);
+  const stddevMs = Math.sqrt(samplesMs.reduce((a, x) => a + (x - avg) ** 2, 0) / (samplesMs.length - 1));
+  const halfCi = (1.96 * stddevMs) / Math.sqrt(samplesMs.length);
+  const cv = stddevMs / avg;
+  const bound =
+    computeMs >= memoryMs && computeMs >= overheadMs
+      ? 'compute'
+      : memoryMs >= overheadMs
+        ? 'bandwidth'
+        : 'overhead';
+  const gflops = s.flops / (medianMs * PER_MS);
+  const gbps = s.bytes / (medianMs * PER_MS);
+  const roofPct =
+    bound === 'compute'
+      ? (gflops / fmaGflops) * 100
+      : bound === 'bandwidth'
+        ? (gbps / copyGBps) * 100
+        : (overheadMs / medianMs) * 100;
+  const gpuMedianMs = medianMs * FIXTURE.gpuShare;
+  return {
+    pass: s.pass,
+    tokens: s.tokens,
+    depth: s.depth,
+    batch: s.batch,
+    pageSize: 16,
+    kvMode: 'paged',
+    reps: samplesMs.length,
+    samplesMs,
+    medianMs,
+    // Nearest-rank p95 of five samples is the largest.
+    p95Ms: Math.max(...samplesMs),
+    stddevMs,
+    ci95Ms: [avg - halfCi, avg + halfCi],
+    cv,
+    highVariance: cv > FIXTURE.highVarianceCv,
+    driftPct: (samplesMs[samplesMs.length - 1] / samplesMs[0] - 1) * 100,
+    gpuMedianMs,
+    tokensPerSec: (s.tokens * s.batch) / (medianMs / 1000),
+    flops: s.flops,
+    bytes: s.bytes,
+    intensity: s.flops / s.bytes,
+    gflops,
+    gbps,
+    bound,
+    roofPct,
+    predictedMs,
+    predictionErrorPct: (medianMs / predictedMs - 1) * 100,
+    dispatches,
+    kernels: s.withKernels
+      ? FIXTURE.kernelShares.map((k) => ({
+          name: k.name,
+          medianMs: gpuMedianMs * k.time,
+          flops: s.flops * k.flops,
+          bytes: s.bytes * k.bytes,
+          calls: k.callsPerLayer * layers,
+        }))
+      : [],
+  };
+}
+
+function percentiles(p50: number) {
+  return { p50, p95: p50 * 1.1, p99: p50 * 1.25 };
+}
+
+/**
+ * A complete, valid run: five prefill points (L = 16…256, the first one noisy) and three decode
+ * points (one with batch 4), with a per-kernel breakdown on prefill L=256 and decode depth 512.
+ * Top-level fields in `overrides` replace the fixture's; the result is validated, so a fixture
+ * that drifts from the schema fails loudly, and every call returns a fresh, unshared object.
+ */
+export function makeResult(overrides: Partial<BenchResult> = {}): BenchResult {
+  const points = [
+    ...FIXTURE.prefillTokens.map((tokens, i) => makePoint(prefillShape(tokens, i))),
+    ...FIXTURE.decode.map(({ depth, batch }, i) => makePoint(decodeShape(depth, batch, i))),
+  ];
+  const ttft = points.find((p) => p.pass === 'prefill' && p.tokens === 128)?.medianMs ?? 0;
+  const tpot = points.find((p) => p.pass === 'decode' && p.depth === 128)?.medianMs ?? 0;
+  const base: BenchResult = {
+    schemaVersion: SCHEMA_VERSION,
+    createdAt: FIXTURE.createdAt,
+    tool: { name: 'webgpu-inference-bench', version: '0.1.0' },
+    status: 'complete',
+    env: {
+      userAgent:
+        'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+      browser: 'Chrome 131',
+      adapter: {
+        vendor: 'apple',
+        architecture: 'metal-3',
+        device: '',
+        description: 'Apple M2 Pro',
+        isFallbackAdapter: false,
+      },
+      features: ['shader-f16', 'timestamp-query'],
+      limits: {
+        maxBufferSize: 4294967296,
+        maxStorageBufferBindingSize: 4294967292,
+        maxComputeWorkgroupSizeX: 256,
+      },
+      timestamps: { supported: true, quantumNs: 1 },
+      crossOriginIsolated: true,
+    },
+    model: { preset: FIXTURE.preset, config, params, weightBytes },
+    peaks: {
+      ...FIXTURE.peaks,
+      trials: [
+        { kind: 'fma', label: 'vec4 x16, wg 256', value: FIXTURE.peaks.fmaGflops },
+        { kind: 'fma', label: 'scalar x16, wg 64', value: FIXTURE.peaks.fmaGflops * 0.6 },
+        { kind: 'copy', label: 'vec4 256 MiB', value: FIXTURE.peaks.copyGBps },
+        { kind: 'dispatch', label: 'empty kernel', value: FIXTURE.peaks.dispatchUs },
+        { kind: 'submit', label: 'empty submit', value: FIXTURE.peaks.submitUs },
+      ],
+    },
+    coldStart: { compileMs: 412.5, loadMs: 1830.25 },
+    points,
+    latency: {
+      ttftMs: percentiles(ttft),
+      tpotMs: percentiles(tpot),
+      itlMs: percentiles(tpot * 1.02),
+      e2eMs: percentiles(ttft + 128 * tpot),
+    },
+    validation: {
+      maxAbsErr: 2.4e-5,
+      maxRelErr: 3.1e-6,
+      passed: true,
+      checks: [
+        { name: 'prefill logits', maxAbsErr: 2.4e-5, maxRelErr: 3.1e-6, passed: true },
+        { name: 'decode logits', maxAbsErr: 1.9e-5, maxRelErr: 2.7e-6, passed: true },
+      ],
+    },
+    warnings: [],
+  };
+  return BenchResultSchema.parse({ ...base, ...overrides });
+}
+
+/**
+ * A copy of `r` as if every measured pass had taken `factor` times as long: samples, medians,
+ * spreads, GPU and kernel times, latencies and cold start scale; throughput (tok/s, GFLOP/s,
+ * GB/s, % of roof) divides. The peaks and the cost model's predictions are properties of the
+ * machine and model, not of this run, so they stay, and the prediction error follows the time.
+ */
+export function scaleTimes(r: BenchResult, factor: number): BenchResult {
+  const scale = (p: { p50: number; p95: number; p99: number }) => ({
+    p50: p.p50 * factor,
+    p95: p.p95 * factor,
+    p99: p.p99 * factor,
+  });
+  return BenchResultSchema.parse({
+    ...r,
+    coldStart: { compileMs: r.coldStart.compileMs * factor, loadMs: r.coldStart.loadMs * factor },
+    latency: {
+      ttftMs: scale(r.latency.ttftMs),
+      tpotMs: scale(r.latency.tpotMs),
+      itlMs: scale(r.latency.itlMs),
+      e2eMs: scale(r.latency.e2eMs),
+    },
+    points: r.points.map(
+      (p): Point => ({
+        ...p,
+        samplesMs: p.samplesMs.map((s) => s * factor),
+        medianMs: p.medianMs * factor,
+        p95Ms: p.p95Ms * factor,
+        stddevMs: p.stddevMs * factor,
+        ci95Ms: [p.ci95Ms[0] * factor, p.ci95Ms[1] * factor],
+        gpuMedianMs: p.gpuMedianMs === null ? null : p.gpuMedianMs * factor,
+        tokensPerSec: p.tokensPerSec / factor,
+        gflops: p.gflops / factor,
+        gbps: p.gbps / factor,
+        roofPct: p.roofPct / factor,
+        predictionErrorPct: ((p.medianMs * factor) / p.predictedMs - 1) * 100,
+        kernels: p.kernels.map((k) => ({ ...k, medianMs: k.medianMs * factor })),
+      }),
+    ),
+  });
+}
