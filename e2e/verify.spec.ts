@@ -1,23 +1,12 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { expect, test } from '@playwright/test';
 import { parseSafetensors } from '../src/model/safetensors.ts';
+import { runCli } from './cli.ts';
 
-const run = promisify(execFile);
-
-/** Runs the verify CLI against the already built dist/ and returns its exit code and output. */
-async function verify(args: string[]) {
-  try {
-    const { stdout, stderr } = await run('npx', ['tsx', 'bench/verify.ts', ...args], { timeout: 110_000 });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
+/** Runs the verify CLI against the already built dist/. */
+const verify = (args: string[]) => runCli('bench/verify.ts', args, 110_000);
 
 test('verify CLI: preset prefill matches the reference, saves the model and logits, and reloads them', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'verify-'));

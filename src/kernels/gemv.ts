@@ -1,15 +1,8 @@
 import gemvCode from '../../shaders/gemv.wgsl?raw';
 import { grid1d, type KernelCall, type KernelContext, makeCall } from './kernel.ts';
+import { GEMV_LIMITS } from './limits.ts';
 
-/** Shape limits baked into gemv.wgsl; the wrapper checks calls against them. */
-export const GEMV_LIMITS = {
-  /** Output columns per workgroup (const ROWS in the shader). */
-  rowsPerWorkgroup: 4,
-  /** Largest batch M (const MAX_M in the shader). */
-  maxBatch: 8,
-  /** Invocations per workgroup; at least maxBatch * rowsPerWorkgroup so the final write covers every output. */
-  workgroupSize: 64,
-} as const;
+export { GEMV_LIMITS };
 
 /** y[M, N] = x[M, K] · w[N, K]ᵀ for decode, M = 1 … 8 sequences, reading each weight once. */
 export class GemvKernel {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ModelConfig } from '../model/config.ts';
+import { type ModelConfig, presetConfig } from '../model/config.ts';
 import { decodeCost, KERNEL_ROLES, prefillCost } from './cost.ts';
 
 /** Small enough to count by hand: d 8, 2 query heads sharing 1 KV head of dim 4, ffn 16, vocab 10. */
@@ -72,5 +72,27 @@ describe('cost model against hand counts', () => {
     // pairs 11 + 12 = 23 instead of 3
     expect(attn(after).flops).toBe(2 * 23 * 19);
     expect(attn(after).bytes - attn(fresh).bytes).toBe(2 * 10 * 4 * 4);
+  });
+});
+
+describe('cost model on ci-tiny, against a closed-form hand count', () => {
+  it('prefill of L = 256', () => {
+    // ci-tiny: d 128, ffn 344, vocab 509, 2 layers, 4 heads / 2 KV heads of 32, q width 128, kv width 64.
+    const L = 256;
+    const [d, ffn, V, layers, h, kvh, hd, qW, kvW] = [128, 344, 509, 2, 4, 2, 32, 128, 64];
+    const pairs = (L * (L + 1)) / 2;
+    const perLayerFlops =
+      2 * 4 * L * d + // two rmsnorms
+      2 * L * d * (qW + 2 * kvW) + // q, k, v projections
+      6 * L * (h + kvh) * (hd / 2) + // rope
+      h * pairs * (4 * hd + 3) + // attention
+      2 * L * qW * d + // o projection
+      2 * L * d + // two residual adds
+      2 * 2 * L * d * ffn + // gate and up
+      5 * L * ffn + // swiglu
+      2 * L * ffn * d; // down
+    const flops = layers * perLayerFlops + 4 * L * d + 2 * V * d + V;
+    expect(flops).toBe(prefillCost(presetConfig('ci-tiny'), L).flops);
+    expect(prefillCost(presetConfig('ci-tiny'), L).flops).toBe(222_165_757);
   });
 });

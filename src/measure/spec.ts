@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { GEMV_LIMITS } from '../kernels/gemv.ts';
+import { GEMV_LIMITS } from '../kernels/limits.ts';
 import { PAGE_SIZES } from '../kv/cache.ts';
 
 /** The built-in sweeps. `quick` finishes in a couple of minutes on a software adapter with ci-tiny. */

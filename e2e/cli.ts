@@ -1,0 +1,21 @@
+import { execFile } from 'node:child_process';
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs one of the bench/ CLIs against the built dist/, as a user would; never rejects. */
+export function runCli(script: string, args: readonly string[], timeoutMs = 170_000): Promise<CliRun> {
+  return new Promise((done) => {
+    execFile(
+      'npx',
+      ['tsx', script, ...args],
+      { timeout: timeoutMs, maxBuffer: 64 << 20 },
+      (error, stdout, stderr) => {
+        done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
+      },
+    );
+  });
+}
