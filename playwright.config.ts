@@ -1,8 +1,8 @@
 import { defineConfig } from '@playwright/test';
 import { findBrowser, launchOptions } from './bench/browser.ts';
 
-/** Port of the test server; Playwright starts it from the built dist/. */
-const PORT = 4179;
+/** Port of the test server (E2E_PORT to run two suites side by side); Playwright starts it from the built dist/. */
+const PORT = Number(process.env.E2E_PORT ?? 4179);
 
 export default defineConfig({
   testDir: 'e2e',
