@@ -46,6 +46,7 @@ Sweep
   --kv paged|contiguous  KV cache layout (default paged; contiguous is the A/B baseline)
   --batch N              sequences per decode step, 1…8 (default 1)
   --profile              time every kernel in every repetition (default: one profiled pass per point)
+  --no-autotune          skip the per-device kernel search and use the GPU-oriented default kernels
 
 Output
   --out FILE             write the result to FILE (format from --format, else from its extension)
@@ -103,6 +104,7 @@ function parse() {
         kv: { type: 'string' },
         batch: { type: 'string' },
         profile: { type: 'boolean', default: false },
+        'no-autotune': { type: 'boolean', default: false },
         out: { type: 'string' },
         format: { type: 'string' },
         browser: { type: 'string' },
@@ -171,6 +173,7 @@ try {
     kvMode: args.kv ?? 'paged',
     batch: int('--batch', args.batch) ?? 1,
     profile: args.profile,
+    autotune: !args['no-autotune'],
   });
 } catch (e) {
   usage((e as Error).message);

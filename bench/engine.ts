@@ -1,7 +1,7 @@
 import type { Browser, Page } from '@playwright/test';
 import type { GpuInfo } from '../src/worker/api.ts';
 import { launchBrowser } from './browser.ts';
-import { type StaticServer, serveApp } from './server.ts';
+import { DIST_DIR, type StaticServer, serveApp } from './server.ts';
 
 export interface EngineSession {
   page: Page;
@@ -20,7 +20,7 @@ export async function openEngine(options: {
   headed?: boolean;
   modelDir?: string;
 }): Promise<EngineSession> {
-  const server = await serveApp({ distDir: 'dist', modelDir: options.modelDir });
+  const server = await serveApp({ distDir: DIST_DIR, modelDir: options.modelDir });
   let browser: Browser | undefined;
   try {
     browser = await launchBrowser(options.browserPath, options.headed);

@@ -1,7 +1,7 @@
 // Serves the built app on 127.0.0.1 (for Playwright's webServer and for opening it by hand).
 import { parseArgs } from 'node:util';
-import { serveApp } from './server.ts';
+import { DIST_DIR, serveApp } from './server.ts';
 
 const { values } = parseArgs({ options: { port: { type: 'string', default: '4173' } } });
-const server = await serveApp({ distDir: 'dist', port: Number(values.port) });
+const server = await serveApp({ distDir: DIST_DIR, port: Number(values.port) });
 console.log(`Serving dist/ at ${server.url}`);

@@ -15,6 +15,9 @@ const MIME: Record<string, string> = {
   '.safetensors': 'application/octet-stream',
 };
 
+/** The built app; BENCH_DIST_DIR lets a second checkout's build be served side by side. */
+export const DIST_DIR = process.env.BENCH_DIST_DIR ?? 'dist';
+
 /** URL prefix under which a local model folder is served to the worker (same origin, so the CSP allows it). */
 export const MODEL_URL_PREFIX = '/__model/';
 

@@ -1,4 +1,5 @@
 import { expect, type Page, test } from '@playwright/test';
+import { VARIANT_CANDIDATES } from '../src/kernels/variants.ts';
 
 /** Opens the harness and waits for a real adapter; a missing adapter fails the suite, it is never skipped. */
 async function openHarness(page: Page) {
@@ -55,27 +56,44 @@ test.describe('kernels against the CPU reference', () => {
     }
   });
 
-  test('tiled matmul on non-tile-multiple shapes', async ({ page }) => {
-    for (const M of LENGTHS) {
-      for (const [N, K] of [
-        [13, 20],
-        [67, 132],
-        [509, 4],
-        [1, 260],
-      ]) {
-        expectPassed(await page.evaluate(async (s) => (await window.harness).kernels.matmul(s), { M, N, K }));
+  test('matmul, every variant the autotuner can choose, on non-tile-multiple shapes', async ({ page }) => {
+    for (const variant of VARIANT_CANDIDATES.matmul) {
+      for (const M of LENGTHS) {
+        for (const [N, K] of [
+          [13, 20],
+          [67, 132],
+          [509, 4],
+          [1, 260],
+        ]) {
+          const shape = { M, N, K, variant };
+          expectPassed(await page.evaluate(async (s) => (await window.harness).kernels.matmul(s), shape));
+        }
       }
     }
   });
 
-  test('gemv for batch 1 to 8', async ({ page }) => {
-    for (const M of [1, 2, 3, 8]) {
-      for (const [N, K] of [
-        [13, 20],
-        [67, 132],
-        [509, 260],
-      ]) {
-        expectPassed(await page.evaluate(async (s) => (await window.harness).kernels.gemv(s), { M, N, K }));
+  test('rmsnorm, every variant', async ({ page }) => {
+    for (const variant of VARIANT_CANDIDATES.rmsnorm) {
+      for (const rows of LENGTHS) {
+        for (const d of [4, 132]) {
+          const shape = { rows, d, variant };
+          expectPassed(await page.evaluate(async (s) => (await window.harness).kernels.rmsnorm(s), shape));
+        }
+      }
+    }
+  });
+
+  test('gemv for batch 1 to 8, every variant', async ({ page }) => {
+    for (const variant of VARIANT_CANDIDATES.gemv) {
+      for (const M of [1, 2, 3, 8]) {
+        for (const [N, K] of [
+          [13, 20],
+          [67, 132],
+          [509, 260],
+        ]) {
+          const shape = { M, N, K, variant };
+          expectPassed(await page.evaluate(async (s) => (await window.harness).kernels.gemv(s), shape));
+        }
       }
     }
   });

@@ -13,6 +13,7 @@ import { disposeCalls, encodeCall, type KernelCall, type KernelContext } from '.
 import { KvWriteKernel } from '../../src/kernels/kv-write.ts';
 import { MatmulKernel } from '../../src/kernels/matmul.ts';
 import { ArgmaxKernel, RmsNormKernel } from '../../src/kernels/rowwise.ts';
+import type { GemvVariant, MatmulVariant, RmsNormVariant } from '../../src/kernels/variants.ts';
 import {
   argmaxRef,
   attentionRef,
@@ -85,11 +86,11 @@ export class KernelChecks {
     return this.check('embedding', s, got, embeddingRef(table, tokens, s.d), TOLERANCES.exact);
   }
 
-  async rmsnorm(s: { rows: number; d: number }) {
+  async rmsnorm(s: { rows: number; d: number; variant?: RmsNormVariant }) {
     const x = randomArray(s.rows * s.d, 2, 3);
     const w = randomArray(s.d, 3);
     const out = await this.out('out', s.rows * s.d);
-    const k = await RmsNormKernel.create(this.ctx);
+    const k = await RmsNormKernel.create(this.ctx, s.variant);
     await this.run([
       k.call({
         x: await this.f32('x', x),
@@ -183,11 +184,11 @@ export class KernelChecks {
     return this.check('argmax', s, Float32Array.from(got), argmaxRef(x, s.rows, s.n), TOLERANCES.exact);
   }
 
-  async matmul(s: { M: number; N: number; K: number; tiling?: { wgX: number; wgY: number; tileK: number } }) {
+  async matmul(s: { M: number; N: number; K: number; variant?: MatmulVariant }) {
     const a = randomArray(s.M * s.K, 10);
     const b = randomArray(s.N * s.K, 11);
     const c = await this.out('c', s.M * s.N);
-    const k = await MatmulKernel.create(this.ctx, s.tiling);
+    const k = await MatmulKernel.create(this.ctx, s.variant);
     await this.run([
       k.call({ a: await this.f32('a', a), b: await this.f32('b', b), c, M: s.M, N: s.N, K: s.K }),
     ]);
@@ -195,11 +196,11 @@ export class KernelChecks {
     return this.check('matmul', s, got, matmulRef(a, b, s.M, s.K, s.N), TOLERANCES.reduction);
   }
 
-  async gemv(s: { M: number; N: number; K: number }) {
+  async gemv(s: { M: number; N: number; K: number; variant?: GemvVariant }) {
     const x = randomArray(s.M * s.K, 12);
     const w = randomArray(s.N * s.K, 13);
     const y = await this.out('y', s.M * s.N);
-    const k = await GemvKernel.create(this.ctx);
+    const k = await GemvKernel.create(this.ctx, s.variant, s.M);
     await this.run([
       k.call({ x: await this.f32('x', x), w: await this.f32('w', w), y, M: s.M, N: s.N, K: s.K }),
     ]);

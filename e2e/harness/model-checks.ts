@@ -1,5 +1,6 @@
 import type { Gpu } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipelines.ts';
+import { DEFAULT_VARIANTS, type KernelVariants } from '../../src/kernels/variants.ts';
 import { presetConfig } from '../../src/model/config.ts';
 import { Model, type ModelOptions } from '../../src/model/forward.ts';
 import { compare, referenceForward } from '../../src/model/reference.ts';
@@ -32,9 +33,13 @@ export class ModelChecks {
     this.pipelines = new PipelineCache(gpu);
   }
 
+  /** Kernel families for the models built next; the checks run once per family set. */
+  variants: KernelVariants = DEFAULT_VARIANTS;
+
   private async model(options: ModelOptions, seed = 1) {
     const weights = randomWeights(presetConfig('ci-tiny'), seed);
-    return Model.create(this.gpu, weights, { ...options, pipelines: this.pipelines }, 'ci-tiny');
+    const variants = this.variants;
+    return Model.create(this.gpu, weights, { ...options, pipelines: this.pipelines, variants }, 'ci-tiny');
   }
 
   /** Full-model prefill logits at every position against the float64 CPU reference. */

@@ -1,6 +1,8 @@
 import argmaxCode from '../../shaders/argmax.wgsl?raw';
 import rmsnormCode from '../../shaders/rmsnorm.wgsl?raw';
+import rmsnormRowwiseCode from '../../shaders/rmsnorm_rowwise.wgsl?raw';
 import { grid1d, type KernelCall, type KernelContext, makeCall } from './kernel.ts';
+import { DEFAULT_VARIANTS, type RmsNormVariant } from './variants.ts';
 
 /** Invocations per workgroup for one-workgroup-per-row kernels (a power of two for the tree reduction). */
 const ROW_WG = 64;
@@ -10,10 +12,15 @@ export class RmsNormKernel {
   private constructor(
     private readonly ctx: KernelContext,
     private readonly pipeline: GPUComputePipeline,
+    readonly variant: RmsNormVariant,
   ) {}
 
-  static async create(ctx: KernelContext) {
-    return new RmsNormKernel(ctx, await ctx.pipelines.get('rmsnorm', rmsnormCode, { WG: ROW_WG }));
+  static async create(ctx: KernelContext, variant: RmsNormVariant = DEFAULT_VARIANTS.rmsnorm) {
+    const pipeline =
+      variant.family === 'workgroup'
+        ? await ctx.pipelines.get('rmsnorm', rmsnormCode, { WG: ROW_WG })
+        : await ctx.pipelines.get('rmsnorm_rowwise', rmsnormRowwiseCode, { WG: ROW_WG });
+    return new RmsNormKernel(ctx, pipeline, variant);
   }
 
   /** x: [rows, d]; weight: [d]; out: [rows, d]. */
@@ -31,7 +38,8 @@ export class RmsNormKernel {
       this.pipeline,
       [a.rows, a.d / 4, { f32: a.eps }],
       [a.x, a.weight, a.out],
-      grid1d(a.rows, this.ctx.gpu),
+      // workgroup: one workgroup per row; rowwise: one invocation per row.
+      grid1d(this.variant.family === 'workgroup' ? a.rows : Math.ceil(a.rows / ROW_WG), this.ctx.gpu),
     );
   }
 }

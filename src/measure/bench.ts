@@ -1,17 +1,20 @@
 import type { Gpu } from '../gpu/device.ts';
 import { PipelineCache } from '../gpu/pipelines.ts';
 import { GpuProfiler, type Span, type Timing, timerQuantumNs } from '../gpu/profiler.ts';
+import { DEFAULT_VARIANTS, type KernelVariants } from '../kernels/variants.ts';
 import { Model } from '../model/forward.ts';
 import { compare, referenceForward } from '../model/reference.ts';
 import { loadModel } from '../model/source.ts';
 import { LOGITS_MAX_REL_ERR } from '../model/verify.ts';
 import { parameterCount } from '../model/weights.ts';
 import { type BenchResult, BenchResultSchema, type Point, SCHEMA_VERSION } from '../results/schema.ts';
+import { autotune } from './autotune.ts';
 import { decodeCost, type PassCost, prefillCost } from './cost.ts';
 import { measurePeaks, type Peaks } from './peaks.ts';
 import { placeOnRoofline } from './roofline.ts';
 import { type BenchSpec, SpecError } from './spec.ts';
 import { percentile, percentiles, summarize } from './stats.ts';
+import { loadTuning, saveTuning } from './tuning-cache.ts';
 
 /** Sent after every phase and point, so a UI or CLI can show progress and draw points as they land. */
 export interface Progress {
@@ -150,10 +153,35 @@ export async function runBench(gpu: Gpu, spec: BenchSpec, env: RunEnvironment, o
   const maxDecode = Math.max(0, ...sweeps.depths.map((d) => d + spec.gen));
   // Room for the largest prompt or a whole batch at the deepest context, plus a page per sequence.
   const capacityTokens = Math.max(maxPrefill, spec.batch * maxDecode) + 2 * spec.batch * spec.pageSize + 64;
+  const pipelines = new PipelineCache(gpu);
+  let tuning: BenchResult['tuning'];
+  let variants: KernelVariants = DEFAULT_VARIANTS;
+  if (spec.autotune) {
+    report('model', 'Autotuning: validating and timing each kernel family on this device');
+    const key = JSON.stringify([
+      gpu.adapter,
+      env.browser,
+      config.hiddenSize,
+      config.intermediateSize,
+      spec.batch,
+    ]);
+    const cached = await loadTuning(key);
+    const tuned = cached ?? (await autotune(gpu, pipelines, config, spec.batch));
+    if (!cached) await saveTuning(key, tuned);
+    variants = tuned.variants;
+    tuning = { enabled: true, cached: Boolean(cached), searchMs: tuned.searchMs, choices: tuned.choices };
+  } else {
+    tuning = { enabled: false, cached: false, searchMs: 0, choices: [] };
+  }
   const model = await Model.create(
     gpu,
     loaded.weights,
-    { kv: { mode: spec.kvMode, pageSize: spec.pageSize, capacityTokens }, maxBatch: spec.batch },
+    {
+      kv: { mode: spec.kvMode, pageSize: spec.pageSize, capacityTokens },
+      maxBatch: spec.batch,
+      pipelines,
+      variants,
+    },
     loaded.name,
   );
   const weightBytes = parameterCount(config) * 4;
@@ -357,6 +385,7 @@ export async function runBench(gpu: Gpu, spec: BenchSpec, env: RunEnvironment, o
     model: { preset: loaded.name, config, params: parameterCount(config), weightBytes },
     peaks,
     coldStart: { compileMs: model.pipelines.compileMs, loadMs },
+    tuning,
     points,
     latency: {
       ttftMs: percentiles(latency.ttft),

@@ -62,6 +62,8 @@ export const BenchSpecSchema = z
     batch: z.number().int().min(1).max(GEMV_LIMITS.maxBatch),
     /** Time every kernel of every repetition (one pass per kernel), not just one profiled run per point. */
     profile: z.boolean(),
+    /** Search the kernel families for this device before measuring (false: the GPU-oriented defaults). */
+    autotune: z.boolean().default(true),
   })
   .strict()
   .refine((s) => s.prefill.length + s.depths.length > 0, {
@@ -97,6 +99,7 @@ export function suiteSpec(suite: SuiteName, overrides: Partial<BenchSpec> = {}):
     kvMode: 'paged',
     batch: 1,
     profile: false,
+    autotune: true,
     ...overrides,
   });
 }

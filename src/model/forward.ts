@@ -15,6 +15,7 @@ import {
 import { KvWriteKernel } from '../kernels/kv-write.ts';
 import { MatmulKernel } from '../kernels/matmul.ts';
 import { ArgmaxKernel, RmsNormKernel } from '../kernels/rowwise.ts';
+import { DEFAULT_VARIANTS, type KernelVariants } from '../kernels/variants.ts';
 import { KvCache, type KvCacheOptions } from '../kv/cache.ts';
 import { KERNEL_ROLES } from '../measure/cost.ts';
 import { dims, type ModelConfig } from './config.ts';
@@ -33,6 +34,8 @@ export interface ModelOptions {
   maxBatch: number;
   /** Share compiled pipelines between models on one device (tests build many models). */
   pipelines?: PipelineCache;
+  /** Kernel families to use (chosen by the autotuner); the GPU-oriented defaults otherwise. */
+  variants?: KernelVariants;
 }
 
 /** Which logits a prefill reads back: none (timing runs), the last position's, or every position's. */
@@ -121,6 +124,7 @@ export class Model {
     buffers: BufferPool,
     pipelines: PipelineCache,
     kv: KvCache,
+    private readonly ctx: KernelContext,
     private readonly kernels: Kernels,
     private readonly embedding: GPUBuffer, // [vocab, d]
     private readonly layers: LayerBuffers[],
@@ -188,15 +192,16 @@ export class Model {
     );
 
     const attention = { heads, kvHeads, headDim, pageSize: kv.pageSize, paged: kv.paged };
+    const variants = options.variants ?? DEFAULT_VARIANTS;
     const kernels: Kernels = {
       embedding: await EmbeddingKernel.create(ctx),
-      rmsNorm: await RmsNormKernel.create(ctx),
+      rmsNorm: await RmsNormKernel.create(ctx, variants.rmsnorm),
       rope: await RopeKernel.create(ctx),
       add: await ResidualAddKernel.create(ctx),
       swiglu: await SwigluKernel.create(ctx),
       argmax: await ArgmaxKernel.create(ctx),
-      matmul: await MatmulKernel.create(ctx),
-      gemv: await GemvKernel.create(ctx),
+      matmul: await MatmulKernel.create(ctx, variants.matmul),
+      gemv: await GemvKernel.create(ctx, variants.gemv, 1),
       kvWrite: await KvWriteKernel.create(ctx),
       attentionPrefill: await PagedAttentionPrefillKernel.create(ctx, attention),
       attentionDecode: await PagedAttentionDecodeKernel.create(ctx, attention),
@@ -208,6 +213,7 @@ export class Model {
       buffers,
       pipelines,
       kv,
+      ctx,
       kernels,
       embedding,
       layerBuffers,
@@ -481,8 +487,10 @@ export class Model {
     const next = await alloc('next', B); // u32[B]
     const nextReadback = await alloc('next readback', B, BufferUsage.readback); // u32[B]
     const eps = c.rmsNormEps;
+    // A rowwise GEMV is compiled for its batch size; the reduce family serves any batch.
+    const gemvB = B === 1 ? k.gemv : await GemvKernel.create(this.ctx, this.options.variants?.gemv, B);
     const gemv = (xIn: GPUBuffer, w: GPUBuffer, y: GPUBuffer, N: number, K: number) =>
-      k.gemv.call({ x: xIn, w, y, M: B, N, K });
+      gemvB.call({ x: xIn, w, y, M: B, N, K });
 
     const R = KERNEL_ROLES;
     const rope = (xIn: GPUBuffer, n: number) =>

@@ -211,6 +211,16 @@ function headerLines(r: BenchResult): string[] {
     `- **Peaks:** FMA ${fixed(fmaGflops, 1)} GFLOP/s, copy ${fixed(copyGBps, 1)} GB/s, dispatch ${fixed(dispatchUs, 1)} µs, submit ${fixed(submitUs, 1)} µs; ridge point ${ridge}`,
     `- **Cold start:** compile ${formatMs(r.coldStart.compileMs)} ms, load ${formatMs(r.coldStart.loadMs)} ms`,
   );
+  if (r.tuning?.enabled) {
+    const chosen = r.tuning.choices
+      .map((c) => `${escapeMarkdown(c.op)} ${escapeMarkdown(c.chosen)}`)
+      .join(', ');
+    lines.push(
+      `- **Kernels (autotuned${r.tuning.cached ? ', cached' : ''} in ${formatMs(r.tuning.searchMs)} ms):** ${chosen}`,
+    );
+  } else if (r.tuning) {
+    lines.push('- **Kernels:** defaults (autotune off)');
+  }
   if (r.status !== 'complete') {
     lines.push(`- **Status: ${r.status}**${r.error ? `: ${escapeMarkdown(r.error)}` : ''}`);
   }

@@ -126,6 +126,34 @@ export const BenchResultSchema = z
       })
       .strict(),
     coldStart: z.object({ compileMs: nonNegative, loadMs: nonNegative }).strict(),
+    /** The per-device kernel search: what was tried, how fast, and what was chosen. */
+    tuning: z
+      .object({
+        enabled: z.boolean(),
+        cached: z.boolean(),
+        searchMs: nonNegative,
+        choices: z.array(
+          z
+            .object({
+              op: z.string().max(50),
+              shape: z.string().max(200),
+              chosen: z.string().max(200),
+              trials: z.array(
+                z
+                  .object({
+                    variant: z.string().max(200),
+                    valid: z.boolean(),
+                    ms: nonNegative.nullable(),
+                    error: z.string().max(1000).optional(),
+                  })
+                  .strict(),
+              ),
+            })
+            .strict(),
+        ),
+      })
+      .strict()
+      .optional(),
     points: z.array(PointSchema),
     latency: z
       .object({

@@ -1,0 +1,47 @@
+/**
+ * Kernel families. What is fast differs by device: on GPUs workgroup-memory tiling and
+ * workgroup reductions usually win; on CPU-backed adapters (SwiftShader) a barrier costs more than
+ * the memory traffic it saves, and barrier-free register-tiled or one-invocation-per-row kernels
+ * win by 3–40x. Each op keeps more than one family; the autotuner picks per device.
+ */
+export type MatmulVariant =
+  | { family: 'tiled'; wgX: number; wgY: number; tileK: number }
+  | { family: 'register'; wgX: number; wgY: number };
+
+export type GemvVariant = { family: 'reduce' } | { family: 'rowwise'; wg: number };
+
+export type RmsNormVariant = { family: 'workgroup' } | { family: 'rowwise' };
+
+export interface KernelVariants {
+  matmul: MatmulVariant;
+  gemv: GemvVariant;
+  rmsnorm: RmsNormVariant;
+}
+
+/** The defaults (`--no-autotune`): the families that suit discrete and integrated GPUs. */
+export const DEFAULT_VARIANTS = {
+  matmul: { family: 'tiled', wgX: 16, wgY: 16, tileK: 16 },
+  gemv: { family: 'reduce' },
+  rmsnorm: { family: 'workgroup' },
+} as const satisfies KernelVariants;
+
+/** Candidates the autotuner searches, per op. */
+export const VARIANT_CANDIDATES = {
+  matmul: [
+    { family: 'tiled', wgX: 16, wgY: 16, tileK: 16 },
+    { family: 'tiled', wgX: 8, wgY: 8, tileK: 16 },
+    { family: 'tiled', wgX: 16, wgY: 8, tileK: 32 },
+    { family: 'register', wgX: 8, wgY: 8 },
+    { family: 'register', wgX: 16, wgY: 4 },
+  ],
+  gemv: [{ family: 'reduce' }, { family: 'rowwise', wg: 64 }, { family: 'rowwise', wg: 128 }],
+  rmsnorm: [{ family: 'workgroup' }, { family: 'rowwise' }],
+} as const satisfies { [K in keyof KernelVariants]: readonly KernelVariants[K][] };
+
+export function variantName(v: MatmulVariant | GemvVariant | RmsNormVariant): string {
+  const { family, ...rest } = v;
+  const params = Object.entries(rest)
+    .map(([k, val]) => `${k}=${val}`)
+    .join(',');
+  return params ? `${family}(${params})` : family;
+}

@@ -1,0 +1,265 @@
+import type { Gpu } from '../gpu/device.ts';
+import type { PipelineCache } from '../gpu/pipelines.ts';
+import { GpuProfiler } from '../gpu/profiler.ts';
+import { GemvKernel } from '../kernels/gemv.ts';
+import { disposeCalls, encodeCall, type KernelCall, type KernelContext } from '../kernels/kernel.ts';
+import { MatmulKernel } from '../kernels/matmul.ts';
+import { RmsNormKernel } from '../kernels/rowwise.ts';
+import {
+  type GemvVariant,
+  type KernelVariants,
+  type MatmulVariant,
+  type RmsNormVariant,
+  VARIANT_CANDIDATES,
+  variantName,
+} from '../kernels/variants.ts';
+import { dims, type ModelConfig } from '../model/config.ts';
+import { compare, matmulRef, rmsNormRef } from '../model/reference.ts';
+import { percentile } from './stats.ts';
+
+/** How the search times each candidate. */
+const SEARCH = {
+  warmup: 1,
+  reps: 3,
+  /** Allclose tolerance against the float64 reference; a candidate outside it is never chosen. */
+  tolerance: { atol: 1e-4, rtol: 1e-4 },
+  /** Rows of the prefill-shaped timing problems (the model's own widths, a typical prompt length). */
+  prefillRows: 256,
+} as const;
+
+export interface TuningTrial {
+  variant: string;
+  valid: boolean;
+  /** Median GPU (or wall) time on the op's timing shape; null when invalid or failed. */
+  ms: number | null;
+  error?: string;
+}
+
+export interface TuningChoice {
+  op: keyof KernelVariants;
+  shape: string;
+  chosen: string;
+  trials: TuningTrial[];
+}
+
+export interface TuneResult {
+  variants: KernelVariants;
+  choices: TuningChoice[];
+  searchMs: number;
+}
+
+/** Seeded data in [-1, 1). */
+function data(n: number, seed: number): Float32Array<ArrayBuffer> {
+  const out = new Float32Array(n);
+  let s = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    out[i] = (s >>> 8) / 8388608 - 1;
+  }
+  return out;
+}
+
+class Bench {
+  private readonly buffers: GPUBuffer[] = [];
+  constructor(
+    private readonly gpu: Gpu,
+    private readonly profiler: GpuProfiler,
+  ) {}
+
+  input(values: Float32Array<ArrayBuffer>): GPUBuffer {
+    const b = this.output(values.length);
+    this.gpu.device.queue.writeBuffer(b, 0, values);
+    return b;
+  }
+
+  output(floats: number): GPUBuffer {
+    const b = this.gpu.device.createBuffer({
+      label: 'autotune',
+      size: Math.max(16, floats * 4),
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
+    });
+    this.buffers.push(b);
+    return b;
+  }
+
+  async read(b: GPUBuffer, floats: number): Promise<Float32Array> {
+    const staging = this.gpu.device.createBuffer({
+      label: 'autotune readback',
+      size: b.size,
+      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+    });
+    const enc = this.gpu.device.createCommandEncoder();
+    enc.copyBufferToBuffer(b, 0, staging, 0, b.size);
+    this.gpu.device.queue.submit([enc.finish()]);
+    await staging.mapAsync(GPUMapMode.READ);
+    const out = new Float32Array(staging.getMappedRange().slice(0, floats * 4));
+    staging.destroy();
+    return out;
+  }
+
+  async run(call: KernelCall): Promise<number> {
+    this.profiler.reset();
+    const enc = this.gpu.device.createCommandEncoder({ label: 'autotune' });
+    const pass = enc.beginComputePass(this.profiler.pass('candidate'));
+    encodeCall(pass, call);
+    pass.end();
+    this.profiler.resolve(enc);
+    const t0 = performance.now();
+    this.gpu.device.queue.submit([enc.finish()]);
+    await this.gpu.device.queue.onSubmittedWorkDone();
+    const wall = performance.now() - t0;
+    const spans = await this.profiler.read();
+    return spans.length > 0 && spans[0].ms > 0 ? spans[0].ms : wall;
+  }
+
+  async time(call: KernelCall): Promise<number> {
+    for (let r = 0; r < SEARCH.warmup; r++) await this.run(call);
+    const times: number[] = [];
+    for (let r = 0; r < SEARCH.reps; r++) times.push(await this.run(call));
+    return percentile(times, 50);
+  }
+
+  destroy(): void {
+    for (const b of this.buffers) b.destroy();
+  }
+}
+
+/**
+ * One op's search: each candidate is first checked against the CPU reference on a small shape
+ * that is not a tile multiple, then timed on the model's own shape; the fastest valid one wins.
+ * A candidate that fails to compile or validate is recorded and never chosen.
+ */
+async function search<V extends MatmulVariant | GemvVariant | RmsNormVariant>(
+  op: keyof KernelVariants,
+  shape: string,
+  candidates: readonly V[],
+  check: (v: V) => Promise<boolean>,
+  time: (v: V) => Promise<number>,
+): Promise<{ chosen: V; choice: TuningChoice }> {
+  const trials: TuningTrial[] = [];
+  let best: { v: V; ms: number } | undefined;
+  for (const v of candidates) {
+    try {
+      const valid = await check(v);
+      const ms = valid ? await time(v) : null;
+      trials.push({ variant: variantName(v), valid, ms });
+      if (ms !== null && (!best || ms < best.ms)) best = { v, ms };
+    } catch (e) {
+      trials.push({
+        variant: variantName(v),
+        valid: false,
+        ms: null,
+        error: (e as Error).message.slice(0, 300),
+      });
+    }
+  }
+  if (!best) throw new Error(`autotune: no ${op} variant passed validation (${JSON.stringify(trials)})`);
+  return { chosen: best.v, choice: { op, shape, chosen: variantName(best.v), trials } };
+}
+
+/**
+ * Per-device kernel selection: for each op with more than one family, validate and time every
+ * candidate on this model's shapes and keep the fastest correct one.
+ */
+export async function autotune(
+  gpu: Gpu,
+  pipelines: PipelineCache,
+  config: ModelConfig,
+  batch: number,
+): Promise<TuneResult> {
+  const t0 = performance.now();
+  const ctx: KernelContext = { gpu, pipelines };
+  const profiler = new GpuProfiler(gpu, 1);
+  const bench = new Bench(gpu, profiler);
+  const { d, ffn } = dims(config);
+  const L = Math.min(SEARCH.prefillRows, config.maxSeqLen);
+  const calls: KernelCall[] = [];
+  const keep = (c: KernelCall) => {
+    calls.push(c);
+    return c;
+  };
+  try {
+    // Matmul: validate on 33x67x132, time the gate/up projection of an L-token prompt.
+    const [vm, vn, vk] = [33, 67, 132];
+    const va = data(vm * vk, 1);
+    const vb = data(vn * vk, 2);
+    const vIn = bench.input(va);
+    const vW = bench.input(vb);
+    const vOut = bench.output(vm * Math.max(vn, vk));
+    const matmulWant = matmulRef(va, vb, vm, vk, vn);
+    const tIn = bench.input(data(L * d, 3));
+    const tW = bench.input(data(ffn * d, 4));
+    const tOut = bench.output(L * Math.max(ffn, d));
+    const matmul = await search(
+      'matmul',
+      `[${L}×${d}]·[${d}×${ffn}]`,
+      VARIANT_CANDIDATES.matmul,
+      async (v) => {
+        const k = await MatmulKernel.create(ctx, v);
+        await bench.run(keep(k.call({ a: vIn, b: vW, c: vOut, M: vm, N: vn, K: vk })));
+        return compare(await bench.read(vOut, vm * vn), matmulWant, SEARCH.tolerance).passed;
+      },
+      async (v) =>
+        bench.time(
+          keep((await MatmulKernel.create(ctx, v)).call({ a: tIn, b: tW, c: tOut, M: L, N: ffn, K: d })),
+        ),
+    );
+
+    // GEMV: validate at the decode batch on 67x132, time the gate projection of one decode step.
+    const gemvWant = matmulRef(va, vb, batch, vk, vn);
+    const gemv = await search(
+      'gemv',
+      `[${batch}×${d}]·[${d}×${ffn}]`,
+      VARIANT_CANDIDATES.gemv,
+      async (v) => {
+        const k = await GemvKernel.create(ctx, v, batch);
+        await bench.run(keep(k.call({ x: vIn, w: vW, y: vOut, M: batch, N: vn, K: vk })));
+        return compare(await bench.read(vOut, batch * vn), gemvWant, SEARCH.tolerance).passed;
+      },
+      async (v) =>
+        bench.time(
+          keep(
+            (await GemvKernel.create(ctx, v, batch)).call({ x: tIn, w: tW, y: tOut, M: batch, N: ffn, K: d }),
+          ),
+        ),
+    );
+
+    // RMSNorm: validate on 33 rows of 132, time L rows of d.
+    const normW = data(vk, 5);
+    const normWBuf = bench.input(normW);
+    const normWant = rmsNormRef(va, normW, vm, vk, 1e-5);
+    const tNormW = bench.input(data(d, 6));
+    const rmsnorm = await search(
+      'rmsnorm',
+      `[${L}×${d}]`,
+      VARIANT_CANDIDATES.rmsnorm,
+      async (v) => {
+        const k = await RmsNormKernel.create(ctx, v);
+        await bench.run(keep(k.call({ x: vIn, weight: normWBuf, out: vOut, rows: vm, d: vk, eps: 1e-5 })));
+        return compare(await bench.read(vOut, vm * vk), normWant, SEARCH.tolerance).passed;
+      },
+      async (v) =>
+        bench.time(
+          keep(
+            (await RmsNormKernel.create(ctx, v)).call({
+              x: tIn,
+              weight: tNormW,
+              out: tOut,
+              rows: L,
+              d,
+              eps: 1e-5,
+            }),
+          ),
+        ),
+    );
+    return {
+      variants: { matmul: matmul.chosen, gemv: gemv.chosen, rmsnorm: rmsnorm.chosen },
+      choices: [matmul.choice, gemv.choice, rmsnorm.choice],
+      searchMs: performance.now() - t0,
+    };
+  } finally {
+    disposeCalls(calls);
+    bench.destroy();
+    profiler.destroy();
+  }
+}
