@@ -34,7 +34,8 @@ Model
   --seed N               seed of the random weights (default 0)
 
 Sweep
-  --suite quick|full     defaults for the lists below (default quick)
+  --suite quick|full|kernels   defaults for the lists below (default quick); kernels times each kernel
+                         alone at the model's shapes (matmul, GEMV, attention, element-wise) instead
                            quick: prefill ${SUITES.quick.prefill.join(',')}; depth ${SUITES.quick.depths.join(',')}; gen ${SUITES.quick.gen}; reps ${SUITES.quick.reps}
                            full:  prefill ${SUITES.full.prefill.join(',')}; depth ${SUITES.full.depths.join(',')}; gen ${SUITES.full.gen}; reps ${SUITES.full.reps}
   --prefill L,L,...      prompt lengths of the prefill sweep ("" for none)
@@ -134,8 +135,10 @@ if (args.preset && !isPresetName(args.preset)) {
   usage(`unknown preset "${args.preset}"; known presets: ${PRESET_NAMES.join(', ')}`);
 }
 const suiteName = args.suite ?? 'quick';
-if (!(suiteName in SUITES)) usage(`--suite must be quick or full, got "${suiteName}"`);
-const suite = SUITES[suiteName as SuiteName];
+const kernelsSuite = suiteName === 'kernels';
+if (!(suiteName in SUITES) && !kernelsSuite)
+  usage(`--suite must be quick, full or kernels, got "${suiteName}"`);
+const suite = SUITES[kernelsSuite ? 'quick' : (suiteName as SuiteName)];
 const custom = args.prefill !== undefined || args.depth !== undefined;
 const format = (args.format ?? (args.out?.split('.').pop() === 'md' ? 'md' : 'json')) as ExportFormat;
 if (!EXPORT_FORMATS.includes(format)) usage(`--format must be one of ${EXPORT_FORMATS.join(', ')}`);
@@ -163,9 +166,13 @@ try {
     model: args.model
       ? { kind: 'url', baseUrl: MODEL_URL_PREFIX }
       : { kind: 'preset', preset: args.preset ?? 'ci-tiny', seed: int('--seed', args.seed) ?? 0 },
-    suite: custom ? 'custom' : suiteName,
-    prefill: args.prefill !== undefined ? intList('--prefill', args.prefill) : [...suite.prefill],
-    depths: args.depth !== undefined ? intList('--depth', args.depth) : [...suite.depths],
+    suite: kernelsSuite ? 'kernels' : custom ? 'custom' : suiteName,
+    prefill: kernelsSuite
+      ? []
+      : args.prefill !== undefined
+        ? intList('--prefill', args.prefill)
+        : [...suite.prefill],
+    depths: kernelsSuite ? [] : args.depth !== undefined ? intList('--depth', args.depth) : [...suite.depths],
     gen: int('--gen', args.gen) ?? suite.gen,
     reps: int('--reps', args.reps) ?? suite.reps,
     warmup: int('--warmup', args.warmup) ?? 1,

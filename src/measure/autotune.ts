@@ -15,7 +15,7 @@ import {
 } from '../kernels/variants.ts';
 import { dims, type ModelConfig } from '../model/config.ts';
 import { compare, matmulRef, rmsNormRef } from '../model/reference.ts';
-import { percentile } from './stats.ts';
+import { seededData as data, KernelTimer } from './kernel-timer.ts';
 
 /** How the search times each candidate. */
 const SEARCH = {
@@ -46,82 +46,6 @@ export interface TuneResult {
   variants: KernelVariants;
   choices: TuningChoice[];
   searchMs: number;
-}
-
-/** Seeded data in [-1, 1). */
-function data(n: number, seed: number): Float32Array<ArrayBuffer> {
-  const out = new Float32Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = (s >>> 8) / 8388608 - 1;
-  }
-  return out;
-}
-
-class Bench {
-  private readonly buffers: GPUBuffer[] = [];
-  constructor(
-    private readonly gpu: Gpu,
-    private readonly profiler: GpuProfiler,
-  ) {}
-
-  input(values: Float32Array<ArrayBuffer>): GPUBuffer {
-    const b = this.output(values.length);
-    this.gpu.device.queue.writeBuffer(b, 0, values);
-    return b;
-  }
-
-  output(floats: number): GPUBuffer {
-    const b = this.gpu.device.createBuffer({
-      label: 'autotune',
-      size: Math.max(16, floats * 4),
-      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
-    });
-    this.buffers.push(b);
-    return b;
-  }
-
-  async read(b: GPUBuffer, floats: number): Promise<Float32Array> {
-    const staging = this.gpu.device.createBuffer({
-      label: 'autotune readback',
-      size: b.size,
-      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-    });
-    const enc = this.gpu.device.createCommandEncoder();
-    enc.copyBufferToBuffer(b, 0, staging, 0, b.size);
-    this.gpu.device.queue.submit([enc.finish()]);
-    await staging.mapAsync(GPUMapMode.READ);
-    const out = new Float32Array(staging.getMappedRange().slice(0, floats * 4));
-    staging.destroy();
-    return out;
-  }
-
-  async run(call: KernelCall): Promise<number> {
-    this.profiler.reset();
-    const enc = this.gpu.device.createCommandEncoder({ label: 'autotune' });
-    const pass = enc.beginComputePass(this.profiler.pass('candidate'));
-    encodeCall(pass, call);
-    pass.end();
-    this.profiler.resolve(enc);
-    const t0 = performance.now();
-    this.gpu.device.queue.submit([enc.finish()]);
-    await this.gpu.device.queue.onSubmittedWorkDone();
-    const wall = performance.now() - t0;
-    const spans = await this.profiler.read();
-    return spans.length > 0 && spans[0].ms > 0 ? spans[0].ms : wall;
-  }
-
-  async time(call: KernelCall): Promise<number> {
-    for (let r = 0; r < SEARCH.warmup; r++) await this.run(call);
-    const times: number[] = [];
-    for (let r = 0; r < SEARCH.reps; r++) times.push(await this.run(call));
-    return percentile(times, 50);
-  }
-
-  destroy(): void {
-    for (const b of this.buffers) b.destroy();
-  }
 }
 
 /**
@@ -170,7 +94,7 @@ export async function autotune(
   const t0 = performance.now();
   const ctx: KernelContext = { gpu, pipelines };
   const profiler = new GpuProfiler(gpu, 1);
-  const bench = new Bench(gpu, profiler);
+  const bench = new KernelTimer(gpu, profiler, SEARCH);
   const { d, ffn } = dims(config);
   const L = Math.min(SEARCH.prefillRows, config.maxSeqLen);
   const calls: KernelCall[] = [];

@@ -2,23 +2,26 @@ import type { Gpu } from '../gpu/device.ts';
 import { PipelineCache } from '../gpu/pipelines.ts';
 import { GpuProfiler, type Span, type Timing, timerQuantumNs } from '../gpu/profiler.ts';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../kernels/variants.ts';
+import { presetConfig } from '../model/config.ts';
 import { Model } from '../model/forward.ts';
 import { compare, referenceForward } from '../model/reference.ts';
-import { loadModel } from '../model/source.ts';
+import { type LoadedModel, loadModel } from '../model/source.ts';
 import { LOGITS_MAX_REL_ERR } from '../model/verify.ts';
 import { parameterCount } from '../model/weights.ts';
 import { type BenchResult, BenchResultSchema, type Point, SCHEMA_VERSION } from '../results/schema.ts';
 import { autotune } from './autotune.ts';
 import { decodeCost, type PassCost, prefillCost } from './cost.ts';
+import { runKernelSuite } from './kernel-suite.ts';
 import { measurePeaks, type Peaks } from './peaks.ts';
 import { placeOnRoofline } from './roofline.ts';
 import { type BenchSpec, SpecError } from './spec.ts';
 import { percentile, percentiles, summarize } from './stats.ts';
+import { evaluateTargets } from './targets.ts';
 import { loadTuning, saveTuning } from './tuning-cache.ts';
 
 /** Sent after every phase and point, so a UI or CLI can show progress and draw points as they land. */
 export interface Progress {
-  phase: 'peaks' | 'model' | 'validate' | 'prefill' | 'decode' | 'done';
+  phase: 'peaks' | 'model' | 'validate' | 'prefill' | 'decode' | 'kernels' | 'done';
   /** Points finished, of `total`. */
   done: number;
   total: number;
@@ -143,11 +146,20 @@ export async function runBench(gpu: Gpu, spec: BenchSpec, env: RunEnvironment, o
 
   report('model', 'Loading and compiling the model');
   const tLoad = performance.now();
-  const loaded = await loadModel(spec.model);
+  // The kernel suite needs only the shapes: a preset's config, without generating its weights.
+  const loaded: LoadedModel =
+    spec.suite === 'kernels' && spec.model.kind === 'preset'
+      ? {
+          name: spec.model.preset,
+          weights: { config: presetConfig(spec.model.preset), tensors: new Map() },
+          warnings: [],
+        }
+      : await loadModel(spec.model);
   const loadMs = performance.now() - tLoad;
   warnings.push(...loaded.warnings);
   const config = loaded.weights.config;
   const sweeps = fitSweeps(spec, config.maxSeqLen, warnings);
+  const weightBytes = parameterCount(config) * 4;
   total = sweeps.prefill.length + sweeps.depths.length;
   const maxPrefill = Math.max(8, ...sweeps.prefill);
   const maxDecode = Math.max(0, ...sweeps.depths.map((d) => d + spec.gen));
@@ -173,191 +185,212 @@ export async function runBench(gpu: Gpu, spec: BenchSpec, env: RunEnvironment, o
   } else {
     tuning = { enabled: false, cached: false, searchMs: 0, choices: [] };
   }
-  const model = await Model.create(
-    gpu,
-    loaded.weights,
-    {
-      kv: { mode: spec.kvMode, pageSize: spec.pageSize, capacityTokens },
-      maxBatch: spec.batch,
-      pipelines,
-      variants,
-    },
-    loaded.name,
-  );
-  const weightBytes = parameterCount(config) * 4;
-  if (weightBytes < 64 * 1024 * 1024 && sweeps.depths.length > 0) {
-    warnings.push(
-      `The weights (${(weightBytes / 2 ** 20).toFixed(1)} MiB) may fit in a GPU's last-level cache: decode then measures cache bandwidth, not DRAM.`,
-    );
-  }
-  const profiler = new GpuProfiler(gpu);
   let status: BenchResult['status'] = 'complete';
   let error: string | undefined;
   const validation: BenchResult['validation'] = { maxAbsErr: 0, maxRelErr: 0, passed: false, checks: [] };
-
-  try {
-    report('validate', 'Checking prefill and decode logits against the CPU reference');
-    Object.assign(validation, await validate(model, loaded.weights));
-    if (!validation.passed) {
-      throw new Error(
-        `Validation failed: GPU logits differ from the CPU reference (max rel err ${validation.maxRelErr.toExponential(2)} > ${LOGITS_MAX_REL_ERR}); no timing was done.`,
-      );
-    }
+  let kernelPoints: BenchResult['kernelPoints'];
+  if (spec.suite === 'kernels') {
     pointsStart = performance.now();
-    const timed = (perKernel: boolean): Timing => {
-      profiler.reset();
-      return { profiler, perKernel };
-    };
-    const passSpans = async () => {
-      const spans = await profiler.read();
-      allSpans.push(...spans);
-      return spans;
-    };
-
-    for (const L of sweeps.prefill) {
-      const tokens = promptTokens(L, config.vocabSize, L);
-      const wall: number[] = [];
-      const gpuMs: number[] = [];
-      const profiled: Span[][] = [];
-      const profiledReps = spec.profile ? spec.reps : 1;
-      for (let r = 0; r < spec.warmup + spec.reps + profiledReps; r++) {
-        checkStop();
-        const perKernel = r >= spec.warmup + spec.reps;
-        const seq = model.createSequence();
-        const start = performance.now();
-        await model.prefill([{ seq, tokens }], 'none', timed(perKernel));
-        const ms = performance.now() - start;
-        const spans = await passSpans();
-        model.freeSequence(seq);
-        if (perKernel) profiled.push(spans);
-        else if (r >= spec.warmup) {
-          wall.push(ms);
-          gpuMs.push(sumMs(spans));
-        }
-      }
-      const cost = prefillCost(config, L);
-      const point = makePoint(
-        spec,
-        'prefill',
-        L,
-        0,
-        wall,
-        gpuMs,
-        L,
-        cost,
-        peaks,
-        kernelBreakdown(profiled, cost),
-      );
-      points.push(point);
-      done++;
-      report('prefill', `prefill L=${L}`, point);
+    try {
+      const suite = await runKernelSuite(gpu, pipelines, config, variants, peaks, {
+        shouldStop: options.shouldStop,
+        onProgress: (p) => {
+          done = p.done;
+          total = p.total;
+          report('kernels', p.label);
+        },
+      });
+      kernelPoints = suite.points;
+      if (suite.skipped.length > 0)
+        warnings.push(`Skipped, over this device's buffer limits: ${suite.skipped.join('; ')}`);
+      validation.checks.push({
+        name: `${suite.checked} kernel shapes checked against the CPU reference before timing`,
+        maxAbsErr: 0,
+        maxRelErr: 0,
+        passed: suite.failures.length === 0,
+      });
+      validation.passed = suite.failures.length === 0;
+      if (!validation.passed) throw new Error(`Kernel validation failed: ${suite.failures.join('; ')}`);
+      if (options.shouldStop?.()) throw new Cancelled('Cancelled by the user');
+    } catch (e) {
+      ({ status, error } = stopped(e, kernelPoints?.length ?? 0, total));
     }
+  } else {
+    const model = await Model.create(
+      gpu,
+      loaded.weights,
+      {
+        kv: { mode: spec.kvMode, pageSize: spec.pageSize, capacityTokens },
+        maxBatch: spec.batch,
+        pipelines,
+        variants,
+      },
+      loaded.name,
+    );
+    if (weightBytes < 64 * 1024 * 1024 && sweeps.depths.length > 0) {
+      warnings.push(
+        `The weights (${(weightBytes / 2 ** 20).toFixed(1)} MiB) may fit in a GPU's last-level cache: decode then measures cache bandwidth, not DRAM.`,
+      );
+    }
+    const profiler = new GpuProfiler(gpu);
 
-    for (const depth of sweeps.depths) {
-      const B = spec.batch;
-      const steps: number[] = [];
-      const gpuMs: number[] = [];
-      for (let r = 0; r < spec.warmup + spec.reps; r++) {
-        checkStop();
-        const measured = r >= spec.warmup;
-        const seqs = Array.from({ length: B }, () => model.createSequence());
-        const start = performance.now();
-        let tokens: number[];
-        if (depth > 0) {
-          const first = await model.prefill(
-            seqs.map((seq, b) => ({ seq, tokens: promptTokens(depth, config.vocabSize, depth + 31 * b) })),
-            'none',
-          );
-          tokens = first.map((f) => f.nextToken);
-        } else {
-          const seeds = seqs.map((_, b) => promptTokens(1, config.vocabSize, 7 + b)[0]);
-          tokens = (await model.decode(seqs.map((seq, b) => ({ seq, token: seeds[b] })))).nextTokens;
-        }
-        const arrivals = [performance.now()];
-        for (let s = 1; s < spec.gen; s++) {
-          const stepStart = performance.now();
-          const result = await model.decode(
-            seqs.map((seq, b) => ({ seq, token: tokens[b] })),
-            { timing: timed(false) },
-          );
-          const now = performance.now();
-          tokens = result.nextTokens;
-          arrivals.push(now);
+    try {
+      report('validate', 'Checking prefill and decode logits against the CPU reference');
+      Object.assign(validation, await validate(model, loaded.weights));
+      if (!validation.passed) {
+        throw new Error(
+          `Validation failed: GPU logits differ from the CPU reference (max rel err ${validation.maxRelErr.toExponential(2)} > ${LOGITS_MAX_REL_ERR}); no timing was done.`,
+        );
+      }
+      pointsStart = performance.now();
+      const timed = (perKernel: boolean): Timing => {
+        profiler.reset();
+        return { profiler, perKernel };
+      };
+      const passSpans = async () => {
+        const spans = await profiler.read();
+        allSpans.push(...spans);
+        return spans;
+      };
+
+      for (const L of sweeps.prefill) {
+        const tokens = promptTokens(L, config.vocabSize, L);
+        const wall: number[] = [];
+        const gpuMs: number[] = [];
+        const profiled: Span[][] = [];
+        const profiledReps = spec.profile ? spec.reps : 1;
+        for (let r = 0; r < spec.warmup + spec.reps + profiledReps; r++) {
+          checkStop();
+          const perKernel = r >= spec.warmup + spec.reps;
+          const seq = model.createSequence();
+          const start = performance.now();
+          await model.prefill([{ seq, tokens }], 'none', timed(perKernel));
+          const ms = performance.now() - start;
           const spans = await passSpans();
-          if (measured) {
-            steps.push(now - stepStart);
+          model.freeSequence(seq);
+          if (perKernel) profiled.push(spans);
+          else if (r >= spec.warmup) {
+            wall.push(ms);
             gpuMs.push(sumMs(spans));
           }
         }
-        for (const seq of seqs) model.freeSequence(seq);
-        if (measured) {
-          const last = arrivals[arrivals.length - 1];
-          latency.ttft.push(arrivals[0] - start);
-          latency.tpot.push((last - arrivals[0]) / (spec.gen - 1));
-          latency.e2e.push(last - start);
-          for (let i = 1; i < arrivals.length; i++) latency.itl.push(arrivals[i] - arrivals[i - 1]);
-        }
-      }
-      // One more short generation with every kernel in its own timed pass, for the breakdown.
-      const profiled: Span[][] = [];
-      const seqs = Array.from({ length: B }, () => model.createSequence());
-      let tokens =
-        depth > 0
-          ? (
-              await model.prefill(
-                seqs.map((seq, b) => ({
-                  seq,
-                  tokens: promptTokens(depth, config.vocabSize, depth + 31 * b),
-                })),
-                'none',
-              )
-            ).map((f) => f.nextToken)
-          : seqs.map((_, b) => b);
-      const profiledSteps = spec.profile ? Math.max(3, spec.gen - 1) : 3;
-      for (let s = 0; s < profiledSteps; s++) {
-        checkStop();
-        const result = await model.decode(
-          seqs.map((seq, b) => ({ seq, token: tokens[b] })),
-          { timing: timed(true) },
+        const cost = prefillCost(config, L);
+        const point = makePoint(
+          spec,
+          'prefill',
+          L,
+          0,
+          wall,
+          gpuMs,
+          L,
+          cost,
+          peaks,
+          kernelBreakdown(profiled, cost),
         );
-        tokens = result.nextTokens;
-        profiled.push(await passSpans());
+        points.push(point);
+        done++;
+        report('prefill', `prefill L=${L}`, point);
       }
-      for (const seq of seqs) model.freeSequence(seq);
-      // Measured step s (1 … gen−1) finds depth + s − 1 tokens cached (s when the first token came
-      // from a decode step at depth 0 rather than from a prefill).
-      const stepCosts = Array.from({ length: spec.gen - 1 }, (_, i) =>
-        decodeCost(config, Array(B).fill(depth > 0 ? depth + i : i + 1)),
-      );
-      const cost = meanCost(stepCosts);
-      const point = makePoint(
-        spec,
-        'decode',
-        1,
-        depth,
-        steps,
-        gpuMs,
-        B,
-        cost,
-        peaks,
-        kernelBreakdown(profiled, cost),
-      );
-      points.push(point);
-      done++;
-      report('decode', `decode depth=${depth}${B > 1 ? ` ×${B}` : ''}`, point);
+
+      for (const depth of sweeps.depths) {
+        const B = spec.batch;
+        const steps: number[] = [];
+        const gpuMs: number[] = [];
+        for (let r = 0; r < spec.warmup + spec.reps; r++) {
+          checkStop();
+          const measured = r >= spec.warmup;
+          const seqs = Array.from({ length: B }, () => model.createSequence());
+          const start = performance.now();
+          let tokens: number[];
+          if (depth > 0) {
+            const first = await model.prefill(
+              seqs.map((seq, b) => ({ seq, tokens: promptTokens(depth, config.vocabSize, depth + 31 * b) })),
+              'none',
+            );
+            tokens = first.map((f) => f.nextToken);
+          } else {
+            const seeds = seqs.map((_, b) => promptTokens(1, config.vocabSize, 7 + b)[0]);
+            tokens = (await model.decode(seqs.map((seq, b) => ({ seq, token: seeds[b] })))).nextTokens;
+          }
+          const arrivals = [performance.now()];
+          for (let s = 1; s < spec.gen; s++) {
+            const stepStart = performance.now();
+            const result = await model.decode(
+              seqs.map((seq, b) => ({ seq, token: tokens[b] })),
+              { timing: timed(false) },
+            );
+            const now = performance.now();
+            tokens = result.nextTokens;
+            arrivals.push(now);
+            const spans = await passSpans();
+            if (measured) {
+              steps.push(now - stepStart);
+              gpuMs.push(sumMs(spans));
+            }
+          }
+          for (const seq of seqs) model.freeSequence(seq);
+          if (measured) {
+            const last = arrivals[arrivals.length - 1];
+            latency.ttft.push(arrivals[0] - start);
+            latency.tpot.push((last - arrivals[0]) / (spec.gen - 1));
+            latency.e2e.push(last - start);
+            for (let i = 1; i < arrivals.length; i++) latency.itl.push(arrivals[i] - arrivals[i - 1]);
+          }
+        }
+        // One more short generation with every kernel in its own timed pass, for the breakdown.
+        const profiled: Span[][] = [];
+        const seqs = Array.from({ length: B }, () => model.createSequence());
+        let tokens =
+          depth > 0
+            ? (
+                await model.prefill(
+                  seqs.map((seq, b) => ({
+                    seq,
+                    tokens: promptTokens(depth, config.vocabSize, depth + 31 * b),
+                  })),
+                  'none',
+                )
+              ).map((f) => f.nextToken)
+            : seqs.map((_, b) => b);
+        const profiledSteps = spec.profile ? Math.max(3, spec.gen - 1) : 3;
+        for (let s = 0; s < profiledSteps; s++) {
+          checkStop();
+          const result = await model.decode(
+            seqs.map((seq, b) => ({ seq, token: tokens[b] })),
+            { timing: timed(true) },
+          );
+          tokens = result.nextTokens;
+          profiled.push(await passSpans());
+        }
+        for (const seq of seqs) model.freeSequence(seq);
+        // Measured step s (1 … gen−1) finds depth + s − 1 tokens cached (s when the first token came
+        // from a decode step at depth 0 rather than from a prefill).
+        const stepCosts = Array.from({ length: spec.gen - 1 }, (_, i) =>
+          decodeCost(config, Array(B).fill(depth > 0 ? depth + i : i + 1)),
+        );
+        const cost = meanCost(stepCosts);
+        const point = makePoint(
+          spec,
+          'decode',
+          1,
+          depth,
+          steps,
+          gpuMs,
+          B,
+          cost,
+          peaks,
+          kernelBreakdown(profiled, cost),
+        );
+        points.push(point);
+        done++;
+        report('decode', `decode depth=${depth}${B > 1 ? ` ×${B}` : ''}`, point);
+      }
+    } catch (e) {
+      ({ status, error } = stopped(e, points.length, total));
+    } finally {
+      profiler.destroy();
+      model.destroy();
     }
-  } catch (e) {
-    if (e instanceof Cancelled) {
-      status = 'cancelled';
-      error = `Cancelled after ${points.length} of ${total} points; the finished points are kept.`;
-    } else {
-      status = 'failed';
-      const err = e as Error;
-      error = `${err.name}: ${err.message}${points.length ? ` (${points.length} finished points kept)` : ''}`;
-    }
-  } finally {
-    profiler.destroy();
-    model.destroy();
   }
 
   const adapter = gpu.adapter;
@@ -384,9 +417,10 @@ export async function runBench(gpu: Gpu, spec: BenchSpec, env: RunEnvironment, o
     },
     model: { preset: loaded.name, config, params: parameterCount(config), weightBytes },
     peaks,
-    coldStart: { compileMs: model.pipelines.compileMs, loadMs },
+    coldStart: { compileMs: pipelines.compileMs, loadMs },
     tuning,
     points,
+    ...(kernelPoints ? { kernelPoints } : {}),
     latency: {
       ttftMs: percentiles(latency.ttft),
       tpotMs: percentiles(latency.tpot),
@@ -396,6 +430,7 @@ export async function runBench(gpu: Gpu, spec: BenchSpec, env: RunEnvironment, o
     validation,
     warnings,
   };
+  result.targets = evaluateTargets(result);
   if (result.env.timestamps.quantumNs && result.env.timestamps.quantumNs >= 1e5) {
     result.warnings.push(
       `GPU timestamps are quantized to ${result.env.timestamps.quantumNs / 1000} µs; per-kernel times below that are coarse.`,
@@ -411,6 +446,25 @@ export async function runBench(gpu: Gpu, spec: BenchSpec, env: RunEnvironment, o
   done = total;
   report('done', status === 'complete' ? 'Done' : (error ?? status));
   return checked.data;
+}
+
+/** How an early stop is recorded: a cancel keeps its points quietly, anything else says what failed. */
+function stopped(
+  e: unknown,
+  finished: number,
+  total: number,
+): { status: BenchResult['status']; error: string } {
+  if (e instanceof Cancelled) {
+    return {
+      status: 'cancelled',
+      error: `Cancelled after ${finished} of ${total} points; the finished points are kept.`,
+    };
+  }
+  const err = e as Error;
+  return {
+    status: 'failed',
+    error: `${err.name}: ${err.message}${finished ? ` (${finished} finished points kept)` : ''}`,
+  };
 }
 
 /** Checks prefill (4 prompt tokens) and one decode step through the KV cache against the CPU reference. */

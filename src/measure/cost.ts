@@ -47,11 +47,75 @@ export interface PassCost {
 }
 
 /** y[M, N] = x[M, K] · W[N, K]ᵀ: weights read once, input once, output written once. */
-export function linearCost(M: number, N: number, K: number) {
+export function linearCost(M: number, N: number, K: number): Cost {
   return { flops: 2 * M * N * K, bytes: (N * K + M * K + M * N) * F32 };
 }
 
-function add(list: KernelCost[], role: KernelRole, flops: number, bytes: number, dispatches = 1) {
+/** FLOPs and bytes of one dispatch. */
+export interface Cost {
+  flops: number;
+  bytes: number;
+}
+
+/** RMSNorm over rows of width d: square-accumulate (2) and scale by inv·weight (2) per element; read x and weight, write out. */
+export function rmsNormCost(rows: number, d: number): Cost {
+  return { flops: 4 * rows * d, bytes: (2 * rows * d + d) * F32 };
+}
+
+/**
+ * RoPE on rows × heads of headDim, one dispatch: 4 multiplies and 2 adds per rotated pair; reads
+ * and writes x, reads the positions and a cos and a sin row per token.
+ */
+export function ropeCost(rows: number, heads: number, headDim: number): Cost {
+  return {
+    flops: 6 * rows * heads * (headDim / 2),
+    bytes: 2 * rows * heads * headDim * F32 + (rows + 2 * rows * (headDim / 2)) * F32,
+  };
+}
+
+/** Scatter of `rows` tokens' K and V (kvWidth each) into the pool: read both, write both, read the slots. */
+export function kvWriteCost(rows: number, kvWidth: number): Cost {
+  return { flops: 0, bytes: 4 * rows * kvWidth * F32 + rows * F32 };
+}
+
+/**
+ * Attention over `pairs` (query, key) pairs per head: q·k and p·v (2·headDim each) plus max, exp
+ * and sum (3). Reads the queries, each cached K and V row once, writes the output.
+ */
+export function attentionCost(
+  c: { heads: number; qWidth: number; kvWidth: number; headDim: number },
+  queries: number,
+  pairs: number,
+  kvTokensRead: number,
+): Cost {
+  return {
+    flops: c.heads * pairs * (4 * c.headDim + 3),
+    bytes: (2 * queries * c.qWidth + 2 * kvTokensRead * c.kvWidth) * F32,
+  };
+}
+
+/** x += y over n elements. */
+export function residualCost(n: number): Cost {
+  return { flops: n, bytes: 3 * n * F32 };
+}
+
+/** silu(g)·u over n elements: negate, exp, add, divide, multiply. */
+export function swigluCost(n: number): Cost {
+  return { flops: 5 * n, bytes: 3 * n * F32 };
+}
+
+/** Gather of `rows` embedding rows of width d: the ids, the rows read, the rows written. */
+export function embeddingCost(rows: number, d: number): Cost {
+  return { flops: 0, bytes: rows * F32 + 2 * rows * d * F32 };
+}
+
+/** Argmax over rows of n logits. */
+export function argmaxCost(rows: number, n: number): Cost {
+  return { flops: rows * n, bytes: rows * n * F32 + rows * F32 };
+}
+
+function add(list: KernelCost[], role: KernelRole, cost: Cost, dispatches = 1) {
+  const { flops, bytes } = cost;
   const existing = list.find((k) => k.role === role);
   if (existing) {
     existing.flops += flops;
@@ -74,47 +138,31 @@ function forwardCost(
   lmRows: number,
   kvTokensRead: number,
 ): PassCost {
-  const { d, ffn, vocab, layers, heads, kvHeads, headDim, qWidth, kvWidth } = dims(c);
+  const dm = dims(c);
+  const { d, ffn, vocab, layers, heads, kvHeads, headDim, qWidth, kvWidth } = dm;
   const k: KernelCost[] = [];
   const pairs = contexts.reduce((a, b) => a + b, 0); // (query, key) pairs per head
-  add(k, KERNEL_ROLES.embedding, 0, rows * F32 + 2 * rows * d * F32);
+  const both = (a: Cost, b: Cost): Cost => ({ flops: a.flops + b.flops, bytes: a.bytes + b.bytes });
+  add(k, KERNEL_ROLES.embedding, embeddingCost(rows, d));
   for (let l = 0; l < layers; l++) {
-    // rmsnorm: square-accumulate (2) and scale by inv·weight (2) per element; read x and weight, write out.
-    const norm = () => add(k, KERNEL_ROLES.norm, 4 * rows * d, (2 * rows * d + d) * F32);
-    norm();
-    const q = linearCost(rows, qWidth, d);
+    add(k, KERNEL_ROLES.norm, rmsNormCost(rows, d));
     const kv = linearCost(rows, kvWidth, d);
-    add(k, KERNEL_ROLES.qkv, q.flops + 2 * kv.flops, q.bytes + 2 * kv.bytes, 3);
-    // rope, once on q and once on k: 4 multiplies and 2 adds per rotated pair; each dispatch reads
-    // and writes its x and reads the positions and a cos and sin row per token.
-    const ropeRows = rows * (heads + kvHeads);
-    const ropeTables = 2 * (rows + 2 * rows * (headDim / 2)) * F32;
-    add(k, KERNEL_ROLES.rope, 6 * ropeRows * (headDim / 2), 2 * ropeRows * headDim * F32 + ropeTables, 2);
-    add(k, KERNEL_ROLES.kvWrite, 0, 4 * rows * kvWidth * F32 + rows * F32);
-    // attention: q·k (2·headDim) and p·v (2·headDim) per pair and head, plus max, exp and sum (3).
-    // Reads q, each sequence's K and V once per KV head, writes the output.
-    add(
-      k,
-      KERNEL_ROLES.attention,
-      heads * pairs * (4 * headDim + 3),
-      (2 * rows * qWidth + 2 * kvTokensRead * kvWidth) * F32,
-    );
-    const o = linearCost(rows, d, qWidth);
-    add(k, KERNEL_ROLES.oProj, o.flops, o.bytes);
-    add(k, KERNEL_ROLES.residual, rows * d, 3 * rows * d * F32);
-    norm();
+    add(k, KERNEL_ROLES.qkv, both(linearCost(rows, qWidth, d), both(kv, kv)), 3);
+    add(k, KERNEL_ROLES.rope, both(ropeCost(rows, heads, headDim), ropeCost(rows, kvHeads, headDim)), 2);
+    add(k, KERNEL_ROLES.kvWrite, kvWriteCost(rows, kvWidth));
+    add(k, KERNEL_ROLES.attention, attentionCost(dm, rows, pairs, kvTokensRead));
+    add(k, KERNEL_ROLES.oProj, linearCost(rows, d, qWidth));
+    add(k, KERNEL_ROLES.residual, residualCost(rows * d));
+    add(k, KERNEL_ROLES.norm, rmsNormCost(rows, d));
     const gu = linearCost(rows, ffn, d);
-    add(k, KERNEL_ROLES.gateUp, 2 * gu.flops, 2 * gu.bytes, 2);
-    // silu(g)·u: negate, exp, add, divide, multiply.
-    add(k, KERNEL_ROLES.swiglu, 5 * rows * ffn, 3 * rows * ffn * F32);
-    const down = linearCost(rows, d, ffn);
-    add(k, KERNEL_ROLES.down, down.flops, down.bytes);
-    add(k, KERNEL_ROLES.residual, rows * d, 3 * rows * d * F32);
+    add(k, KERNEL_ROLES.gateUp, both(gu, gu), 2);
+    add(k, KERNEL_ROLES.swiglu, swigluCost(rows * ffn));
+    add(k, KERNEL_ROLES.down, linearCost(rows, d, ffn));
+    add(k, KERNEL_ROLES.residual, residualCost(rows * d));
   }
-  add(k, KERNEL_ROLES.norm, 4 * rows * d, (2 * rows * d + d) * F32);
-  const head = linearCost(lmRows, vocab, d);
-  add(k, KERNEL_ROLES.lmHead, head.flops, head.bytes);
-  add(k, KERNEL_ROLES.argmax, lmRows * vocab, lmRows * vocab * F32 + lmRows * F32);
+  add(k, KERNEL_ROLES.norm, rmsNormCost(rows, d));
+  add(k, KERNEL_ROLES.lmHead, linearCost(lmRows, vocab, d));
+  add(k, KERNEL_ROLES.argmax, argmaxCost(lmRows, vocab));
   return {
     flops: k.reduce((a, x) => a + x.flops, 0),
     bytes: k.reduce((a, x) => a + x.bytes, 0),

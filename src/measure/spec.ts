@@ -35,7 +35,8 @@ const lengthList = z
 export const BenchSpecSchema = z
   .object({
     model: ModelSourceSchema,
-    suite: z.enum(['quick', 'full', 'custom']),
+    /** 'kernels' times each kernel alone at the model's shapes instead of whole passes. */
+    suite: z.enum(['quick', 'full', 'custom', 'kernels']),
     /** Prompt lengths L of the prefill sweep. */
     prefill: lengthList,
     /** Context depths of the decode sweep (tokens in the cache before generation starts). */
@@ -66,7 +67,7 @@ export const BenchSpecSchema = z
     autotune: z.boolean().default(true),
   })
   .strict()
-  .refine((s) => s.prefill.length + s.depths.length > 0, {
+  .refine((s) => s.suite === 'kernels' || s.prefill.length + s.depths.length > 0, {
     message: 'nothing to measure: no prefill lengths and no depths',
   });
 export type BenchSpec = z.infer<typeof BenchSpecSchema>;

@@ -6,7 +6,10 @@ import type { ModelConfig } from './config.ts';
  * so the GPU and the CPU reference rotate by exactly the same numbers; computing sin/cos of
  * large angles in f32 on the GPU would lose about 1e-4 at position 1000.
  */
-export function ropeTable(config: ModelConfig): { cos: Float32Array; sin: Float32Array } {
+export function ropeTable(config: ModelConfig): {
+  cos: Float32Array<ArrayBuffer>;
+  sin: Float32Array<ArrayBuffer>;
+} {
   const half = config.headDim / 2;
   const cos = new Float32Array(config.maxSeqLen * half);
   const sin = new Float32Array(config.maxSeqLen * half);

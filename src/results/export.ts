@@ -254,6 +254,50 @@ function pointsTable(points: readonly Point[]): string[] {
   ];
 }
 
+function targetsTable(targets: NonNullable<BenchResult['targets']>): string[] {
+  return [
+    '| target | goal | reached | met |',
+    markdownDelimiter('llll'),
+    ...targets.map((t) =>
+      markdownRow([
+        escapeMarkdown(t.name),
+        escapeMarkdown(t.target),
+        escapeMarkdown(t.reached),
+        t.met === null
+          ? `not judged${t.note ? `: ${escapeMarkdown(t.note)}` : ''}`
+          : t.met
+            ? 'yes'
+            : '**no**',
+      ]),
+    ),
+  ];
+}
+
+function kernelPointsTable(points: NonNullable<BenchResult['kernelPoints']>): string[] {
+  const shape = (s: Record<string, number>) =>
+    escapeMarkdown(
+      Object.entries(s)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' '),
+    );
+  return [
+    '| kernel | variant | shape | ms | GFLOP/s | GB/s | bound | % roof |',
+    markdownDelimiter('lllrrrlr'),
+    ...points.map((p) =>
+      markdownRow([
+        escapeMarkdown(p.name),
+        escapeMarkdown(p.variant),
+        shape(p.shape),
+        formatMs(p.medianMs),
+        fixed(p.gflops, 2),
+        fixed(p.gbps, 2),
+        p.bound,
+        fixed(p.roofPct, 1),
+      ]),
+    ),
+  ];
+}
+
 function latencyTable(latency: BenchResult['latency']): string[] {
   const rows = [
     ['TTFT', latency.ttftMs],
@@ -297,8 +341,12 @@ function kernelTable(points: readonly Point[]): string[] {
 /** A llama-bench-like report: run header, points table, latencies, kernels and warnings. */
 export function toMarkdown(r: BenchResult): string {
   const sections = [headerLines(r)];
-  sections.push(r.points.length > 0 ? pointsTable(r.points) : ['No measured points.']);
-  sections.push(latencyTable(r.latency));
+  if (r.targets && r.targets.length > 0) sections.push(targetsTable(r.targets));
+  if (r.kernelPoints && r.kernelPoints.length > 0) sections.push(kernelPointsTable(r.kernelPoints));
+  if (r.points.length > 0 || !r.kernelPoints) {
+    sections.push(r.points.length > 0 ? pointsTable(r.points) : ['No measured points.']);
+    sections.push(latencyTable(r.latency));
+  }
   if (r.points.some((p) => p.kernels.length > 0)) sections.push(kernelTable(r.points));
   if (r.warnings.length > 0) {
     sections.push(['**Warnings:**', '', ...r.warnings.map((w) => `- ${escapeMarkdown(w)}`)]);

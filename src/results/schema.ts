@@ -70,6 +70,26 @@ export const PointSchema = z
   .strict();
 export type Point = z.infer<typeof PointSchema>;
 
+/** One kernel timed alone at one shape (the kernel suite). */
+export const KernelPointSchema = z
+  .object({
+    name: z.string().max(200),
+    /** The kernel family and parameters that ran (the autotuner's choice). */
+    variant: z.string().max(200),
+    /** {M, K, N} for matmul-like kernels, {L, depth, batch, heads, headDim} for attention. */
+    shape: z.record(z.string().max(50), nonNegative),
+    medianMs: nonNegative,
+    samplesMs: z.array(nonNegative).min(1),
+    flops: nonNegative,
+    bytes: nonNegative,
+    gflops: nonNegative,
+    gbps: nonNegative,
+    bound: z.enum(['compute', 'bandwidth']),
+    roofPct: nonNegative,
+  })
+  .strict();
+export type KernelPoint = z.infer<typeof KernelPointSchema>;
+
 export const AdapterSchema = z
   .object({
     vendor: z.string().max(500),
@@ -155,6 +175,21 @@ export const BenchResultSchema = z
       .strict()
       .optional(),
     points: z.array(PointSchema),
+    kernelPoints: z.array(KernelPointSchema).optional(),
+    /** Performance targets judged against this run's own roofs. */
+    targets: z
+      .array(
+        z
+          .object({
+            name: z.string().max(300),
+            target: z.string().max(300),
+            reached: z.string().max(500),
+            met: z.boolean().nullable(),
+            note: z.string().max(500).optional(),
+          })
+          .strict(),
+      )
+      .optional(),
     latency: z
       .object({
         ttftMs: PercentilesSchema,
