@@ -1,12 +1,13 @@
 import matmulCode from '../../shaders/matmul.wgsl?raw';
 import registerCode from '../../shaders/matmul_regtile.wgsl?raw';
+import register8Code from '../../shaders/matmul_regtile8.wgsl?raw';
 import { type KernelCall, type KernelContext, makeCall } from './kernel.ts';
 import { DEFAULT_VARIANTS, type MatmulVariant } from './variants.ts';
 
 /**
  * c[M, N] = a[M, K] · b[N, K]ᵀ for prefill, where M = L is large. Two families: workgroup-memory
- * tiles (matmul.wgsl) and barrier-free register tiles (matmul_regtile.wgsl); each invocation owns a
- * 4x4 output block in both, so a workgroup covers 4·wgY rows by 4·wgX columns.
+ * tiles (matmul.wgsl) and barrier-free register tiles (matmul_regtile.wgsl, 4x4 per invocation;
+ * matmul_regtile8.wgsl, 8x8). A workgroup covers tile·wgY rows by tile·wgX columns.
  */
 export class MatmulKernel {
   private constructor(
@@ -26,16 +27,16 @@ export class MatmulKernel {
       });
       return new MatmulKernel(ctx, pipeline, variant);
     }
-    const pipeline = await ctx.pipelines.get('matmul_regtile', registerCode, {
-      WG_X: variant.wgX,
-      WG_Y: variant.wgY,
-    });
+    const [name, code] =
+      variant.family === 'register' ? ['matmul_regtile', registerCode] : ['matmul_regtile8', register8Code];
+    const pipeline = await ctx.pipelines.get(name, code, { WG_X: variant.wgX, WG_Y: variant.wgY });
     return new MatmulKernel(ctx, pipeline, variant);
   }
 
   call(a: { a: GPUBuffer; b: GPUBuffer; c: GPUBuffer; M: number; N: number; K: number }): KernelCall {
     const v = this.variant;
-    const grid = [Math.ceil(a.N / (4 * v.wgX)), Math.ceil(a.M / (4 * v.wgY)), 1] as const;
+    const tile = v.family === 'register8' ? 8 : 4; // outputs per invocation along each axis
+    const grid = [Math.ceil(a.N / (tile * v.wgX)), Math.ceil(a.M / (tile * v.wgY)), 1] as const;
     return makeCall(this.ctx, 'matmul', this.pipeline, [a.M, a.N, a.K], [a.a, a.b, a.c], grid);
   }
 }

@@ -6,9 +6,14 @@
  */
 export type MatmulVariant =
   | { family: 'tiled'; wgX: number; wgY: number; tileK: number }
-  | { family: 'register'; wgX: number; wgY: number };
+  | { family: 'register'; wgX: number; wgY: number }
+  /** 8x8 outputs per invocation instead of 4x4. */
+  | { family: 'register8'; wgX: number; wgY: number };
 
-export type GemvVariant = { family: 'reduce' } | { family: 'rowwise'; wg: number };
+export type GemvVariant =
+  | { family: 'reduce' }
+  | { family: 'rowwise'; wg: number }
+  | { family: 'subgroup'; wg: number };
 
 export type RmsNormVariant = { family: 'workgroup' } | { family: 'rowwise' };
 
@@ -33,8 +38,16 @@ export const VARIANT_CANDIDATES = {
     { family: 'tiled', wgX: 16, wgY: 8, tileK: 32 },
     { family: 'register', wgX: 8, wgY: 8 },
     { family: 'register', wgX: 16, wgY: 4 },
+    { family: 'register8', wgX: 8, wgY: 8 },
+    { family: 'register8', wgX: 16, wgY: 4 },
   ],
-  gemv: [{ family: 'reduce' }, { family: 'rowwise', wg: 64 }, { family: 'rowwise', wg: 128 }],
+  gemv: [
+    { family: 'reduce' },
+    { family: 'rowwise', wg: 64 },
+    { family: 'rowwise', wg: 128 },
+    { family: 'subgroup', wg: 64 },
+    { family: 'subgroup', wg: 256 },
+  ],
   rmsnorm: [{ family: 'workgroup' }, { family: 'rowwise' }],
 } as const satisfies { [K in keyof KernelVariants]: readonly KernelVariants[K][] };
 
@@ -44,4 +57,12 @@ export function variantName(v: MatmulVariant | GemvVariant | RmsNormVariant): st
     .map(([k, val]) => `${k}=${val}`)
     .join(',');
   return params ? `${family}(${params})` : family;
+}
+
+/** Families that need an optional feature; the autotuner skips them where the adapter lacks it. */
+export function variantSupported(
+  v: MatmulVariant | GemvVariant | RmsNormVariant,
+  features: { hasSubgroups: boolean },
+) {
+  return v.family !== 'subgroup' || features.hasSubgroups;
 }

@@ -12,6 +12,7 @@ import {
   type RmsNormVariant,
   VARIANT_CANDIDATES,
   variantName,
+  variantSupported,
 } from '../kernels/variants.ts';
 import { dims, type ModelConfig } from '../model/config.ts';
 import { compare, matmulRef, rmsNormRef } from '../model/reference.ts';
@@ -134,7 +135,7 @@ export async function autotune(
     const gemv = await search(
       'gemv',
       `[${batch}×${d}]·[${d}×${ffn}]`,
-      VARIANT_CANDIDATES.gemv,
+      VARIANT_CANDIDATES.gemv.filter((v) => variantSupported(v, gpu)),
       async (v) => {
         const k = await GemvKernel.create(ctx, v, batch);
         await bench.run(keep(k.call({ x: vIn, w: vW, y: vOut, M: batch, N: vn, K: vk })));
