@@ -66,3 +66,39 @@ test('bench CLI: bad flags exit 2 with a clear message', async () => {
   expect(page.code).toBe(2);
   expect(page.stderr).toContain('pageSize: must be one of 8, 16, 32');
 });
+
+test('bench CLI: the kernel suite times every kernel after validating it, and judges the targets', async () => {
+  test.setTimeout(320_000);
+  const out = join(mkdtempSync(join(tmpdir(), 'kernels-')), 'kernels.json');
+  const started = Date.now();
+  const run = await runCli('bench/bench.ts', ['--suite', 'kernels', '--out', out], 300_000);
+  expect(run.code, run.stderr).toBe(0);
+  expect((Date.now() - started) / 1000, 'the kernel suite must finish in under 5 minutes').toBeLessThan(300);
+  const result = BenchResultSchema.parse(JSON.parse(readFileSync(out, 'utf8')));
+  expect(result.validation.passed).toBe(true);
+  const names = new Set(result.kernelPoints?.map((k) => k.name));
+  for (const name of [
+    'matmul gate/up proj',
+    'gemv gate/up proj',
+    'gemv large',
+    'attention prefill',
+    'attention decode',
+    'rmsnorm',
+  ]) {
+    expect(names.has(name), `kernel suite measured ${name}`).toBe(true);
+  }
+  for (const k of result.kernelPoints ?? []) {
+    expect(k.samplesMs.length).toBe(3);
+    expect(k.medianMs).toBeGreaterThan(0);
+  }
+  expect(result.tuning?.enabled).toBe(true);
+  // Every autotuned choice is one that passed validation.
+  for (const choice of result.tuning?.choices ?? []) {
+    expect(choice.trials.find((t) => t.variant === choice.chosen)?.valid).toBe(true);
+  }
+  expect(result.targets?.map((t) => t.name)).toEqual([
+    'matmul, best prefill shape at L ≥ 256',
+    'GEMV, M = 1, weights far larger than cache',
+    'paged against contiguous decode attention',
+  ]);
+});

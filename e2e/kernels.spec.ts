@@ -98,35 +98,46 @@ test.describe('kernels against the CPU reference', () => {
     }
   });
 
-  test('paged kv-write and causal prefill attention', async ({ page }) => {
-    for (const L of LENGTHS) {
+  test('paged kv-write and causal prefill attention, every variant', async ({ page }) => {
+    for (const variant of VARIANT_CANDIDATES.attentionPrefill)
+      for (const L of LENGTHS) {
+        for (const [pageSize, paged] of [
+          [8, true],
+          [16, true],
+          [32, true],
+          [0, false],
+        ] as const) {
+          const shape = {
+            L,
+            start: L % 2 === 0 ? 0 : 9,
+            heads: 4,
+            kvHeads: 2,
+            headDim: 16,
+            pageSize,
+            paged,
+            variant,
+          };
+          expectPassed(
+            await page.evaluate(async (s) => (await window.harness).kernels.attentionPrefill(s), shape),
+          );
+        }
+      }
+  });
+
+  test('batched paged decode attention with different lengths, every variant', async ({ page }) => {
+    for (const variant of VARIANT_CANDIDATES.attentionDecode)
       for (const [pageSize, paged] of [
         [8, true],
         [16, true],
         [32, true],
         [0, false],
       ] as const) {
-        const shape = { L, start: L % 2 === 0 ? 0 : 9, heads: 4, kvHeads: 2, headDim: 16, pageSize, paged };
-        expectPassed(
-          await page.evaluate(async (s) => (await window.harness).kernels.attentionPrefill(s), shape),
-        );
+        for (const lengths of [[1], [7, 33, 100, 257], [65, 2, 130]]) {
+          const shape = { lengths, heads: 6, kvHeads: 2, headDim: 32, pageSize, paged, variant };
+          expectPassed(
+            await page.evaluate(async (s) => (await window.harness).kernels.attentionDecode(s), shape),
+          );
+        }
       }
-    }
-  });
-
-  test('batched paged decode attention with different lengths', async ({ page }) => {
-    for (const [pageSize, paged] of [
-      [8, true],
-      [16, true],
-      [32, true],
-      [0, false],
-    ] as const) {
-      for (const lengths of [[1], [7, 33, 100, 257], [65, 2, 130]]) {
-        const shape = { lengths, heads: 6, kvHeads: 2, headDim: 32, pageSize, paged };
-        expectPassed(
-          await page.evaluate(async (s) => (await window.harness).kernels.attentionDecode(s), shape),
-        );
-      }
-    }
   });
 });

@@ -11,6 +11,8 @@ const FAMILY_SETS = {
     matmul: { family: 'register', wgX: 8, wgY: 8 },
     gemv: { family: 'rowwise', wg: 64 },
     rmsnorm: { family: 'rowwise' },
+    attentionPrefill: { family: 'direct' },
+    attentionDecode: { family: 'direct' },
   },
 } as const satisfies Record<string, KernelVariants>;
 

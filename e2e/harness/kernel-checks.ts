@@ -13,7 +13,12 @@ import { disposeCalls, encodeCall, type KernelCall, type KernelContext } from '.
 import { KvWriteKernel } from '../../src/kernels/kv-write.ts';
 import { MatmulKernel } from '../../src/kernels/matmul.ts';
 import { ArgmaxKernel, RmsNormKernel } from '../../src/kernels/rowwise.ts';
-import type { GemvVariant, MatmulVariant, RmsNormVariant } from '../../src/kernels/variants.ts';
+import type {
+  AttentionVariant,
+  GemvVariant,
+  MatmulVariant,
+  RmsNormVariant,
+} from '../../src/kernels/variants.ts';
 import {
   argmaxRef,
   attentionRef,
@@ -237,6 +242,7 @@ export class KernelChecks {
     headDim: number;
     pageSize: number;
     paged: boolean;
+    variant?: AttentionVariant;
   }) {
     const T = s.start + s.L;
     const maxSeqLen = 512;
@@ -253,7 +259,7 @@ export class KernelChecks {
     const pool = await this.out('pool', totalPages * 2 * kvW * pageSize);
     const out = await this.out('out', s.L * s.heads * s.headDim);
     const write = await KvWriteKernel.create(this.ctx);
-    const attn = await PagedAttentionPrefillKernel.create(this.ctx, { ...s, pageSize });
+    const attn = await PagedAttentionPrefillKernel.create(this.ctx, { ...s, pageSize }, s.variant);
     await this.run([
       write.call({
         k: await this.f32('k', k),
@@ -292,6 +298,7 @@ export class KernelChecks {
     headDim: number;
     pageSize: number;
     paged: boolean;
+    variant?: AttentionVariant;
   }) {
     const B = s.lengths.length;
     const maxLen = Math.max(...s.lengths);
@@ -332,7 +339,7 @@ export class KernelChecks {
       want.push(...attentionRef(qb, k, v, 1, T - 1, s));
     }
     const out = await this.out('out', B * s.heads * s.headDim);
-    const attn = await PagedAttentionDecodeKernel.create(this.ctx, { ...s, pageSize });
+    const attn = await PagedAttentionDecodeKernel.create(this.ctx, { ...s, pageSize }, s.variant);
     const flatTables = tables.flatMap((t) => [...t, ...Array(stride - t.length).fill(0)]);
     calls.push(
       attn.call({

@@ -1,6 +1,9 @@
 import decodeCode from '../../shaders/attention_decode.wgsl?raw';
+import decodeDirectCode from '../../shaders/attention_decode_direct.wgsl?raw';
 import prefillCode from '../../shaders/attention_prefill.wgsl?raw';
+import prefillDirectCode from '../../shaders/attention_prefill_direct.wgsl?raw';
 import { type KernelCall, type KernelContext, makeCall } from './kernel.ts';
+import type { AttentionVariant } from './variants.ts';
 
 /** Sizes baked into the attention shaders. */
 export const ATTENTION_LIMITS = {
@@ -14,6 +17,8 @@ export const ATTENTION_LIMITS = {
   },
   /** Invocations (keys per tile) in a decode workgroup; must be ≥ headDim / 4. */
   decodeWorkgroup: 64,
+  /** Invocations per workgroup of the direct (one invocation per query and head) kernels. */
+  directWorkgroup: 32,
 } as const;
 
 export interface AttentionConfig {
@@ -42,17 +47,28 @@ export class PagedAttentionPrefillKernel {
     private readonly ctx: KernelContext,
     private readonly pipeline: GPUComputePipeline,
     readonly config: AttentionConfig,
+    readonly variant: AttentionVariant,
   ) {}
 
-  static async create(ctx: KernelContext, config: AttentionConfig) {
+  static async create(
+    ctx: KernelContext,
+    config: AttentionConfig,
+    variant: AttentionVariant = { family: 'tiled' },
+  ) {
     checkConfig(config);
-    const pipeline = await ctx.pipelines.get('attention_prefill', prefillCode, {
-      BQ: ATTENTION_LIMITS.prefillQueries,
-      BK: ATTENTION_LIMITS.prefillKeysFor(config.headDim),
-      HEAD_DIM: config.headDim,
-      PAGED: config.paged ? 1 : 0,
-    });
-    return new PagedAttentionPrefillKernel(ctx, pipeline, config);
+    const common = { HEAD_DIM: config.headDim, PAGED: config.paged ? 1 : 0 };
+    const pipeline =
+      variant.family === 'tiled'
+        ? await ctx.pipelines.get('attention_prefill', prefillCode, {
+            ...common,
+            BQ: ATTENTION_LIMITS.prefillQueries,
+            BK: ATTENTION_LIMITS.prefillKeysFor(config.headDim),
+          })
+        : await ctx.pipelines.get('attention_prefill_direct', prefillDirectCode, {
+            ...common,
+            WG: ATTENTION_LIMITS.directWorkgroup,
+          });
+    return new PagedAttentionPrefillKernel(ctx, pipeline, config, variant);
   }
 
   /** q, out: [L, heads, headDim]; blockTable: u32 pages of this sequence; start: tokens cached before q. */
@@ -71,7 +87,16 @@ export class PagedAttentionPrefillKernel {
       this.pipeline,
       [a.L, a.start, c.heads, c.kvHeads, c.pageSize, { f32: 1 / Math.sqrt(c.headDim) }],
       [a.q, a.pool, a.blockTable, a.out],
-      [Math.ceil(a.L / ATTENTION_LIMITS.prefillQueries), c.heads, 1],
+      [
+        Math.ceil(
+          a.L /
+            (this.variant.family === 'tiled'
+              ? ATTENTION_LIMITS.prefillQueries
+              : ATTENTION_LIMITS.directWorkgroup),
+        ),
+        c.heads,
+        1,
+      ],
     );
   }
 }
@@ -82,16 +107,27 @@ export class PagedAttentionDecodeKernel {
     private readonly ctx: KernelContext,
     private readonly pipeline: GPUComputePipeline,
     readonly config: AttentionConfig,
+    readonly variant: AttentionVariant,
   ) {}
 
-  static async create(ctx: KernelContext, config: AttentionConfig) {
+  static async create(
+    ctx: KernelContext,
+    config: AttentionConfig,
+    variant: AttentionVariant = { family: 'tiled' },
+  ) {
     checkConfig(config);
-    const pipeline = await ctx.pipelines.get('attention_decode', decodeCode, {
-      WG: ATTENTION_LIMITS.decodeWorkgroup,
-      HEAD_DIM: config.headDim,
-      PAGED: config.paged ? 1 : 0,
-    });
-    return new PagedAttentionDecodeKernel(ctx, pipeline, config);
+    const common = { HEAD_DIM: config.headDim, PAGED: config.paged ? 1 : 0 };
+    const pipeline =
+      variant.family === 'tiled'
+        ? await ctx.pipelines.get('attention_decode', decodeCode, {
+            ...common,
+            WG: ATTENTION_LIMITS.decodeWorkgroup,
+          })
+        : await ctx.pipelines.get('attention_decode_direct', decodeDirectCode, {
+            ...common,
+            WG: ATTENTION_LIMITS.directWorkgroup,
+          });
+    return new PagedAttentionDecodeKernel(ctx, pipeline, config, variant);
   }
 
   /**
@@ -114,7 +150,9 @@ export class PagedAttentionDecodeKernel {
       this.pipeline,
       [a.batch, c.heads, c.kvHeads, c.pageSize, a.tableStride, { f32: 1 / Math.sqrt(c.headDim) }],
       [a.q, a.pool, a.blockTables, a.seqLens, a.out],
-      [c.heads, a.batch, 1],
+      this.variant.family === 'tiled'
+        ? [c.heads, a.batch, 1]
+        : [Math.ceil((a.batch * c.heads) / ATTENTION_LIMITS.directWorkgroup), 1, 1],
     );
   }
 }

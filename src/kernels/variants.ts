@@ -17,10 +17,15 @@ export type GemvVariant =
 
 export type RmsNormVariant = { family: 'workgroup' } | { family: 'rowwise' };
 
+/** 'tiled': K/V staged in workgroup memory (prefill) or a workgroup per context (decode); 'direct': one invocation per query and head, no barriers. */
+export type AttentionVariant = { family: 'tiled' } | { family: 'direct' };
+
 export interface KernelVariants {
   matmul: MatmulVariant;
   gemv: GemvVariant;
   rmsnorm: RmsNormVariant;
+  attentionPrefill: AttentionVariant;
+  attentionDecode: AttentionVariant;
 }
 
 /** The defaults (`--no-autotune`): the families that suit discrete and integrated GPUs. */
@@ -28,6 +33,8 @@ export const DEFAULT_VARIANTS = {
   matmul: { family: 'tiled', wgX: 16, wgY: 16, tileK: 16 },
   gemv: { family: 'reduce' },
   rmsnorm: { family: 'workgroup' },
+  attentionPrefill: { family: 'tiled' },
+  attentionDecode: { family: 'tiled' },
 } as const satisfies KernelVariants;
 
 /** Candidates the autotuner searches, per op. */
@@ -49,9 +56,13 @@ export const VARIANT_CANDIDATES = {
     { family: 'subgroup', wg: 256 },
   ],
   rmsnorm: [{ family: 'workgroup' }, { family: 'rowwise' }],
+  attentionPrefill: [{ family: 'tiled' }, { family: 'direct' }],
+  attentionDecode: [{ family: 'tiled' }, { family: 'direct' }],
 } as const satisfies { [K in keyof KernelVariants]: readonly KernelVariants[K][] };
 
-export function variantName(v: MatmulVariant | GemvVariant | RmsNormVariant): string {
+export type AnyVariant = MatmulVariant | GemvVariant | RmsNormVariant | AttentionVariant;
+
+export function variantName(v: AnyVariant): string {
   const { family, ...rest } = v;
   const params = Object.entries(rest)
     .map(([k, val]) => `${k}=${val}`)

@@ -6,16 +6,16 @@ import { disposeCalls, encodeCall, type KernelCall, type KernelContext } from '.
 import { MatmulKernel } from '../kernels/matmul.ts';
 import { RmsNormKernel } from '../kernels/rowwise.ts';
 import {
-  type GemvVariant,
+  type AnyVariant,
+  type AttentionVariant,
   type KernelVariants,
-  type MatmulVariant,
-  type RmsNormVariant,
   VARIANT_CANDIDATES,
   variantName,
   variantSupported,
 } from '../kernels/variants.ts';
 import { dims, type ModelConfig } from '../model/config.ts';
 import { compare, matmulRef, rmsNormRef } from '../model/reference.ts';
+import { attentionDecodeCase, attentionPrefillCase, type Case } from './kernel-suite.ts';
 import { seededData as data, KernelTimer } from './kernel-timer.ts';
 
 /** How the search times each candidate. */
@@ -54,7 +54,9 @@ export interface TuneResult {
  * that is not a tile multiple, then timed on the model's own shape; the fastest valid one wins.
  * A candidate that fails to compile or validate is recorded and never chosen.
  */
-async function search<V extends MatmulVariant | GemvVariant | RmsNormVariant>(
+type Prepared = Awaited<ReturnType<Case['prepare']>>;
+
+async function search<V extends AnyVariant>(
   op: keyof KernelVariants,
   shape: string,
   candidates: readonly V[],
@@ -177,9 +179,58 @@ export async function autotune(
           ),
         ),
     );
+    // Attention: the kernel suite's own cases (paged, pages of 16) at a typical prompt and depth.
+    const viaCase = (make: (v: AttentionVariant) => Case) => {
+      const prepared = new Map<AttentionVariant, Promise<Prepared>>();
+      const prepare = (v: AttentionVariant) => {
+        let p = prepared.get(v);
+        if (!p) {
+          p = make(v)
+            .prepare(bench)
+            .then(async (ready) => {
+              for (const s of ready.setup ?? []) await bench.run(keep(s));
+              keep(ready.call);
+              return ready;
+            });
+          prepared.set(v, p);
+        }
+        return p;
+      };
+      return {
+        check: async (v: AttentionVariant) => {
+          const ready = await prepare(v);
+          await bench.run(ready.call);
+          return ready.check();
+        },
+        time: async (v: AttentionVariant) => bench.time((await prepare(v)).call),
+      };
+    };
+    const prefillTrials = viaCase((v) => attentionPrefillCase(ctx, config, L, true, v));
+    const attentionPrefill = await search(
+      'attentionPrefill',
+      `L=${L}`,
+      VARIANT_CANDIDATES.attentionPrefill,
+      prefillTrials.check,
+      prefillTrials.time,
+    );
+    const depth = Math.min(SEARCH.prefillRows, config.maxSeqLen - 1);
+    const decodeTrials = viaCase((v) => attentionDecodeCase(ctx, config, depth, batch, true, v));
+    const attentionDecode = await search(
+      'attentionDecode',
+      `depth=${depth} batch=${batch}`,
+      VARIANT_CANDIDATES.attentionDecode,
+      decodeTrials.check,
+      decodeTrials.time,
+    );
     return {
-      variants: { matmul: matmul.chosen, gemv: gemv.chosen, rmsnorm: rmsnorm.chosen },
-      choices: [matmul.choice, gemv.choice, rmsnorm.choice],
+      variants: {
+        matmul: matmul.chosen,
+        gemv: gemv.chosen,
+        rmsnorm: rmsnorm.chosen,
+        attentionPrefill: attentionPrefill.chosen,
+        attentionDecode: attentionDecode.chosen,
+      },
+      choices: [matmul.choice, gemv.choice, rmsnorm.choice, attentionPrefill.choice, attentionDecode.choice],
       searchMs: performance.now() - t0,
     };
   } finally {

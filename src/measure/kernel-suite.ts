@@ -12,7 +12,7 @@ import { disposeCalls, type KernelCall, type KernelContext } from '../kernels/ke
 import { KvWriteKernel } from '../kernels/kv-write.ts';
 import { MatmulKernel } from '../kernels/matmul.ts';
 import { RmsNormKernel } from '../kernels/rowwise.ts';
-import { type KernelVariants, variantName } from '../kernels/variants.ts';
+import { type AttentionVariant, type KernelVariants, variantName } from '../kernels/variants.ts';
 import { dims, type ModelConfig } from '../model/config.ts';
 import { attentionRef, compare, matmulRef, rmsNormRef, ropeRef, swigluRef } from '../model/reference.ts';
 import { ropeTable } from '../model/rope.ts';
@@ -45,7 +45,7 @@ export const KERNEL_SUITE = {
   reps: 3,
 } as const;
 
-interface Case {
+export interface Case {
   name: string;
   variant: string;
   shape: Record<string, number>;
@@ -139,7 +139,14 @@ async function fillCache(
   return { pool, tables, k, v, setup };
 }
 
-function attentionPrefillCase(ctx: KernelContext, c: ModelConfig, L: number, paged: boolean): Case {
+/** Prefill attention over L new tokens (paged in pages of 16, or contiguous). */
+export function attentionPrefillCase(
+  ctx: KernelContext,
+  c: ModelConfig,
+  L: number,
+  paged: boolean,
+  variant: AttentionVariant,
+): Case {
   const dm = dims(c);
   const pageSize = paged ? 16 : L;
   const a = {
@@ -152,7 +159,7 @@ function attentionPrefillCase(ctx: KernelContext, c: ModelConfig, L: number, pag
   };
   return {
     name: 'attention prefill',
-    variant: paged ? 'paged(16)' : 'contiguous',
+    variant: `${variantName(variant)} ${paged ? 'paged(16)' : 'contiguous'}`,
     shape: { L, depth: 0, batch: 1, heads: dm.heads, headDim: dm.headDim },
     cost: attentionCost(dm, L, (L * (L + 1)) / 2, L),
     bufferBytes: 4 * 2 * Math.ceil(L / pageSize) * pageSize * dm.kvWidth,
@@ -160,7 +167,7 @@ function attentionPrefillCase(ctx: KernelContext, c: ModelConfig, L: number, pag
       const { pool, tables, k, v, setup } = await fillCache(ctx, t, a, 1, L, 40);
       const q = seededData(L * dm.qWidth, 41);
       const out = t.output(L * dm.qWidth);
-      const kernel = await PagedAttentionPrefillKernel.create(ctx, a);
+      const kernel = await PagedAttentionPrefillKernel.create(ctx, a, variant);
       const call = kernel.call({ q: t.input(q), pool, blockTable: t.inputU32(tables[0]), out, L, start: 0 });
       const check = async () => {
         const got = await t.read(out, L * dm.qWidth);
@@ -175,12 +182,14 @@ function attentionPrefillCase(ctx: KernelContext, c: ModelConfig, L: number, pag
   };
 }
 
-function attentionDecodeCase(
+/** One decode step of attention for B sequences at a context depth. */
+export function attentionDecodeCase(
   ctx: KernelContext,
   c: ModelConfig,
   depth: number,
   B: number,
   paged: boolean,
+  variant: AttentionVariant,
 ): Case {
   const dm = dims(c);
   const len = depth + 1;
@@ -195,7 +204,7 @@ function attentionDecodeCase(
   };
   return {
     name: 'attention decode',
-    variant: paged ? 'paged(16)' : 'contiguous',
+    variant: `${variantName(variant)} ${paged ? 'paged(16)' : 'contiguous'}`,
     shape: { L: 1, depth, batch: B, heads: dm.heads, headDim: dm.headDim },
     cost: attentionCost(dm, B, B * len, B * len),
     bufferBytes: 4 * 2 * B * Math.ceil(len / pageSize) * pageSize * dm.kvWidth,
@@ -204,7 +213,7 @@ function attentionDecodeCase(
       const q = seededData(B * dm.qWidth, 51);
       const out = t.output(B * dm.qWidth);
       const stride = tables[0].length;
-      const kernel = await PagedAttentionDecodeKernel.create(ctx, a);
+      const kernel = await PagedAttentionDecodeKernel.create(ctx, a, variant);
       const call = kernel.call({
         q: t.input(q),
         pool,
@@ -378,11 +387,16 @@ function suiteCases(ctx: KernelContext, c: ModelConfig, variants: KernelVariants
   const big = KERNEL_SUITE.largeGemv;
   cases.push(linearCase(ctx, variants, 'gemv large', 1, big.N, big.K, true));
   for (const L of lengths) {
-    cases.push(attentionPrefillCase(ctx, c, L, true), attentionPrefillCase(ctx, c, L, false));
+    const v = variants.attentionPrefill;
+    cases.push(attentionPrefillCase(ctx, c, L, true, v), attentionPrefillCase(ctx, c, L, false, v));
   }
   for (const depth of KERNEL_SUITE.decodeDepths.filter((x) => x < c.maxSeqLen)) {
     for (const B of KERNEL_SUITE.decodeBatches) {
-      cases.push(attentionDecodeCase(ctx, c, depth, B, true), attentionDecodeCase(ctx, c, depth, B, false));
+      const v = variants.attentionDecode;
+      cases.push(
+        attentionDecodeCase(ctx, c, depth, B, true, v),
+        attentionDecodeCase(ctx, c, depth, B, false, v),
+      );
     }
   }
   cases.push(...elementwiseCases(ctx, c, variants, Math.min(256, c.maxSeqLen)));

@@ -44,12 +44,12 @@ export function evaluateTargets(r: Omit<BenchResult, 'targets'>): TargetResult[]
     });
   }
 
-  const paged = kp.filter((p) => p.name === 'attention decode' && p.variant.startsWith('paged'));
+  const paged = kp.filter((p) => p.name === 'attention decode' && p.variant.endsWith('paged(16)'));
   const ratios = paged.flatMap((p) => {
     const twin = kp.find(
       (q) =>
         q.name === p.name &&
-        q.variant === 'contiguous' &&
+        q.variant === p.variant.replace('paged(16)', 'contiguous') &&
         q.shape.depth === p.shape.depth &&
         q.shape.batch === p.shape.batch,
     );

@@ -203,8 +203,8 @@ export class Model {
       matmul: await MatmulKernel.create(ctx, variants.matmul),
       gemv: await GemvKernel.create(ctx, variants.gemv, 1),
       kvWrite: await KvWriteKernel.create(ctx),
-      attentionPrefill: await PagedAttentionPrefillKernel.create(ctx, attention),
-      attentionDecode: await PagedAttentionDecodeKernel.create(ctx, attention),
+      attentionPrefill: await PagedAttentionPrefillKernel.create(ctx, attention, variants.attentionPrefill),
+      attentionDecode: await PagedAttentionDecodeKernel.create(ctx, attention, variants.attentionDecode),
     };
     return new Model(
       gpu,

@@ -1,0 +1,68 @@
+// Batched paged attention for decode without workgroup memory: one invocation per (sequence, head)
+// streams its whole context with an online softmax that rescales only when the running maximum
+// grows. No barriers: the fast family on CPU-backed adapters. Its parallelism is only
+// batch x heads, so GPUs prefer attention_decode.wgsl, which spreads each context over a workgroup.
+override WG: u32 = 32u;
+override HEAD_DIM: u32 = 64u;
+override PAGED: bool = true;
+override HD4: u32 = HEAD_DIM / 4u;
+const MAX_HD4: u32 = 64u;
+
+struct Params {
+  batch: u32,
+  heads: u32,
+  kvHeads: u32,
+  pageSize: u32,
+  tableStride: u32,
+  scale: f32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;            // [batch, heads, HD4]
+@group(0) @binding(2) var<storage, read> pool: array<vec4<f32>>;         // [pages, 2, kvHeads, pageSize, HD4]
+@group(0) @binding(3) var<storage, read> blockTables: array<u32>;        // [batch, tableStride]
+@group(0) @binding(4) var<storage, read> seqLens: array<u32>;            // [batch]
+@group(0) @binding(5) var<storage, read_write> out: array<vec4<f32>>;    // [batch, heads, HD4]
+
+fn kvRow(b: u32, t: u32, kvh: u32, which: u32) -> u32 {
+  let table = b * p.tableStride;
+  var page = blockTables[table];
+  var offset = t;
+  if (PAGED) {
+    page = blockTables[table + t / p.pageSize];
+    offset = t % p.pageSize;
+  }
+  return (((page * 2u + which) * p.kvHeads + kvh) * p.pageSize + offset) * HD4;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3u) {
+  let index = gid.x;  // over batch * heads
+  if (index >= p.batch * p.heads) { return; }
+  let b = index / p.heads;
+  let h = index % p.heads;
+  let kvh = h / (p.heads / p.kvHeads);
+  let qBase = (b * p.heads + h) * HD4;
+  var qv: array<vec4<f32>, MAX_HD4>;
+  var o: array<vec4<f32>, MAX_HD4>;
+  for (var d = 0u; d < HD4; d++) { qv[d] = q[qBase + d] * p.scale; }
+  var m = -1.0e38;
+  var l = 0.0;
+  let len = seqLens[b];
+  for (var t = 0u; t < len; t++) {
+    let kRow = kvRow(b, t, kvh, 0u);
+    var s = 0.0;
+    for (var d = 0u; d < HD4; d++) { s += dot(qv[d], pool[kRow + d]); }
+    if (s > m) {
+      let correction = exp(m - s);
+      l *= correction;
+      for (var d = 0u; d < HD4; d++) { o[d] *= correction; }
+      m = s;
+    }
+    let pr = exp(s - m);
+    l += pr;
+    let vRow = kvRow(b, t, kvh, 1u);
+    for (var d = 0u; d < HD4; d++) { o[d] = fma(vec4<f32>(pr), pool[vRow + d], o[d]); }
+  }
+  for (var d = 0u; d < HD4; d++) { out[qBase + d] = o[d] / l; }
+}

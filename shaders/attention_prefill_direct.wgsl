@@ -1,0 +1,66 @@
+// Causal paged attention for prefill without workgroup memory: one invocation per (query, head)
+// streams its visible keys straight from the page pool with an online softmax that rescales only
+// when the running maximum grows. No barriers, which suits CPU-backed adapters, where the tiled
+// attention_prefill.wgsl spends its time in barriers; GPUs prefer the tiled kernel's K/V reuse.
+// Keys are visited in position order 0 ..= start + i, so a query's result does not depend on how
+// the prompt was chunked or on the page size.
+override WG: u32 = 64u;
+override HEAD_DIM: u32 = 64u;    // multiple of 4, <= 4 * MAX_HD4
+override PAGED: bool = true;
+override HD4: u32 = HEAD_DIM / 4u;
+const MAX_HD4: u32 = 64u;
+
+struct Params {
+  L: u32,
+  start: u32,
+  heads: u32,
+  kvHeads: u32,
+  pageSize: u32,
+  scale: f32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;            // [L, heads, HD4]
+@group(0) @binding(2) var<storage, read> pool: array<vec4<f32>>;         // [pages, 2, kvHeads, pageSize, HD4]
+@group(0) @binding(3) var<storage, read> blockTable: array<u32>;         // [pages of this sequence]
+@group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>;    // [L, heads, HD4]
+
+fn kvRow(t: u32, kvh: u32, which: u32) -> u32 {
+  var page = blockTable[0];
+  var offset = t;
+  if (PAGED) {
+    page = blockTable[t / p.pageSize];
+    offset = t % p.pageSize;
+  }
+  return (((page * 2u + which) * p.kvHeads + kvh) * p.pageSize + offset) * HD4;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let qi = wid.x * WG + lid;
+  let h = wid.y;
+  if (qi >= p.L) { return; }
+  let kvh = h / (p.heads / p.kvHeads);
+  let qBase = (qi * p.heads + h) * HD4;
+  var qv: array<vec4<f32>, MAX_HD4>;
+  var o: array<vec4<f32>, MAX_HD4>;
+  for (var d = 0u; d < HD4; d++) { qv[d] = q[qBase + d] * p.scale; }
+  var m = -1.0e38;
+  var l = 0.0;
+  for (var t = 0u; t <= p.start + qi; t++) {
+    let kRow = kvRow(t, kvh, 0u);
+    var s = 0.0;
+    for (var d = 0u; d < HD4; d++) { s += dot(qv[d], pool[kRow + d]); }
+    if (s > m) {
+      let correction = exp(m - s);
+      l *= correction;
+      for (var d = 0u; d < HD4; d++) { o[d] *= correction; }
+      m = s;
+    }
+    let pr = exp(s - m);
+    l += pr;
+    let vRow = kvRow(t, kvh, 1u);
+    for (var d = 0u; d < HD4; d++) { o[d] = fma(vec4<f32>(pr), pool[vRow + d], o[d]); }
+  }
+  for (var d = 0u; d < HD4; d++) { out[qBase + d] = o[d] / l; }
+}
