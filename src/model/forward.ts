@@ -92,6 +92,23 @@ interface Kernels {
   attentionDecode: PagedAttentionDecodeKernel;
 }
 
+/** The activations of one pass, each [rows, width]: what the shared transformer body reads and writes. */
+interface PassBuffers {
+  tokens: GPUBuffer; // u32[rows]
+  positions: GPUBuffer; // u32[rows]
+  slots: GPUBuffer; // u32[rows] KV slot of each token
+  x: GPUBuffer; // [rows, d] residual stream
+  h: GPUBuffer; // [rows, d] normed
+  q: GPUBuffer; // [rows, heads, headDim]
+  k: GPUBuffer; // [rows, kvHeads, headDim]
+  v: GPUBuffer; // [rows, kvHeads, headDim]
+  attn: GPUBuffer; // [rows, heads, headDim]
+  proj: GPUBuffer; // [rows, d]
+  gate: GPUBuffer; // [rows, ffn]
+  up: GPUBuffer; // [rows, ffn]
+  act: GPUBuffer; // [rows, ffn]
+}
+
 /** Per-batch-size decode state: every buffer and recorded call, built once and replayed each step. */
 interface DecodePlan {
   batch: number;
@@ -303,9 +320,9 @@ export class Model {
     calls: KernelCall[],
     timing: Timing | undefined,
   ) {
-    const c = this.config;
-    const { d, ffn, vocab, heads, kvHeads, headDim, qWidth, kvWidth } = dims(c);
+    const { d, ffn, vocab, qWidth, kvWidth } = dims(this.config);
     const k = this.kernels;
+    const R = KERNEL_ROLES;
     const L = tokens.length;
     const start = this.kv.allocator.length(seq);
     const slotList = this.kv.append(encoder, seq, L); // copy-on-write copies are recorded here
@@ -339,53 +356,13 @@ export class Model {
     const outRows = logitsMode === 'all' ? L : 1;
     const logits = acquire('logits', outRows * vocab); // [outRows, vocab]
     const next = acquire('next token', outRows); // u32[outRows]
-    const eps = c.rmsNormEps;
-    const mm = (a: GPUBuffer, w: GPUBuffer, out: GPUBuffer, N: number, K: number) =>
-      k.matmul.call({ a, b: w, c: out, M: L, N, K });
 
-    const R = KERNEL_ROLES;
-    const layerCalls: KernelCall[] = [
-      withRole(
-        R.embedding,
-        k.embedding.call({ tokens: tokenIds, table: this.embedding, out: x, rows: L, d, vocab }),
-      ),
-    ];
-    this.layers.forEach((w, layer) => {
-      const pool = this.kv.pools[layer];
-      const rope = (xIn: GPUBuffer, n: number) =>
-        k.rope.call({ x: xIn, positions, cos: this.ropeCos, sin: this.ropeSin, rows: L, heads: n, headDim });
-      layerCalls.push(
-        withRole(R.norm, k.rmsNorm.call({ x, weight: w.inputNorm, out: h, rows: L, d, eps })),
-        withRole(R.qkv, mm(h, w.wq, q, qWidth, d)),
-        withRole(R.qkv, mm(h, w.wk, kNew, kvWidth, d)),
-        withRole(R.qkv, mm(h, w.wv, vNew, kvWidth, d)),
-        withRole(R.rope, rope(q, heads)),
-        withRole(R.rope, rope(kNew, kvHeads)),
-        withRole(
-          R.kvWrite,
-          k.kvWrite.call({
-            k: kNew,
-            v: vNew,
-            slots,
-            pool,
-            rows: L,
-            kvHeads,
-            headDim,
-            pageSize: this.kv.pageSize,
-          }),
-        ),
-        withRole(R.attention, k.attentionPrefill.call({ q, pool, blockTable, out: attn, L, start })),
-        withRole(R.oProj, mm(attn, w.wo, proj, d, qWidth)),
-        withRole(R.residual, k.add.call({ x, y: proj, n: L * d })),
-        withRole(R.norm, k.rmsNorm.call({ x, weight: w.postNorm, out: h, rows: L, d, eps })),
-        withRole(R.gateUp, mm(h, w.wGate, gate, ffn, d)),
-        withRole(R.gateUp, mm(h, w.wUp, up, ffn, d)),
-        withRole(R.swiglu, k.swiglu.call({ gate, up, out: act, n: L * ffn })),
-        withRole(R.down, mm(act, w.wDown, proj, d, ffn)),
-        withRole(R.residual, k.add.call({ x, y: proj, n: L * d })),
-      );
-    });
-    layerCalls.push(withRole(R.norm, k.rmsNorm.call({ x, weight: this.finalNorm, out: h, rows: L, d, eps })));
+    const layerCalls = this.bodyCalls(
+      L,
+      { tokens: tokenIds, positions, slots, x, h, q, k: kNew, v: vNew, attn, proj, gate, up, act },
+      (a, w, out, N, K) => k.matmul.call({ a, b: w, c: out, M: L, N, K }),
+      (pool) => k.attentionPrefill.call({ q, pool, blockTable, out: attn, L, start }),
+    );
     calls.push(...layerCalls);
     encodePasses(encoder, `prefill seq ${seq} L=${L}`, layerCalls, timing);
 
@@ -463,9 +440,9 @@ export class Model {
   private async decodePlan(B: number): Promise<DecodePlan> {
     const existing = this.decodePlans.get(B);
     if (existing) return existing;
-    const c = this.config;
-    const { d, ffn, vocab, heads, kvHeads, headDim, qWidth, kvWidth } = dims(c);
+    const { d, ffn, vocab, qWidth, kvWidth } = dims(this.config);
     const k = this.kernels;
+    const R = KERNEL_ROLES;
     const alloc = (label: string, floats: number, usage: GPUBufferUsageFlags = BufferUsage.storage) =>
       this.buffers.allocate(`decode B=${B} ${label}`, floats * 4, usage);
     const tokens = await alloc('tokens', B); // u32[B]
@@ -486,65 +463,26 @@ export class Model {
     const logits = await alloc('logits', B * vocab); // [B, vocab]
     const next = await alloc('next', B); // u32[B]
     const nextReadback = await alloc('next readback', B, BufferUsage.readback); // u32[B]
-    const eps = c.rmsNormEps;
     // A rowwise GEMV is compiled for its batch size; the reduce family serves any batch.
     const gemvB = B === 1 ? k.gemv : await GemvKernel.create(this.ctx, this.options.variants?.gemv, B);
-    const gemv = (xIn: GPUBuffer, w: GPUBuffer, y: GPUBuffer, N: number, K: number) =>
-      gemvB.call({ x: xIn, w, y, M: B, N, K });
 
-    const R = KERNEL_ROLES;
-    const rope = (xIn: GPUBuffer, n: number) =>
-      k.rope.call({ x: xIn, positions, cos: this.ropeCos, sin: this.ropeSin, rows: B, heads: n, headDim });
-    const calls: KernelCall[] = [
-      withRole(R.embedding, k.embedding.call({ tokens, table: this.embedding, out: x, rows: B, d, vocab })),
-    ];
-    this.layers.forEach((w, layer) => {
-      const pool = this.kv.pools[layer];
-      calls.push(
-        withRole(R.norm, k.rmsNorm.call({ x, weight: w.inputNorm, out: h, rows: B, d, eps })),
-        withRole(R.qkv, gemv(h, w.wq, q, qWidth, d)),
-        withRole(R.qkv, gemv(h, w.wk, kNew, kvWidth, d)),
-        withRole(R.qkv, gemv(h, w.wv, vNew, kvWidth, d)),
-        withRole(R.rope, rope(q, heads)),
-        withRole(R.rope, rope(kNew, kvHeads)),
-        withRole(
-          R.kvWrite,
-          k.kvWrite.call({
-            k: kNew,
-            v: vNew,
-            slots,
-            pool,
-            rows: B,
-            kvHeads,
-            headDim,
-            pageSize: this.kv.pageSize,
-          }),
-        ),
-        withRole(
-          R.attention,
-          k.attentionDecode.call({
-            q,
-            pool,
-            blockTables: tables,
-            seqLens: lengths,
-            out: attn,
-            batch: B,
-            tableStride: this.kv.tableStride,
-          }),
-        ),
-        withRole(R.oProj, gemv(attn, w.wo, proj, d, qWidth)),
-        withRole(R.residual, k.add.call({ x, y: proj, n: B * d })),
-        withRole(R.norm, k.rmsNorm.call({ x, weight: w.postNorm, out: h, rows: B, d, eps })),
-        withRole(R.gateUp, gemv(h, w.wGate, gate, ffn, d)),
-        withRole(R.gateUp, gemv(h, w.wUp, up, ffn, d)),
-        withRole(R.swiglu, k.swiglu.call({ gate, up, out: act, n: B * ffn })),
-        withRole(R.down, gemv(act, w.wDown, proj, d, ffn)),
-        withRole(R.residual, k.add.call({ x, y: proj, n: B * d })),
-      );
-    });
+    const calls = this.bodyCalls(
+      B,
+      { tokens, positions, slots, x, h, q, k: kNew, v: vNew, attn, proj, gate, up, act },
+      (xIn, w, y, N, K) => gemvB.call({ x: xIn, w, y, M: B, N, K }),
+      (pool) =>
+        k.attentionDecode.call({
+          q,
+          pool,
+          blockTables: tables,
+          seqLens: lengths,
+          out: attn,
+          batch: B,
+          tableStride: this.kv.tableStride,
+        }),
+    );
     calls.push(
-      withRole(R.norm, k.rmsNorm.call({ x, weight: this.finalNorm, out: h, rows: B, d, eps })),
-      withRole(R.lmHead, gemv(h, this.lmHead, logits, vocab, d)),
+      withRole(R.lmHead, gemvB.call({ x: h, w: this.lmHead, y: logits, M: B, N: vocab, K: d })),
       withRole(R.argmax, k.argmax.call({ x: logits, out: next, rows: B, n: vocab })),
     );
     const plan: DecodePlan = {
@@ -561,6 +499,76 @@ export class Model {
     };
     this.decodePlans.set(B, plan);
     return plan;
+  }
+
+  /**
+   * The transformer body both passes share, for `rows` tokens: embedding, then per layer
+   * RMSNorm, q/k/v projections, RoPE, KV write, attention, o projection and residual, RMSNorm,
+   * gate/up, SwiGLU, down and residual; then the final RMSNorm into b.h. Only the projection
+   * kernel (matmul for prefill, GEMV for decode) and the attention call differ between passes.
+   */
+  private bodyCalls(
+    rows: number,
+    b: PassBuffers,
+    linear: (x: GPUBuffer, w: GPUBuffer, y: GPUBuffer, N: number, K: number) => KernelCall,
+    attention: (pool: GPUBuffer) => KernelCall,
+  ): KernelCall[] {
+    const { d, ffn, vocab, heads, kvHeads, headDim, qWidth, kvWidth } = dims(this.config);
+    const k = this.kernels;
+    const R = KERNEL_ROLES;
+    const eps = this.config.rmsNormEps;
+    const { x, h, q, attn, proj, gate, up, act } = b;
+    const rope = (xIn: GPUBuffer, n: number) =>
+      k.rope.call({
+        x: xIn,
+        positions: b.positions,
+        cos: this.ropeCos,
+        sin: this.ropeSin,
+        rows,
+        heads: n,
+        headDim,
+      });
+    const calls = [
+      withRole(
+        R.embedding,
+        k.embedding.call({ tokens: b.tokens, table: this.embedding, out: x, rows, d, vocab }),
+      ),
+    ];
+    this.layers.forEach((w, layer) => {
+      const pool = this.kv.pools[layer];
+      calls.push(
+        withRole(R.norm, k.rmsNorm.call({ x, weight: w.inputNorm, out: h, rows, d, eps })),
+        withRole(R.qkv, linear(h, w.wq, q, qWidth, d)),
+        withRole(R.qkv, linear(h, w.wk, b.k, kvWidth, d)),
+        withRole(R.qkv, linear(h, w.wv, b.v, kvWidth, d)),
+        withRole(R.rope, rope(q, heads)),
+        withRole(R.rope, rope(b.k, kvHeads)),
+        withRole(
+          R.kvWrite,
+          k.kvWrite.call({
+            k: b.k,
+            v: b.v,
+            slots: b.slots,
+            pool,
+            rows,
+            kvHeads,
+            headDim,
+            pageSize: this.kv.pageSize,
+          }),
+        ),
+        withRole(R.attention, attention(pool)),
+        withRole(R.oProj, linear(attn, w.wo, proj, d, qWidth)),
+        withRole(R.residual, k.add.call({ x, y: proj, n: rows * d })),
+        withRole(R.norm, k.rmsNorm.call({ x, weight: w.postNorm, out: h, rows, d, eps })),
+        withRole(R.gateUp, linear(h, w.wGate, gate, ffn, d)),
+        withRole(R.gateUp, linear(h, w.wUp, up, ffn, d)),
+        withRole(R.swiglu, k.swiglu.call({ gate, up, out: act, n: rows * ffn })),
+        withRole(R.down, linear(act, w.wDown, proj, d, ffn)),
+        withRole(R.residual, k.add.call({ x, y: proj, n: rows * d })),
+      );
+    });
+    calls.push(withRole(R.norm, k.rmsNorm.call({ x, weight: this.finalNorm, out: h, rows, d, eps })));
+    return calls;
   }
 
   /** Frees every GPU buffer of the model. */
