@@ -22,7 +22,7 @@ export class GpuProfiler {
   private labels: string[] = [];
 
   constructor(
-    private readonly gpu: Gpu,
+    gpu: Gpu,
     /** Most passes one measurement can time. */
     readonly capacity = 1024,
   ) {

@@ -2,7 +2,7 @@ import type { Gpu } from '../gpu/device.ts';
 import type { PipelineCache } from '../gpu/pipelines.ts';
 import { GpuProfiler } from '../gpu/profiler.ts';
 import { GemvKernel } from '../kernels/gemv.ts';
-import { disposeCalls, encodeCall, type KernelCall, type KernelContext } from '../kernels/kernel.ts';
+import { disposeCalls, type KernelCall, type KernelContext } from '../kernels/kernel.ts';
 import { MatmulKernel } from '../kernels/matmul.ts';
 import { RmsNormKernel } from '../kernels/rowwise.ts';
 import {

@@ -30,6 +30,8 @@ export interface Progress {
   /** Estimated time left, from the points measured so far; null before the first. */
   etaMs: number | null;
   point?: Point;
+  /** The measured roofs, once known, so a live roofline can draw them before the run ends. */
+  peaks?: Peaks;
 }
 
 export interface RunEnvironment {
@@ -128,9 +130,10 @@ export async function runBench(gpu: Gpu, spec: BenchSpec, env: RunEnvironment, o
   const report = (phase: Progress['phase'], label: string, point?: Point) => {
     const elapsedMs = performance.now() - t0;
     const etaMs = done > 0 ? ((performance.now() - pointsStart) / done) * (total - done) : null;
-    options.onProgress?.({ phase, done, total, label, elapsedMs, etaMs, point });
+    options.onProgress?.({ phase, done, total, label, elapsedMs, etaMs, point, peaks: measuredPeaks });
   };
   let pointsStart = t0;
+  let measuredPeaks: Peaks | undefined;
   const checkStop = () => {
     if (options.shouldStop?.()) throw new Cancelled('Cancelled by the user');
   };
@@ -143,6 +146,7 @@ export async function runBench(gpu: Gpu, spec: BenchSpec, env: RunEnvironment, o
 
   report('peaks', 'Measuring the roofs (FMA, copy bandwidth, dispatch and submit overhead)');
   const peaks: Peaks = await measurePeaks(gpu, new PipelineCache(gpu));
+  measuredPeaks = peaks;
 
   report('model', 'Loading and compiling the model');
   const tLoad = performance.now();

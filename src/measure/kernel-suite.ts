@@ -63,7 +63,9 @@ function sampleRows(M: number): number[] {
 
 function rowsOf(data: Float32Array, rows: number[], width: number): Float32Array {
   const out = new Float32Array(rows.length * width);
-  rows.forEach((r, i) => out.set(data.subarray(r * width, (r + 1) * width), i * width));
+  rows.forEach((r, i) => {
+    out.set(data.subarray(r * width, (r + 1) * width), i * width);
+  });
   return out;
 }
 

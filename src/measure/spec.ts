@@ -16,6 +16,15 @@ const ModelSourceSchema = z.discriminatedUnion('kind', [
   z
     .object({ kind: z.literal('url'), baseUrl: z.string().min(1), weightsFile: z.string().min(1).optional() })
     .strict(),
+  /** Files picked in the page; Blobs cross to the worker as they are. */
+  z
+    .object({
+      kind: z.literal('files'),
+      config: z.instanceof(Blob),
+      weights: z.instanceof(Blob),
+      name: z.string(),
+    })
+    .strict(),
 ]);
 
 const lengthList = z

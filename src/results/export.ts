@@ -47,10 +47,11 @@ export const MARKDOWN_POINTS_HEADER =
   '| pass | L/depth | ms | tok/s | GFLOP/s | GB/s | FLOP/B | bound | % roof | predicted ms |';
 
 /** Marks a point whose samples spread too widely to trust its median (Point.highVariance). */
-const HIGH_VARIANCE_MARK = '⚠';
+/** Marks a point whose samples spread too widely to trust its median. */
+export const HIGH_VARIANCE_MARK = '⚠';
 
 /** Stands in for a value that cannot be computed, e.g. a rate over zero time. */
-const MISSING = '–';
+export const MISSING = '–';
 
 /** A short name for an adapter: its description, or vendor/architecture when the browser hides it. */
 export function adapterLabel(adapter: BenchResult['env']['adapter']): string {
@@ -123,17 +124,17 @@ export function formatMs(ms: number): string {
   return ms.toFixed(ms >= 100 ? 1 : ms >= 10 ? 2 : 3);
 }
 
-function fixed(n: number, digits: number): string {
+export function fixed(n: number, digits: number): string {
   return Number.isFinite(n) ? n.toFixed(digits) : MISSING;
 }
 
 /** FLOP per byte spans 0.1 (decode) to hundreds (long prefill). */
-function formatIntensity(n: number): string {
+export function formatIntensity(n: number): string {
   return fixed(n, n >= 10 ? 1 : 2);
 }
 
 /** Prefill points are named by prompt length, decode points by context depth; batch as `×B`. */
-function pointSize(p: Pick<Point, 'pass' | 'tokens' | 'depth' | 'batch'>): string {
+export function pointSize(p: Pick<Point, 'pass' | 'tokens' | 'depth' | 'batch'>): string {
   const n = p.pass === 'prefill' ? p.tokens : p.depth;
   return p.batch > 1 ? `${n} ×${p.batch}` : String(n);
 }

@@ -1,6 +1,8 @@
+import './style.css';
 import { proxy, type Remote } from 'comlink';
 import type { BenchResult, EngineApi, Progress } from '../worker/api.ts';
 import { startEngine } from '../worker/client.ts';
+import { App } from './app.ts';
 
 declare global {
   interface Window {
@@ -20,23 +22,9 @@ window.benchRun = (spec) =>
     proxy((p: Progress) => window.benchProgress?.(p)),
   );
 
-const app = document.querySelector<HTMLElement>('#app');
-if (app) {
-  app.replaceChildren();
-  const h1 = document.createElement('h1');
-  h1.textContent = 'WebGPU inference benchmark';
-  const device = document.createElement('p');
-  device.dataset.testid = 'device';
-  device.textContent = 'Looking for a WebGPU adapter…';
-  app.append(h1, device);
-  engine.gpuInfo().then(
-    (info) => {
-      const a = info.adapter;
-      device.textContent = `Adapter: ${[a.vendor, a.architecture, a.device, a.description].filter(Boolean).join(' / ')}${a.isFallbackAdapter ? ' (fallback/software adapter: numbers are not a GPU measurement)' : ''}`;
-    },
-    (e: Error) => {
-      device.dataset.testid = 'error';
-      device.textContent = `${e.name}: ${e.message}`;
-    },
-  );
+const root = document.querySelector<HTMLElement>('#app');
+if (root) {
+  const app = new App(engine);
+  root.replaceChildren(app.element);
+  void app.start(new URLSearchParams(location.search));
 }

@@ -1,0 +1,276 @@
+/**
+ * The page: device card, configuration, Run and Cancel with progress, history, and the run and
+ * compare views. It talks to the engine only through the worker's typed API (EngineApi).
+ */
+import { proxy, type Remote } from 'comlink';
+import { isSoftwareAdapter } from '../gpu/device.ts';
+import type { Roofs } from '../measure/roofline.ts';
+import { adapterLabel } from '../results/export.ts';
+import type { BenchResult, Point } from '../results/schema.ts';
+import type { EngineApi, GpuInfo, Progress } from '../worker/api.ts';
+import { CompareView } from './compare.ts';
+import { DeviceCard } from './device-card.ts';
+import { button, card, h } from './dom.ts';
+import { ErrorBanner } from './error-banner.ts';
+import { ConfigForm } from './form.ts';
+import { formatDate } from './format.ts';
+import { saveRun } from './history.ts';
+import { HistoryList } from './history-list.ts';
+import { ProgressView } from './progress.ts';
+import { RunView } from './run-view.ts';
+
+/** Presets chosen when the URL does not name one: a real model shape on a GPU, the tiny one on a CPU emulation. */
+const DEFAULT_PRESET = { gpu: 'smollm2-135m', software: 'ci-tiny' } as const;
+
+type Tab = 'run' | 'compare';
+
+export class App {
+  readonly element: HTMLElement;
+  private readonly errors = new ErrorBanner();
+  private readonly device = new DeviceCard();
+  private readonly form = new ConfigForm(() => void this.run());
+  private readonly progress = new ProgressView();
+  private readonly runView = new RunView();
+  private readonly compareView: CompareView;
+  private readonly history: HistoryList;
+  private readonly runButton: HTMLButtonElement;
+  private readonly cancelButton: HTMLButtonElement;
+  private readonly tabs: Record<Tab, { tab: HTMLButtonElement; panel: HTMLElement }>;
+  /** Number of runs in the comparison, shown on its tab. */
+  private readonly compareCount = h('span', { className: 'tab-count' });
+  private gpu: GpuInfo | null = null;
+  private running = false;
+
+  constructor(private readonly engine: Remote<EngineApi>) {
+    this.compareView = new CompareView(
+      this.errors,
+      () => this.runView.current,
+      (count) => {
+        this.compareCount.textContent = count > 0 ? ` (${count})` : '';
+      },
+    );
+    this.history = new HistoryList({
+      open: (entry) => {
+        if (this.running) return;
+        this.runView.showResult(entry.result);
+        this.compareView.setCurrentAvailable(true);
+        this.showTab('run');
+      },
+      compare: (entry) => {
+        this.compareView.add(
+          `history:${entry.id}`,
+          `saved run ${formatDate(entry.result.createdAt)}`,
+          entry.result,
+        );
+        this.showTab('compare');
+      },
+    });
+    this.runButton = button('Run', () => void this.run(), {
+      className: 'btn btn-primary btn-large',
+      testId: 'run',
+      attrs: { disabled: true },
+    });
+    this.cancelButton = button('Cancel', () => void this.cancel(), {
+      className: 'btn btn-large',
+      testId: 'cancel',
+      attrs: { disabled: true },
+    });
+
+    const tab = (name: Tab, label: string, panel: HTMLElement) => {
+      const t = button(label, () => this.showTab(name), {
+        className: 'tab',
+        testId: `tab-${name}`,
+        attrs: { role: 'tab', id: `tab-${name}`, 'aria-controls': `panel-${name}` },
+      });
+      panel.id = `panel-${name}`;
+      panel.setAttribute('role', 'tabpanel');
+      panel.setAttribute('aria-labelledby', `tab-${name}`);
+      return { tab: t, panel };
+    };
+    this.tabs = {
+      run: tab('run', 'This run', h('div', {}, [this.runView.element])),
+      compare: tab('compare', 'Compare', h('div', {}, [this.compareView.element])),
+    };
+    this.tabs.compare.tab.append(this.compareCount);
+
+    this.element = h('div', { className: 'app' }, [
+      h('header', { className: 'app-header' }, [
+        h('h1', { text: 'WebGPU inference benchmark' }),
+        h('p', {
+          className: 'tagline',
+          text: 'Prefill, decode and overhead of a Llama-style model on your GPU, placed on a roofline measured in this tab.',
+        }),
+      ]),
+      this.errors.element,
+      h('div', { className: 'layout' }, [
+        h('aside', { className: 'sidebar' }, [
+          this.device.element,
+          card('Run', { className: 'run-card' }, [
+            this.form.element,
+            h('div', { className: 'run-actions' }, [this.runButton, this.cancelButton]),
+            this.progress.element,
+          ]),
+          this.history.element,
+        ]),
+        h('main', { className: 'main' }, [
+          h('div', { className: 'tabs', attrs: { role: 'tablist', 'aria-label': 'Views' } }, [
+            this.tabs.run.tab,
+            this.tabs.compare.tab,
+          ]),
+          this.tabs.run.panel,
+          this.tabs.compare.panel,
+        ]),
+      ]),
+      h('footer', { className: 'app-footer' }, [
+        'Everything runs in this tab: no data is sent anywhere, and runs are kept only in this browser.',
+      ]),
+    ]);
+    this.showTab('run');
+    // A file dropped outside the drop zone would replace the page; ignore such drops.
+    for (const type of ['dragover', 'drop'] as const) {
+      window.addEventListener(type, (ev) => {
+        if (ev.dataTransfer?.types.includes('Files')) ev.preventDefault();
+      });
+    }
+  }
+
+  /** Finds the adapter, then applies the URL: ?preset=NAME, ?autorun=quick|full. */
+  async start(params: URLSearchParams): Promise<void> {
+    void this.history.refresh();
+    if (!('gpu' in navigator) || !navigator.gpu) {
+      // The worker would say the same; checking here explains it without waiting for the worker.
+      this.showUnavailable(
+        Object.assign(new Error(this.unavailableReason()), { name: 'WebGpuUnavailableError' }),
+      );
+      return;
+    }
+    try {
+      this.gpu = await this.engine.gpuInfo();
+    } catch (e) {
+      this.showUnavailable(e as Error);
+      return;
+    }
+    this.device.showInfo(this.gpu);
+    const preset = params.get('preset');
+    this.form.setPreset(
+      preset ?? (isSoftwareAdapter(this.gpu.adapter) ? DEFAULT_PRESET.software : DEFAULT_PRESET.gpu),
+    );
+    this.runButton.disabled = false;
+    const autorun = params.get('autorun');
+    if (autorun === 'quick' || autorun === 'full') {
+      this.form.applySuite(autorun);
+      await this.run();
+    }
+  }
+
+  private unavailableReason(): string {
+    return globalThis.isSecureContext === false
+      ? 'WebGPU needs a secure context: this page was opened over plain http from a non-local address or from a file.'
+      : 'This browser does not expose WebGPU (navigator.gpu is missing).';
+  }
+
+  private showUnavailable(e: Error): void {
+    this.device.showUnavailable(e);
+    this.errors.show('device', `${e.name}: WebGPU is not available.`, 'See the Device card for what to do.');
+  }
+
+  private showTab(name: Tab): void {
+    for (const [key, { tab, panel }] of Object.entries(this.tabs)) {
+      const selected = key === name;
+      tab.setAttribute('aria-selected', String(selected));
+      panel.hidden = !selected;
+    }
+    if (name === 'compare') this.compareView.shown();
+  }
+
+  private async run(): Promise<void> {
+    if (this.running || !this.gpu) return;
+    const spec = this.form.read();
+    if (!spec) return;
+    this.setRunning(true);
+    this.errors.clearFrom('run');
+    this.showTab('run');
+    const label = adapterLabel(this.gpu.adapter);
+    const points: Point[] = [];
+    this.progress.start();
+    let peaks: Roofs | null = null;
+    this.runView.showLive(label, points, peaks);
+    // Progress arrives on its own message port, so the last reports can land after the result;
+    // once the result is in, they are stale.
+    let finished = false;
+    const onProgress = (p: Progress) => {
+      if (finished) return;
+      this.progress.update(p);
+      // Redraw when a point lands, and once when the roofs become known.
+      let redraw = Boolean(p.point);
+      if (p.peaks && !peaks) {
+        peaks = p.peaks;
+        this.device.showPeaks(p.peaks);
+        redraw = true;
+      }
+      if (p.point) points.push(p.point);
+      if (redraw) this.runView.showLive(label, [...points], peaks);
+    };
+    let result: BenchResult;
+    try {
+      result = await this.engine.run(spec, proxy(onProgress));
+    } catch (e) {
+      finished = true;
+      const err = e as Error;
+      this.errors.show(
+        'run',
+        `The run failed: ${err.name}`,
+        `${err.message}${points.length > 0 ? ` The ${points.length} finished points are shown below (export needs a finished run).` : ''}`,
+      );
+      this.progress.finish('Failed');
+      this.setRunning(false);
+      return;
+    }
+    finished = true;
+    this.runView.showResult(result);
+    this.device.showPeaks(result.peaks);
+    this.compareView.setCurrentAvailable(true);
+    this.progress.finish(this.outcome(result));
+    if (result.status === 'failed') {
+      const lost = result.error?.startsWith('DeviceLostError') === true;
+      this.errors.show(
+        'run',
+        lost ? 'The GPU device was lost during the run.' : 'The run failed.',
+        `${result.error ?? ''}${result.points.length > 0 ? ` The ${result.points.length} finished points are kept below.` : ''}`,
+      );
+    }
+    this.setRunning(false);
+    if (result.points.length > 0) {
+      try {
+        await saveRun(result);
+        await this.history.refresh();
+      } catch {
+        // History is a convenience; the card already says when IndexedDB is unavailable.
+      }
+    }
+  }
+
+  private outcome(r: BenchResult): string {
+    const total = r.points.length;
+    if (r.status === 'complete') return `Done: ${total} points`;
+    if (r.status === 'cancelled') return `Cancelled: ${total} finished point${total === 1 ? '' : 's'} kept`;
+    return `Failed after ${total} point${total === 1 ? '' : 's'}`;
+  }
+
+  private async cancel(): Promise<void> {
+    if (!this.running) return;
+    this.cancelButton.disabled = true;
+    this.cancelButton.textContent = 'Cancelling…';
+    await this.engine.cancel();
+  }
+
+  private setRunning(running: boolean): void {
+    this.running = running;
+    this.runButton.disabled = running;
+    this.runButton.textContent = running ? 'Running…' : 'Run';
+    this.cancelButton.disabled = !running;
+    this.cancelButton.textContent = 'Cancel';
+    this.form.setDisabled(running);
+    document.body.classList.toggle('is-running', running);
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * What every chart shares: the data it is drawn from, the palettes and the base Plot options.
+ * Charts are drawn with Observable Plot and nothing else; this module only holds their common settings.
+ */
+import type * as Plot from '@observablehq/plot';
+import type { Roofs } from '../../measure/roofline.ts';
+import type { Point } from '../../results/schema.ts';
+
+/** A rendered chart: Plot's SVG, or a figure holding legends and the SVG. */
+export type PlotNode = (SVGSVGElement | HTMLElement) & Plot.Plot;
+
+/**
+ * One run as the charts see it. The run view draws one, live while points arrive (peaks are then
+ * unknown); the compare view overlays several, one colour per run.
+ */
+export interface ChartRun {
+  /** Legend label, unique among the runs drawn together. */
+  label: string;
+  points: readonly Point[];
+  /** Measured roofs; null while a live run has not reported them. */
+  peaks: Roofs | null;
+}
+
+/** Colours of the two passes when a single run is drawn. */
+export const PASS_COLORS = { prefill: '#2563eb', decode: '#ea580c' } as const;
+export const PASSES = ['prefill', 'decode'] as const;
+
+/** One colour per compared run (Tableau 10, colour-blind friendly, distinct in print). */
+export const RUN_COLORS = [
+  '#4e79a7',
+  '#f28e2b',
+  '#e15759',
+  '#76b7b2',
+  '#59a14f',
+  '#edc948',
+  '#b07aa1',
+  '#ff9da7',
+  '#9c755f',
+  '#bab0ac',
+] as const;
+
+/** The colour of the i-th compared run; it cycles past ten runs. */
+export function runColor(i: number): string {
+  return RUN_COLORS[i % RUN_COLORS.length];
+}
+
+/** Kernel roles (13 today) need more colours than Tableau 10. */
+export const KERNEL_COLORS = [
+  '#4e79a7',
+  '#f28e2b',
+  '#e15759',
+  '#76b7b2',
+  '#59a14f',
+  '#edc948',
+  '#b07aa1',
+  '#ff9da7',
+  '#9c755f',
+  '#bab0ac',
+  '#1f3b73',
+  '#a0522d',
+  '#2ca02c',
+  '#8c564b',
+  '#17becf',
+  '#7f7f7f',
+] as const;
+
+/** The class Plot puts on its SVG and legends; export finds legend swatches by it. */
+export const PLOT_CLASS = 'bench-plot';
+
+/** Font of every chart, set explicitly so an exported SVG looks the same outside the page. */
+export const CHART_FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
+
+/** Options every chart starts from. */
+export function baseOptions(width: number, height: number): Plot.PlotOptions {
+  return {
+    width,
+    height,
+    className: PLOT_CLASS,
+    style: { fontSize: '12px', fontFamily: CHART_FONT, background: 'transparent', overflow: 'visible' },
+    marginTop: 24,
+    marginRight: 24,
+    marginBottom: 44,
+    marginLeft: 56,
+  };
+}
+
+/** Heights scale down on phones, where a chart is about as wide as it is tall. */
+export function chartHeight(width: number, wide: number): number {
+  return width < 520 ? Math.round(Math.max(240, width * 0.8)) : wide;
+}
+
+/** Colour scale options: by pass for a single run, by run when comparing. */
+export function colorByRun(runs: readonly ChartRun[]): Plot.ScaleOptions {
+  return {
+    domain: runs.map((r) => r.label),
+    range: RUN_COLORS.slice(0, Math.max(1, runs.length)),
+    legend: true,
+  };
+}

@@ -1,0 +1,344 @@
+/**
+ * The roofline: every measured pass placed by arithmetic intensity (x, FLOP/byte) against achieved
+ * GFLOP/s (y), both logarithmic, under the roofs measured on the same device in the same run.
+ *
+ * - Bandwidth slope: GFLOP/s = copy GB/s × intensity. A point on or near it is bandwidth-bound.
+ * - Compute roof: the FMA peak, flat. A point under it, right of the ridge, is compute-bound.
+ * - Ridge: where the two meet (FMA peak / copy bandwidth); the intensity a pass needs to stop being
+ *   limited by memory.
+ * - Overhead ceiling: launches and submits cap a pass no matter its intensity. A pass of F FLOPs
+ *   and n dispatches reaches at most F / (n·dispatch + submit) FLOP/s, which depends on F, so it is
+ *   not one line for every point. We draw it for a typical decode step (median FLOPs and dispatches
+ *   of the decode points, or of all points without decode), as a horizontal line: decode is the pass
+ *   small enough for overhead to bind, and a decode point near that line is launch/submit-bound.
+ */
+import * as Plot from '@observablehq/plot';
+import type { Roofs } from '../../measure/roofline.ts';
+import { percentile } from '../../measure/stats.ts';
+import type { Point } from '../../results/schema.ts';
+import { fixed, formatIntensity, formatMs, formatNumber, pointLabel } from '../format.ts';
+import {
+  baseOptions,
+  type ChartRun,
+  chartHeight,
+  colorByRun,
+  PASS_COLORS,
+  PASSES,
+  type PlotNode,
+} from './common.ts';
+
+export interface RooflineOptions {
+  width: number;
+  /** Also place each kernel of each profiled pass (hollow marks). */
+  showKernels: boolean;
+}
+
+/** Class of the group holding one mark per measured point; tests count its children. */
+const ROOFLINE_POINT_CLASS = 'roofline-point';
+
+/** Plain numbers on the log axes (0.2, 30, 2000): SI prefixes would read "200m" as 200 milli-something. */
+const LOG_TICKS = '~g';
+
+/** A white outline under chart text, so a line or grid passing behind a label does not hide it. */
+const HALO = { stroke: 'white', strokeWidth: 3, paintOrder: 'stroke' } as const;
+
+/** Below this width (px) the roofline drops its slope and ceiling labels. */
+const COMPACT_WIDTH = 520;
+
+/** Domains reach this factor beyond the outermost point or roof, so labels have room. */
+const DOMAIN_PAD = 4;
+
+interface Dot {
+  run: string;
+  pass: Point['pass'];
+  label: string;
+  intensity: number;
+  gflops: number;
+  title: string;
+}
+
+interface OverheadCeiling {
+  gflops: number;
+  flops: number;
+  dispatches: number;
+}
+
+/** The GFLOP/s a typical decode step would reach if it took only its launch and submit time. */
+export function overheadCeiling(points: readonly Point[], peaks: Roofs): OverheadCeiling | null {
+  const decode = points.filter((p) => p.pass === 'decode');
+  const basis = decode.length > 0 ? decode : points;
+  if (basis.length === 0) return null;
+  const flops = percentile(
+    basis.map((p) => p.flops),
+    50,
+  );
+  const dispatches = Math.round(
+    percentile(
+      basis.map((p) => p.dispatches),
+      50,
+    ),
+  );
+  const overheadUs = dispatches * peaks.dispatchUs + peaks.submitUs;
+  // FLOPs per µs ÷ 1e3 = GFLOP/s.
+  return overheadUs > 0 && flops > 0 ? { gflops: flops / overheadUs / 1e3, flops, dispatches } : null;
+}
+
+function pointDots(run: ChartRun): Dot[] {
+  return run.points
+    .filter((p) => p.intensity > 0 && p.gflops > 0)
+    .map((p) => ({
+      run: run.label,
+      pass: p.pass,
+      label: pointLabel(p),
+      intensity: p.intensity,
+      gflops: p.gflops,
+      title: [
+        `${run.label}`,
+        `${p.pass} ${pointLabel(p)}: ${formatMs(p.medianMs)} ms`,
+        `${formatIntensity(p.intensity)} FLOP/B, ${fixed(p.gflops, 2)} GFLOP/s, ${fixed(p.gbps, 2)} GB/s`,
+        `${p.bound}-bound, ${fixed(p.roofPct, 1)}% of roof`,
+      ].join('\n'),
+    }));
+}
+
+/** Each kernel of each profiled pass, placed by its own FLOPs, bytes and GPU time. */
+function kernelDots(run: ChartRun): Dot[] {
+  return run.points.flatMap((p) =>
+    p.kernels
+      .filter((k) => k.flops > 0 && k.bytes > 0 && k.medianMs > 0)
+      .map((k) => {
+        const gflops = k.flops / (k.medianMs * 1e6);
+        return {
+          run: run.label,
+          pass: p.pass,
+          label: k.name,
+          intensity: k.flops / k.bytes,
+          gflops,
+          title: `${run.label}\n${k.name} in ${p.pass} ${pointLabel(p)}: ${formatMs(k.medianMs)} ms\n${formatIntensity(k.flops / k.bytes)} FLOP/B, ${fixed(gflops, 2)} GFLOP/s`,
+        };
+      }),
+  );
+}
+
+/**
+ * Labels of nearby points would sit on each other (decode points cluster), so within each pass, in
+ * order of intensity, labels alternate above and below their point.
+ */
+function splitLabels(dots: readonly Dot[]): { above: Dot[]; below: Dot[] } {
+  const above: Dot[] = [];
+  const below: Dot[] = [];
+  for (const pass of PASSES) {
+    dots
+      .filter((d) => d.pass === pass)
+      .sort((a, b) => a.intensity - b.intensity)
+      .forEach((d, i) => {
+        (i % 2 === 0 ? above : below).push(d);
+      });
+  }
+  return { above, below };
+}
+
+function logSpan(lo: number, hi: number): number {
+  return Math.max(1e-9, Math.log10(hi) - Math.log10(lo));
+}
+
+export function rooflineChart(runs: readonly ChartRun[], options: RooflineOptions): PlotNode | null {
+  const single = runs.length === 1;
+  const dots = runs.flatMap(pointDots);
+  const kernels = options.showKernels ? runs.flatMap(kernelDots) : [];
+  const roofed = runs.flatMap((run) =>
+    run.peaks && run.peaks.fmaGflops > 0 && run.peaks.copyGBps > 0
+      ? [{ run, peaks: run.peaks, ridge: run.peaks.fmaGflops / run.peaks.copyGBps }]
+      : [],
+  );
+  if (dots.length + roofed.length === 0) return null;
+  const ceilings = roofed.flatMap(({ run, peaks }) => {
+    const c = overheadCeiling(run.points, peaks);
+    return c ? [{ run: run.label, ...c }] : [];
+  });
+
+  const xs = [...dots, ...kernels].map((d) => d.intensity).concat(roofed.map((r) => r.ridge));
+  const ys = [...dots, ...kernels]
+    .map((d) => d.gflops)
+    .concat(
+      roofed.map((r) => r.peaks.fmaGflops),
+      ceilings.map((c) => c.gflops),
+    );
+  const xDomain: [number, number] = [Math.min(...xs) / DOMAIN_PAD, Math.max(...xs) * DOMAIN_PAD];
+  const yDomain: [number, number] = [Math.min(...ys) / DOMAIN_PAD, Math.max(...ys) * DOMAIN_PAD];
+
+  const width = options.width;
+  // On phones the roofline gets a square plot and only the FMA and ridge labels, which would
+  // otherwise collide with the slope and ceiling labels; the caption and device card carry those.
+  const compact = width < COMPACT_WIDTH;
+  const height = compact ? Math.round(width) : chartHeight(width, 440);
+  const base = baseOptions(width, height);
+  const innerW = width - (base.marginLeft ?? 0) - (base.marginRight ?? 0);
+  const innerH = height - (base.marginTop ?? 0) - (base.marginBottom ?? 0);
+  // The bandwidth slope has gradient 1 in log-log; on screen its angle depends on pixels per decade.
+  const slopeAngle =
+    (-Math.atan(innerH / logSpan(...yDomain) / (innerW / logSpan(...xDomain))) * 180) / Math.PI;
+
+  const segments = roofed.flatMap(({ run, peaks, ridge }) => {
+    // The slope starts where it enters the chart (left edge or bottom edge, whichever comes later).
+    const x0 = Math.max(xDomain[0], yDomain[0] / peaks.copyGBps);
+    return [
+      { run: run.label, kind: 'bandwidth', x1: x0, y1: peaks.copyGBps * x0, x2: ridge, y2: peaks.fmaGflops },
+      {
+        run: run.label,
+        kind: 'compute',
+        x1: ridge,
+        y1: peaks.fmaGflops,
+        x2: xDomain[1],
+        y2: peaks.fmaGflops,
+      },
+    ];
+  });
+  const ridges = roofed.map(({ run, peaks, ridge }) => ({ run: run.label, x: ridge, y: peaks.fmaGflops }));
+  const roofStroke = single ? '#334155' : 'run';
+
+  const marks: Plot.Markish[] = [
+    Plot.link(segments, {
+      x1: 'x1',
+      y1: 'y1',
+      x2: 'x2',
+      y2: 'y2',
+      stroke: roofStroke,
+      strokeWidth: 2,
+      className: 'roofline-roof',
+    }),
+    Plot.ruleY(ceilings, {
+      y: 'gflops',
+      stroke: single ? '#64748b' : 'run',
+      strokeDasharray: '6,4',
+      className: 'roofline-overhead',
+    }),
+    Plot.dot(ridges, { x: 'x', y: 'y', r: 4.5, stroke: roofStroke, fill: 'white', strokeWidth: 2 }),
+  ];
+  if (single) {
+    // Roof values are written on the roofs; when comparing, the run list carries them instead.
+    const r = roofed[0];
+    const c = ceilings[0];
+    if (r) {
+      // Near the ridge, so it stays clear of the overhead ceiling's label at the left.
+      const slopeStart = Math.max(xDomain[0], yDomain[0] / r.peaks.copyGBps);
+      const xMidSlope = slopeStart ** 0.3 * r.ridge ** 0.7;
+      marks.push(
+        Plot.text([r], {
+          x: () => xDomain[1],
+          y: () => r.peaks.fmaGflops,
+          text: () => `FMA peak ${formatNumber(r.peaks.fmaGflops)} GFLOP/s`,
+          textAnchor: 'end',
+          dy: -8,
+          dx: -4,
+          ...HALO,
+          fill: '#334155',
+        }),
+        Plot.text([r], {
+          x: () => r.ridge,
+          y: () => r.peaks.fmaGflops,
+          text: () => `ridge ${formatIntensity(r.ridge)} FLOP/B`,
+          textAnchor: 'start',
+          dx: 8,
+          dy: 14,
+          ...HALO,
+          fill: '#334155',
+        }),
+      );
+      if (!compact) {
+        marks.push(
+          Plot.text([r], {
+            x: () => xMidSlope,
+            y: () => r.peaks.copyGBps * xMidSlope,
+            text: () => `copy ${formatNumber(r.peaks.copyGBps)} GB/s`,
+            rotate: slopeAngle,
+            dy: -8,
+            ...HALO,
+            fill: '#334155',
+          }),
+        );
+      }
+    }
+    if (c && !compact) {
+      marks.push(
+        // Left end, above the line: decode points, the ones this ceiling concerns, usually sit
+        // near it at low intensity, and the prefill points are usually far above it on the right.
+        Plot.text([c], {
+          x: () => xDomain[0],
+          y: 'gflops',
+          text: () => `overhead ceiling, decode step (${c.dispatches} dispatches)`,
+          textAnchor: 'start',
+          dx: 4,
+          dy: -8,
+          ...HALO,
+          fill: '#475569',
+        }),
+      );
+    }
+  }
+  if (kernels.length > 0) {
+    marks.push(
+      Plot.dot(kernels, {
+        x: 'intensity',
+        y: 'gflops',
+        stroke: single ? 'pass' : 'run',
+        ...(single ? {} : { symbol: 'pass' }),
+        r: 3.5,
+        strokeWidth: 1.25,
+        fill: 'none',
+        title: 'title',
+        tip: true,
+        className: 'roofline-kernel',
+      }),
+    );
+  }
+  marks.push(
+    Plot.dot(dots, {
+      x: 'intensity',
+      y: 'gflops',
+      fill: single ? 'pass' : 'run',
+      ...(single ? {} : { symbol: 'pass' }),
+      r: 5.5,
+      stroke: 'white',
+      strokeWidth: 1.25,
+      title: 'title',
+      tip: true,
+      className: ROOFLINE_POINT_CLASS,
+    }),
+  );
+  if (single) {
+    const { above, below } = splitLabels(dots);
+    const label = (data: Dot[], dy: number) =>
+      Plot.text(data, {
+        x: 'intensity',
+        y: 'gflops',
+        text: 'label',
+        dx: 8,
+        dy,
+        textAnchor: 'start',
+        ...HALO,
+        fill: '#0f172a',
+      });
+    marks.push(label(above, -9), label(below, 13));
+  }
+
+  const node = Plot.plot({
+    ...base,
+    x: {
+      type: 'log',
+      domain: xDomain,
+      label: 'Arithmetic intensity (FLOP/byte) →',
+      grid: true,
+      tickFormat: LOG_TICKS,
+    },
+    y: { type: 'log', domain: yDomain, label: '↑ Achieved GFLOP/s', grid: true, tickFormat: LOG_TICKS },
+    color: single
+      ? { domain: [...PASSES], range: [PASS_COLORS.prefill, PASS_COLORS.decode], legend: true }
+      : colorByRun(runs),
+    ...(single ? {} : { symbol: { domain: [...PASSES], legend: true } }),
+    marks,
+  });
+  for (const el of node.querySelectorAll(`g.${ROOFLINE_POINT_CLASS} > *`))
+    el.setAttribute('data-mark', 'point');
+  return node;
+}

@@ -1,0 +1,305 @@
+/**
+ * The compare view: result files imported (picker or drag and drop) or runs picked from history,
+ * overlaid on the same charts with one colour per device, and a table of times with speed-up
+ * columns. Imported files are untrusted; see import.ts. Their strings only ever become text.
+ */
+import {
+  type ComparedFile,
+  type Comparison,
+  compareResults,
+  comparisonToCsv,
+  comparisonToMarkdown,
+  ResultFileError,
+} from '../results/compare.ts';
+import { adapterLabel } from '../results/export.ts';
+import type { BenchResult } from '../results/schema.ts';
+import { ChartSet } from './charts/chart-set.ts';
+import { type ChartRun, runColor } from './charts/common.ts';
+import { button, h, uniqueId } from './dom.ts';
+import type { ErrorBanner } from './error-banner.ts';
+import { download } from './export.ts';
+import { fixed, formatDate, formatMs, formatNumber } from './format.ts';
+import { readResultFiles } from './import.ts';
+import { type Column, sortableTable } from './sortable-table.ts';
+
+interface Entry {
+  /** Identity, so the same history run or file is not added twice. */
+  key: string;
+  name: string;
+  result: BenchResult;
+}
+
+/** A speed-up this close to 1 is shown as a tie, not coloured: run-to-run noise is larger. */
+const TIE_BAND = 0.05;
+
+/** A colour chip; set through CSSOM, which the CSP does not restrict, rather than a style attribute. */
+function swatch(color: string): HTMLElement {
+  const el = h('span', { className: 'swatch', attrs: { 'aria-hidden': true } });
+  el.style.background = color;
+  return el;
+}
+
+function runLabel(e: Entry, i: number): string {
+  return `#${i + 1} ${adapterLabel(e.result.env.adapter)}`;
+}
+
+export class CompareView {
+  readonly element: HTMLElement;
+  private entries: Entry[] = [];
+  private readonly list = h('ol', { className: 'compare-list', testId: 'compare-list' });
+  private readonly tableHost = h('div', { className: 'compare-table-host' });
+  private readonly warnings = h('ul', { className: 'warnings' });
+  private readonly exportButtons: HTMLButtonElement[];
+  private readonly addCurrentButton: HTMLButtonElement;
+  private readonly charts = new ChartSet({ idPrefix: 'compare', fileStem: () => 'comparison' });
+  private comparison: Comparison | null = null;
+
+  constructor(
+    private readonly errors: ErrorBanner,
+    private readonly currentRun: () => BenchResult | null,
+    private readonly onCountChange: (count: number) => void,
+  ) {
+    const inputId = uniqueId('import');
+    const input = h('input', {
+      className: 'visually-hidden',
+      testId: 'import',
+      attrs: { id: inputId, type: 'file', accept: '.json,application/json', multiple: true },
+    });
+    input.addEventListener('change', () => {
+      const files = [...(input.files ?? [])];
+      input.value = '';
+      void this.importFiles(files);
+    });
+    const drop = h('div', { className: 'drop-zone' }, [
+      h('label', { className: 'btn btn-primary', text: 'Import result files…', attrs: { for: inputId } }),
+      input,
+      h('span', { className: 'muted', text: 'or drop .json files here (50 MB at most each)' }),
+    ]);
+    drop.addEventListener('dragover', (ev) => {
+      ev.preventDefault();
+      drop.classList.add('dragging');
+    });
+    drop.addEventListener('dragleave', () => drop.classList.remove('dragging'));
+    drop.addEventListener('drop', (ev) => {
+      ev.preventDefault();
+      drop.classList.remove('dragging');
+      void this.importFiles([...(ev.dataTransfer?.files ?? [])]);
+    });
+
+    this.addCurrentButton = button('Add the current run', () => this.addCurrent(), {
+      className: 'btn',
+      attrs: { disabled: true },
+    });
+    this.exportButtons = [
+      button('Markdown', () => this.exportComparison('md'), {
+        className: 'btn btn-small',
+        testId: 'export-compare-md',
+      }),
+      button('CSV', () => this.exportComparison('csv'), {
+        className: 'btn btn-small',
+        testId: 'export-compare-csv',
+      }),
+    ];
+    this.element = h('div', { className: 'compare-view' }, [
+      h('section', { className: 'card' }, [
+        h('h2', { text: 'Compare runs' }),
+        h('p', {
+          className: 'lede',
+          text: 'Run the benchmark on each laptop, export JSON there, and import the files here; or pick runs from the history. Files are checked against the result schema and never leave this page.',
+        }),
+        drop,
+        h('div', { className: 'button-row' }, [
+          this.addCurrentButton,
+          button('Clear', () => this.clear(), { className: 'btn btn-ghost' }),
+        ]),
+        this.list,
+      ]),
+      h('section', { className: 'card' }, [
+        h('div', { className: 'card-head' }, [
+          h('h2', { text: 'Times and speed-ups' }),
+          h('div', { className: 'button-row' }, [
+            h('span', { className: 'muted small', text: 'Export:' }),
+            ...this.exportButtons,
+          ]),
+        ]),
+        this.tableHost,
+        this.warnings,
+      ]),
+      this.charts.element,
+    ]);
+    this.render();
+  }
+
+  /** Offers the current run once one exists. */
+  setCurrentAvailable(available: boolean): void {
+    this.addCurrentButton.disabled = !available;
+  }
+
+  async importFiles(files: readonly File[]): Promise<void> {
+    if (files.length === 0) return;
+    let imported: ComparedFile[];
+    try {
+      imported = await readResultFiles(files);
+    } catch (e) {
+      const message =
+        e instanceof ResultFileError ? e.message : `${(e as Error).name}: ${(e as Error).message}`;
+      this.errors.show('import', 'Import failed; nothing was imported.', message);
+      return;
+    }
+    this.errors.clearFrom('import');
+    for (const f of imported) this.add(`file:${f.name}:${f.result.createdAt}`, f.name, f.result, false);
+    this.render();
+  }
+
+  /** Adds a run from history or the current run; `key` keeps it from being added twice. */
+  add(key: string, name: string, result: BenchResult, render = true): void {
+    if (this.entries.some((e) => e.key === key)) return;
+    this.entries.push({ key, name, result });
+    if (render) this.render();
+  }
+
+  /** Redraws charts that were laid out while hidden. */
+  shown(): void {
+    this.charts.update(this.chartRuns());
+  }
+
+  private addCurrent(): void {
+    const r = this.currentRun();
+    if (r) this.add(`run:${r.createdAt}`, `this run (${formatDate(r.createdAt)})`, r);
+  }
+
+  private clear(): void {
+    this.entries = [];
+    this.render();
+  }
+
+  private remove(key: string): void {
+    this.entries = this.entries.filter((e) => e.key !== key);
+    this.render();
+  }
+
+  private chartRuns(): ChartRun[] {
+    return this.entries.map((e, i) => ({
+      label: runLabel(e, i),
+      points: e.result.points,
+      peaks: e.result.peaks,
+    }));
+  }
+
+  private render(): void {
+    this.onCountChange(this.entries.length);
+    this.list.replaceChildren(...this.entries.map((e, i) => this.listItem(e, i)));
+    this.comparison = this.entries.length > 0 ? compareResults(this.entries) : null;
+    for (const b of this.exportButtons) b.disabled = this.entries.length < 2;
+
+    if (this.comparison && this.entries.length >= 2) {
+      this.tableHost.replaceChildren(this.table(this.comparison));
+    } else {
+      this.tableHost.replaceChildren(
+        h('p', {
+          className: 'muted',
+          text:
+            this.entries.length === 0
+              ? 'No runs yet: import two or more result files.'
+              : 'Add one more run to compare.',
+        }),
+      );
+    }
+    const notes = [...(this.comparison?.warnings ?? [])];
+    if (new Set(this.entries.map((e) => e.result.model.preset)).size > 1) {
+      notes.push('The runs use different models: only points of the same preset are joined.');
+    }
+    this.warnings.replaceChildren(...notes.map((w) => h('li', { text: w })));
+    this.charts.update(this.chartRuns());
+  }
+
+  private listItem(e: Entry, i: number): HTMLElement {
+    const r = e.result;
+    const p = r.peaks;
+    return h('li', { className: 'compare-item' }, [
+      swatch(runColor(i)),
+      h('div', { className: 'compare-text' }, [
+        h('span', { className: 'compare-title' }, [
+          h('strong', { text: `#${i + 1} ${adapterLabel(r.env.adapter)}` }),
+          r.env.adapter.isFallbackAdapter
+            ? h('span', { className: 'tag tag-warn', text: 'software adapter' })
+            : null,
+          r.status === 'complete' ? null : h('span', { className: 'tag', text: r.status }),
+        ]),
+        h('span', {
+          className: 'compare-meta',
+          text: `${e.name} · ${r.model.preset} · ${r.env.browser} · ${formatDate(r.createdAt)}`,
+        }),
+        h('span', {
+          className: 'compare-meta',
+          text: `FMA ${formatNumber(p.fmaGflops)} GFLOP/s · copy ${formatNumber(p.copyGBps)} GB/s · dispatch ${formatNumber(p.dispatchUs)} µs · submit ${formatNumber(p.submitUs)} µs`,
+        }),
+      ]),
+      button('Remove', () => this.remove(e.key), {
+        className: 'btn btn-small btn-ghost',
+        attrs: { 'aria-label': `Remove #${i + 1} from the comparison` },
+      }),
+    ]);
+  }
+
+  private table(cmp: Comparison): HTMLElement {
+    type Row = Comparison['rows'][number];
+    const n = cmp.files.length;
+    const withPreset = new Set(cmp.rows.map((r) => r.key.preset)).size > 1;
+    const size = (r: Row) => (r.key.pass === 'prefill' ? r.key.tokens : r.key.depth);
+    const columns: Column<Row>[] = [
+      ...(withPreset
+        ? [{ header: 'preset', cell: (r: Row) => r.key.preset, sortValue: (r: Row) => r.key.preset }]
+        : []),
+      { header: 'pass', cell: (r) => r.key.pass, sortValue: (r) => r.key.pass },
+      { header: 'L/depth', cell: (r) => String(size(r)), sortValue: size, numeric: true },
+      { header: 'B', cell: (r) => String(r.key.batch), sortValue: (r) => r.key.batch, numeric: true },
+    ];
+    for (let i = 0; i < n; i++) {
+      columns.push({
+        header: `#${i + 1} ms`,
+        title: `Median time in ${cmp.files[i].name}`,
+        cell: (r) => (r.medianMs[i] === null ? '–' : formatMs(r.medianMs[i] ?? 0)),
+        sortValue: (r) => r.medianMs[i] ?? Number.POSITIVE_INFINITY,
+        numeric: true,
+      });
+    }
+    for (let i = 0; i < n; i++) {
+      columns.push({
+        header: `#${i + 1} tok/s`,
+        title: `Tokens per second in ${cmp.files[i].name}`,
+        cell: (r) => (r.tokensPerSec[i] === null ? '–' : fixed(r.tokensPerSec[i] ?? 0, 1)),
+        sortValue: (r) => r.tokensPerSec[i] ?? -1,
+        numeric: true,
+      });
+    }
+    for (let i = 1; i < n; i++) {
+      columns.push({
+        header: `#${i + 1} vs #1`,
+        title: `Speed-up of ${cmp.files[i].name} over ${cmp.files[0].name}: #1's time ÷ #${i + 1}'s time; above 1 is faster`,
+        cell: (r) => {
+          const s = r.speedup[i - 1];
+          return s === null ? '–' : `${s.toFixed(2)}×`;
+        },
+        sortValue: (r) => r.speedup[i - 1] ?? -1,
+        numeric: true,
+        cellClass: (r) => {
+          const s = r.speedup[i - 1];
+          if (s === null || Math.abs(s - 1) <= TIE_BAND) return 'ratio';
+          return s > 1 ? 'ratio faster' : 'ratio slower';
+        },
+      });
+    }
+    return sortableTable(columns, cmp.rows, {
+      testId: 'compare-table',
+      caption:
+        'Median time per point in each run; the “vs #1” columns are speed-ups over run #1 (above 1 is faster).',
+    });
+  }
+
+  private exportComparison(format: 'md' | 'csv'): void {
+    if (!this.comparison) return;
+    const text = format === 'md' ? comparisonToMarkdown(this.comparison) : comparisonToCsv(this.comparison);
+    download(`comparison.${format}`, text, format);
+  }
+}

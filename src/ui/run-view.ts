@@ -1,0 +1,142 @@
+/**
+ * The run view: charts filling in live as points finish, then, once the run returns, its summary,
+ * the results table, latency percentiles and the exports.
+ */
+import type { Roofs } from '../measure/roofline.ts';
+import { adapterLabel, EXPORT_FORMATS, type ExportFormat } from '../results/export.ts';
+import type { BenchResult, Point } from '../results/schema.ts';
+import { ChartSet } from './charts/chart-set.ts';
+import { button, h } from './dom.ts';
+import { downloadResult, resultFileStem } from './export.ts';
+import { formatCount, formatDate, formatMs } from './format.ts';
+import { latencyTable, resultsTable } from './results-table.ts';
+
+/** Export buttons: label and test id per format. */
+const EXPORTS: Record<ExportFormat, { label: string; testId: string }> = {
+  json: { label: 'JSON', testId: 'export-json' },
+  jsonl: { label: 'JSONL', testId: 'export-jsonl' },
+  csv: { label: 'CSV', testId: 'export-csv' },
+  md: { label: 'Markdown', testId: 'export-md' },
+};
+
+export class RunView {
+  readonly element: HTMLElement;
+  private result: BenchResult | null = null;
+  private readonly intro: HTMLElement;
+  private readonly content: HTMLElement;
+  private readonly summary = h('div', { className: 'summary' });
+  private readonly tableHost = h('div');
+  private readonly latencyHost = h('div');
+  private readonly exportButtons: HTMLButtonElement[];
+  private readonly charts = new ChartSet({
+    idPrefix: '',
+    fileStem: () => (this.result ? resultFileStem(this.result) : 'live-run'),
+  });
+
+  constructor() {
+    this.exportButtons = EXPORT_FORMATS.map((format) =>
+      button(EXPORTS[format].label, () => this.result && downloadResult(this.result, format), {
+        className: 'btn btn-small',
+        testId: EXPORTS[format].testId,
+        attrs: { disabled: true, 'aria-label': `Export the run as ${EXPORTS[format].label}` },
+      }),
+    );
+    this.intro = h('section', { className: 'card intro' }, [
+      h('h2', { text: 'Where does your GPU’s time go?' }),
+      h('p', {
+        text: 'Press Run. The page measures your GPU’s peaks (FMA throughput, copy bandwidth, launch and submit overhead), then runs a small Llama-style model with random weights: prefill at several prompt lengths and decode at several context depths.',
+      }),
+      h('p', {
+        text: 'Every pass lands on a roofline built from those peaks, so you can see whether it is limited by compute, by memory bandwidth, or by launch overhead. Nothing leaves this page.',
+      }),
+    ]);
+    this.content = h('div', { className: 'run-content', attrs: { hidden: true } }, [
+      h('section', { className: 'card' }, [
+        h('div', { className: 'card-head' }, [
+          h('h2', { text: 'Results' }),
+          h('div', { className: 'button-row' }, [
+            h('span', { className: 'muted small', text: 'Export:' }),
+            ...this.exportButtons,
+          ]),
+        ]),
+        this.summary,
+        this.tableHost,
+        this.latencyHost,
+      ]),
+      this.charts.element,
+    ]);
+    this.element = h('div', { className: 'run-view' }, [this.intro, this.content]);
+  }
+
+  get current(): BenchResult | null {
+    return this.result;
+  }
+
+  /** Points so far of a run in progress, drawn against the device they run on. */
+  showLive(label: string, points: readonly Point[], peaks: Roofs | null): void {
+    this.result = null;
+    this.reveal();
+    for (const b of this.exportButtons) b.disabled = true;
+    this.summary.replaceChildren(
+      h('p', {
+        className: 'muted',
+        text: points.length === 0 ? 'Waiting for the first point…' : 'Measuring…',
+      }),
+    );
+    this.tableHost.replaceChildren(points.length > 0 ? resultsTable(points) : '');
+    this.latencyHost.replaceChildren();
+    this.charts.update(points.length > 0 || peaks ? [{ label, points, peaks }] : []);
+  }
+
+  /** A finished run (complete, cancelled or failed), from the engine or from history. */
+  showResult(r: BenchResult): void {
+    this.result = r;
+    this.reveal();
+    for (const b of this.exportButtons) b.disabled = false;
+    this.summary.replaceChildren(...this.summaryLines(r));
+    this.tableHost.replaceChildren(
+      r.points.length > 0
+        ? resultsTable(r.points)
+        : h('p', { className: 'muted', text: 'No measured points.' }),
+    );
+    this.latencyHost.replaceChildren(
+      r.points.some((p) => p.pass === 'decode') ? latencyTable(r.latency) : '',
+    );
+    this.charts.update([{ label: adapterLabel(r.env.adapter), points: r.points, peaks: r.peaks }]);
+  }
+
+  private reveal(): void {
+    this.intro.hidden = true;
+    this.content.hidden = false;
+  }
+
+  private summaryLines(r: BenchResult): HTMLElement[] {
+    const c = r.model.config;
+    const v = r.validation;
+    const status =
+      r.status === 'complete'
+        ? h('span', { className: 'tag tag-ok', text: 'complete' })
+        : h('span', { className: 'tag tag-warn', text: r.status });
+    const lines: HTMLElement[] = [
+      h('p', { className: 'summary-line' }, [
+        status,
+        ` ${r.points.length} points · ${r.model.preset} (${formatCount(r.model.params)} params, d=${c.hiddenSize}, ${c.numLayers} layers) · ${formatDate(r.createdAt)}`,
+      ]),
+      h('p', {
+        className: 'summary-line muted',
+        text: `Cold start: compile ${formatMs(r.coldStart.compileMs)} ms, load ${formatMs(r.coldStart.loadMs)} ms · validation against the CPU reference ${v.passed ? 'passed' : 'FAILED'} (max rel err ${v.maxRelErr.toExponential(1)}) · ${r.env.browser}`,
+      }),
+    ];
+    if (r.error) lines.push(h('p', { className: 'summary-line status-note', text: r.error }));
+    if (r.warnings.length > 0) {
+      lines.push(
+        h(
+          'ul',
+          { className: 'warnings' },
+          r.warnings.map((w) => h('li', { text: w })),
+        ),
+      );
+    }
+    return lines;
+  }
+}
