@@ -89,7 +89,7 @@ export function evaluateTargets(r: Omit<BenchResult, 'targets'>): TargetResult[]
       met: bigEnough ? shallow.medianMs <= boundMs : null,
       note: bigEnough
         ? undefined
-        : `not judged: ${(r.model.weightBytes / 2 ** 20).toFixed(1)} MiB of weights may sit in cache; use a laptop preset`,
+        : `${(r.model.weightBytes / 2 ** 20).toFixed(1)} MiB of weights may sit in cache; use a laptop preset`,
     });
   }
   return out;
