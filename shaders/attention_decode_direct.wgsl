@@ -24,14 +24,8 @@ struct Params {
 @group(0) @binding(4) var<storage, read> seqLens: array<u32>;            // [batch]
 @group(0) @binding(5) var<storage, read_write> out: array<vec4<f32>>;    // [batch, heads, HD4]
 
-fn kvRow(b: u32, t: u32, kvh: u32, which: u32) -> u32 {
-  let table = b * p.tableStride;
-  var page = blockTables[table];
-  var offset = t;
-  if (PAGED) {
-    page = blockTables[table + t / p.pageSize];
-    offset = t % p.pageSize;
-  }
+// First vec4 of K (which = 0) or V (which = 1) for token `offset` of `page`, KV head kvh.
+fn rowIn(page: u32, offset: u32, kvh: u32, which: u32) -> u32 {
   return (((page * 2u + which) * p.kvHeads + kvh) * p.pageSize + offset) * HD4;
 }
 
@@ -49,20 +43,30 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
   var m = -1.0e38;
   var l = 0.0;
   let len = seqLens[b];
-  for (var t = 0u; t < len; t++) {
-    let kRow = kvRow(b, t, kvh, 0u);
-    var s = 0.0;
-    for (var d = 0u; d < HD4; d++) { s += dot(qv[d], pool[kRow + d]); }
-    if (s > m) {
-      let correction = exp(m - s);
-      l *= correction;
-      for (var d = 0u; d < HD4; d++) { o[d] *= correction; }
-      m = s;
+  // Walk the context page by page: one block-table lookup per page, then consecutive rows, so the
+  // paged cache costs no more per key than the contiguous one (a single page of maxSeqLen).
+  let table = b * p.tableStride;
+  for (var t0 = 0u; t0 < len; t0 += p.pageSize) {
+    var page = blockTables[table];
+    if (PAGED) { page = blockTables[table + t0 / p.pageSize]; }
+    let kBase = rowIn(page, 0u, kvh, 0u);
+    let vBase = rowIn(page, 0u, kvh, 1u);
+    let n = min(p.pageSize, len - t0);
+    for (var j = 0u; j < n; j++) {
+      let kRow = kBase + j * HD4;
+      var s = 0.0;
+      for (var d = 0u; d < HD4; d++) { s += dot(qv[d], pool[kRow + d]); }
+      if (s > m) {
+        let correction = exp(m - s);
+        l *= correction;
+        for (var d = 0u; d < HD4; d++) { o[d] *= correction; }
+        m = s;
+      }
+      let pr = exp(s - m);
+      l += pr;
+      let vRow = vBase + j * HD4;
+      for (var d = 0u; d < HD4; d++) { o[d] = fma(vec4<f32>(pr), pool[vRow + d], o[d]); }
     }
-    let pr = exp(s - m);
-    l += pr;
-    let vRow = kvRow(b, t, kvh, 1u);
-    for (var d = 0u; d < HD4; d++) { o[d] = fma(vec4<f32>(pr), pool[vRow + d], o[d]); }
   }
   for (var d = 0u; d < HD4; d++) { out[qBase + d] = o[d] / l; }
 }

@@ -25,13 +25,8 @@ struct Params {
 @group(0) @binding(3) var<storage, read> blockTable: array<u32>;         // [pages of this sequence]
 @group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>;    // [L, heads, HD4]
 
-fn kvRow(t: u32, kvh: u32, which: u32) -> u32 {
-  var page = blockTable[0];
-  var offset = t;
-  if (PAGED) {
-    page = blockTable[t / p.pageSize];
-    offset = t % p.pageSize;
-  }
+// First vec4 of K (which = 0) or V (which = 1) for token `offset` of `page`, KV head kvh.
+fn rowIn(page: u32, offset: u32, kvh: u32, which: u32) -> u32 {
   return (((page * 2u + which) * p.kvHeads + kvh) * p.pageSize + offset) * HD4;
 }
 
@@ -47,20 +42,30 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
   for (var d = 0u; d < HD4; d++) { qv[d] = q[qBase + d] * p.scale; }
   var m = -1.0e38;
   var l = 0.0;
-  for (var t = 0u; t <= p.start + qi; t++) {
-    let kRow = kvRow(t, kvh, 0u);
-    var s = 0.0;
-    for (var d = 0u; d < HD4; d++) { s += dot(qv[d], pool[kRow + d]); }
-    if (s > m) {
-      let correction = exp(m - s);
-      l *= correction;
-      for (var d = 0u; d < HD4; d++) { o[d] *= correction; }
-      m = s;
+  // Walk the visible keys page by page: one block-table lookup per page, then consecutive rows,
+  // so the paged cache costs no more per key than the contiguous one (a single page).
+  let visible = p.start + qi + 1u;
+  for (var t0 = 0u; t0 < visible; t0 += p.pageSize) {
+    var page = blockTable[0];
+    if (PAGED) { page = blockTable[t0 / p.pageSize]; }
+    let kBase = rowIn(page, 0u, kvh, 0u);
+    let vBase = rowIn(page, 0u, kvh, 1u);
+    let n = min(p.pageSize, visible - t0);
+    for (var j = 0u; j < n; j++) {
+      let kRow = kBase + j * HD4;
+      var s = 0.0;
+      for (var d = 0u; d < HD4; d++) { s += dot(qv[d], pool[kRow + d]); }
+      if (s > m) {
+        let correction = exp(m - s);
+        l *= correction;
+        for (var d = 0u; d < HD4; d++) { o[d] *= correction; }
+        m = s;
+      }
+      let pr = exp(s - m);
+      l += pr;
+      let vRow = vBase + j * HD4;
+      for (var d = 0u; d < HD4; d++) { o[d] = fma(vec4<f32>(pr), pool[vRow + d], o[d]); }
     }
-    let pr = exp(s - m);
-    l += pr;
-    let vRow = kvRow(t, kvh, 1u);
-    for (var d = 0u; d < HD4; d++) { o[d] = fma(vec4<f32>(pr), pool[vRow + d], o[d]); }
   }
   for (var d = 0u; d < HD4; d++) { out[qBase + d] = o[d] / l; }
 }

@@ -39,10 +39,26 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   var a5 = vec4<f32>(0.0);
   var a6 = vec4<f32>(0.0);
   var a7 = vec4<f32>(0.0);
-  for (var k = 0u; k < k4; k++) {
+  // Four weight vectors per trip: independent loads keep more memory requests in flight.
+  let k4Main = k4 & ~3u;
+  for (var k = 0u; k < k4Main; k += 4u) {
+    let w0 = w[row + k];
+    let w1 = w[row + k + 1u];
+    let w2 = w[row + k + 2u];
+    let w3 = w[row + k + 3u];
+    a0 = fma(x[k], w0, fma(x[k + 1u], w1, fma(x[k + 2u], w2, fma(x[k + 3u], w3, a0))));
+    if (BATCH > 1u) { a1 = fma(x[1u * k4 + k], w0, fma(x[1u * k4 + k + 1u], w1, fma(x[1u * k4 + k + 2u], w2, fma(x[1u * k4 + k + 3u], w3, a1)))); }
+    if (BATCH > 2u) { a2 = fma(x[2u * k4 + k], w0, fma(x[2u * k4 + k + 1u], w1, fma(x[2u * k4 + k + 2u], w2, fma(x[2u * k4 + k + 3u], w3, a2)))); }
+    if (BATCH > 3u) { a3 = fma(x[3u * k4 + k], w0, fma(x[3u * k4 + k + 1u], w1, fma(x[3u * k4 + k + 2u], w2, fma(x[3u * k4 + k + 3u], w3, a3)))); }
+    if (BATCH > 4u) { a4 = fma(x[4u * k4 + k], w0, fma(x[4u * k4 + k + 1u], w1, fma(x[4u * k4 + k + 2u], w2, fma(x[4u * k4 + k + 3u], w3, a4)))); }
+    if (BATCH > 5u) { a5 = fma(x[5u * k4 + k], w0, fma(x[5u * k4 + k + 1u], w1, fma(x[5u * k4 + k + 2u], w2, fma(x[5u * k4 + k + 3u], w3, a5)))); }
+    if (BATCH > 6u) { a6 = fma(x[6u * k4 + k], w0, fma(x[6u * k4 + k + 1u], w1, fma(x[6u * k4 + k + 2u], w2, fma(x[6u * k4 + k + 3u], w3, a6)))); }
+    if (BATCH > 7u) { a7 = fma(x[7u * k4 + k], w0, fma(x[7u * k4 + k + 1u], w1, fma(x[7u * k4 + k + 2u], w2, fma(x[7u * k4 + k + 3u], w3, a7)))); }
+  }
+  for (var k = k4Main; k < k4; k++) {
     let wv = w[row + k];
     a0 = fma(x[k], wv, a0);
-    if (BATCH > 1u) { a1 = fma(x[k4 + k], wv, a1); }
+    if (BATCH > 1u) { a1 = fma(x[1u * k4 + k], wv, a1); }
     if (BATCH > 2u) { a2 = fma(x[2u * k4 + k], wv, a2); }
     if (BATCH > 3u) { a3 = fma(x[3u * k4 + k], wv, a3); }
     if (BATCH > 4u) { a4 = fma(x[4u * k4 + k], wv, a4); }

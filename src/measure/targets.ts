@@ -33,8 +33,9 @@ export function evaluateTargets(r: Omit<BenchResult, 'targets'>): TargetResult[]
     });
   }
 
-  const large = kp.find((p) => p.name === 'gemv large');
-  if (large) {
+  const larges = kp.filter((p) => p.name === 'gemv large');
+  if (larges.length > 0) {
+    const large = larges.reduce((a, b) => (b.gbps > a.gbps ? b : a));
     const share = (100 * large.gbps) / copyGBps;
     out.push({
       name: 'GEMV, M = 1, weights far larger than cache',
