@@ -65,6 +65,17 @@ test('bench CLI: bad flags exit 2 with a clear message', async () => {
   const page = await runCli('bench/bench.ts', ['--page-size', '12']);
   expect(page.code).toBe(2);
   expect(page.stderr).toContain('pageSize: must be one of 8, 16, 32');
+  const gate = await runCli('bench/bench.ts', ['--max-regression', '10']);
+  expect(gate.code).toBe(2);
+  expect(gate.stderr).toContain('--max-regression needs --baseline FILE');
+  const baseline = await runCli('bench/bench.ts', [
+    '--baseline',
+    '/no/such/result.json',
+    '--max-regression',
+    '10',
+  ]);
+  expect(baseline.code).toBe(2);
+  expect(baseline.stderr).toContain('/no/such/result.json');
 });
 
 test('bench CLI: the kernel suite times every kernel after validating it, and judges the targets', async () => {
