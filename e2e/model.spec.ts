@@ -11,7 +11,7 @@ const FAMILY_SETS = {
     matmul: { family: 'register', wgX: 8, wgY: 8 },
     gemv: { family: 'rowwise', wg: 64 },
     rmsnorm: { family: 'rowwise' },
-    attentionPrefill: { family: 'direct' },
+    attentionPrefill: { family: 'direct4' },
     attentionDecode: { family: 'direct' },
   },
 } as const satisfies Record<string, KernelVariants>;

@@ -2,6 +2,7 @@ import decodeCode from '../../shaders/attention_decode.wgsl?raw';
 import decodeDirectCode from '../../shaders/attention_decode_direct.wgsl?raw';
 import prefillCode from '../../shaders/attention_prefill.wgsl?raw';
 import prefillDirectCode from '../../shaders/attention_prefill_direct.wgsl?raw';
+import prefillDirect4Code from '../../shaders/attention_prefill_direct4.wgsl?raw';
 import { type KernelCall, type KernelContext, makeCall } from './kernel.ts';
 import type { AttentionVariant } from './variants.ts';
 
@@ -57,6 +58,7 @@ export class PagedAttentionPrefillKernel {
   ) {
     checkConfig(config);
     const common = { HEAD_DIM: config.headDim, PAGED: config.paged ? 1 : 0 };
+    const direct = { ...common, WG: ATTENTION_LIMITS.directWorkgroup };
     const pipeline =
       variant.family === 'tiled'
         ? await ctx.pipelines.get('attention_prefill', prefillCode, {
@@ -64,11 +66,17 @@ export class PagedAttentionPrefillKernel {
             BQ: ATTENTION_LIMITS.prefillQueries,
             BK: ATTENTION_LIMITS.prefillKeysFor(config.headDim),
           })
-        : await ctx.pipelines.get('attention_prefill_direct', prefillDirectCode, {
-            ...common,
-            WG: ATTENTION_LIMITS.directWorkgroup,
-          });
+        : variant.family === 'direct'
+          ? await ctx.pipelines.get('attention_prefill_direct', prefillDirectCode, direct)
+          : await ctx.pipelines.get('attention_prefill_direct4', prefillDirect4Code, direct);
     return new PagedAttentionPrefillKernel(ctx, pipeline, config, variant);
+  }
+
+  /** Queries one workgroup covers: BQ (tiled), one per invocation (direct), four per invocation (direct4). */
+  private queriesPerWorkgroup(): number {
+    const family = this.variant.family;
+    if (family === 'tiled') return ATTENTION_LIMITS.prefillQueries;
+    return ATTENTION_LIMITS.directWorkgroup * (family === 'direct4' ? 4 : 1);
   }
 
   /** q, out: [L, heads, headDim]; blockTable: u32 pages of this sequence; start: tokens cached before q. */
@@ -87,16 +95,7 @@ export class PagedAttentionPrefillKernel {
       this.pipeline,
       [a.L, a.start, c.heads, c.kvHeads, c.pageSize, { f32: 1 / Math.sqrt(c.headDim) }],
       [a.q, a.pool, a.blockTable, a.out],
-      [
-        Math.ceil(
-          a.L /
-            (this.variant.family === 'tiled'
-              ? ATTENTION_LIMITS.prefillQueries
-              : ATTENTION_LIMITS.directWorkgroup),
-        ),
-        c.heads,
-        1,
-      ],
+      [Math.ceil(a.L / this.queriesPerWorkgroup()), c.heads, 1],
     );
   }
 }

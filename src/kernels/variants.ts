@@ -17,8 +17,11 @@ export type GemvVariant =
 
 export type RmsNormVariant = { family: 'workgroup' } | { family: 'rowwise' };
 
-/** 'tiled': K/V staged in workgroup memory (prefill) or a workgroup per context (decode); 'direct': one invocation per query and head, no barriers. */
-export type AttentionVariant = { family: 'tiled' } | { family: 'direct' };
+/**
+ * 'tiled': K/V staged in workgroup memory (prefill) or a workgroup per context (decode); 'direct': one
+ * invocation per query and head, no barriers; 'direct4' (prefill only): four queries per invocation.
+ */
+export type AttentionVariant = { family: 'tiled' } | { family: 'direct' } | { family: 'direct4' };
 
 export interface KernelVariants {
   matmul: MatmulVariant;
@@ -56,7 +59,7 @@ export const VARIANT_CANDIDATES = {
     { family: 'subgroup', wg: 256 },
   ],
   rmsnorm: [{ family: 'workgroup' }, { family: 'rowwise' }],
-  attentionPrefill: [{ family: 'tiled' }, { family: 'direct' }],
+  attentionPrefill: [{ family: 'tiled' }, { family: 'direct' }, { family: 'direct4' }],
   attentionDecode: [{ family: 'tiled' }, { family: 'direct' }],
 } as const satisfies { [K in keyof KernelVariants]: readonly KernelVariants[K][] };
 
