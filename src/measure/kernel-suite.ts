@@ -34,7 +34,7 @@ import {
   swigluCost,
 } from './cost.ts';
 import { KernelTimer, seededData } from './kernel-timer.ts';
-import type { Roofs } from './roofline.ts';
+import { placeKernel, type Roofs } from './roofline.ts';
 import { percentile } from './stats.ts';
 
 /** The kernel suite's sweep: the presets' real shapes, at sizes a software adapter finishes in minutes. */
@@ -460,8 +460,6 @@ export async function runKernelSuite(
         }
         const samplesMs = await timer.samples(call);
         const medianMs = percentile(samplesMs, 50);
-        const computeMs = kase.cost.flops / (roofs.fmaGflops * 1e6);
-        const memoryMs = kase.cost.bytes / (roofs.copyGBps * 1e6);
         const point: KernelPoint = {
           name: kase.name,
           variant: kase.variant,
@@ -472,8 +470,7 @@ export async function runKernelSuite(
           bytes: kase.cost.bytes,
           gflops: medianMs > 0 ? kase.cost.flops / (medianMs * 1e6) : 0,
           gbps: medianMs > 0 ? kase.cost.bytes / (medianMs * 1e6) : 0,
-          bound: computeMs >= memoryMs ? 'compute' : 'bandwidth',
-          roofPct: medianMs > 0 ? (100 * Math.max(computeMs, memoryMs)) / medianMs : 0,
+          ...placeKernel(kase.cost.flops, kase.cost.bytes, medianMs, roofs),
         };
         points.push(point);
         options.onProgress?.({ done: i + 1, total: cases.length, label, point });

@@ -211,3 +211,18 @@ export async function measurePeaks(gpu: Gpu, pipelines: PipelineCache): Promise<
     profiler.destroy();
   }
 }
+
+/**
+ * The best of two measurements of the roofs: the higher throughputs and the lower overheads, with
+ * every trial of both kept (labelled before/after) so the record shows the spread.
+ */
+export function bestPeaks(before: Peaks, after: Peaks): Peaks {
+  const tag = (trials: Trial[], when: string) => trials.map((t) => ({ ...t, label: `${when}: ${t.label}` }));
+  return {
+    fmaGflops: Math.max(before.fmaGflops, after.fmaGflops),
+    copyGBps: Math.max(before.copyGBps, after.copyGBps),
+    dispatchUs: Math.min(before.dispatchUs, after.dispatchUs),
+    submitUs: Math.min(before.submitUs, after.submitUs),
+    trials: [...tag(before.trials, 'before'), ...tag(after.trials, 'after')],
+  };
+}

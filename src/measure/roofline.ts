@@ -55,3 +55,16 @@ export function placeOnRoofline(
     predictionErrorPct: predictedMs > 0 ? ((measuredMs - predictedMs) / predictedMs) * 100 : 0,
   };
 }
+
+/**
+ * A kernel timed alone has no submit or dispatch overhead to speak of (GPU timestamps bracket it),
+ * so it is judged against the compute and bandwidth roofs only.
+ */
+export function placeKernel(flops: number, bytes: number, measuredMs: number, roofs: Roofs) {
+  const computeMs = flops / (roofs.fmaGflops * 1e6);
+  const memoryMs = bytes / (roofs.copyGBps * 1e6);
+  return {
+    bound: computeMs >= memoryMs ? ('compute' as const) : ('bandwidth' as const),
+    roofPct: measuredMs > 0 ? (100 * Math.max(computeMs, memoryMs)) / measuredMs : 0,
+  };
+}
