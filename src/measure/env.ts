@@ -12,3 +12,23 @@ export function browserName(userAgent: string): string {
   }
   return 'unknown browser';
 }
+
+/** A brand and full version from User-Agent Client Hints (`navigator.userAgentData`). */
+export interface BrandVersion {
+  brand: string;
+  version: string;
+}
+
+/**
+ * The browser with its full version. Chrome's user-agent string is reduced to "156.0.0.0", so the
+ * full version comes from User-Agent Client Hints where the browser offers them (Chromium, also
+ * in workers); the user-agent string is the fallback. Placeholder brands ("Not A;Brand") and the
+ * generic "Chromium" lose to a specific one (Google Chrome, Microsoft Edge).
+ */
+export function browserFromHints(fullVersionList: readonly BrandVersion[], userAgent: string): string {
+  const real = fullVersionList.filter((b) => !/not.?a.?brand/i.test(b.brand));
+  const specific = real.find((b) => b.brand !== 'Chromium') ?? real[0];
+  if (!specific) return browserName(userAgent);
+  const headless = /HeadlessChrome/.test(userAgent) ? ' (headless)' : '';
+  return `${specific.brand} ${specific.version}${headless}`;
+}

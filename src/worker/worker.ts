@@ -3,7 +3,7 @@ import { expose } from 'comlink';
 import { version } from '../../package.json';
 import { acquireGpu, type Gpu } from '../gpu/device.ts';
 import { runBench } from '../measure/bench.ts';
-import { browserName } from '../measure/env.ts';
+import { type BrandVersion, browserFromHints } from '../measure/env.ts';
 import { parseBenchSpec } from '../measure/spec.ts';
 import { loadModel } from '../model/source.ts';
 import { verifyModel } from '../model/verify.ts';
@@ -25,6 +25,21 @@ function gpuInfoOf(g: Gpu): GpuInfo {
   return { adapter: g.adapter, features: g.features, limits: g.limits, userAgent: navigator.userAgent };
 }
 
+/** The browser and its full version; client hints where available, else the user-agent string. */
+async function browserVersion(): Promise<string> {
+  const hints = (
+    navigator as Navigator & {
+      userAgentData?: { getHighEntropyValues(h: string[]): Promise<{ fullVersionList?: BrandVersion[] }> };
+    }
+  ).userAgentData;
+  try {
+    const values = await hints?.getHighEntropyValues(['fullVersionList']);
+    return browserFromHints(values?.fullVersionList ?? [], navigator.userAgent);
+  } catch {
+    return browserFromHints([], navigator.userAgent);
+  }
+}
+
 const api: EngineApi = {
   async gpuInfo() {
     return gpuInfoOf(await gpu());
@@ -42,7 +57,7 @@ const api: EngineApi = {
     stopRequested = false;
     const env = {
       userAgent: navigator.userAgent,
-      browser: browserName(navigator.userAgent),
+      browser: await browserVersion(),
       crossOriginIsolated: self.crossOriginIsolated,
       toolVersion: version,
     };
