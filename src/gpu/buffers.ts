@@ -19,12 +19,13 @@ export function alignedSize(bytes: number): number {
 }
 
 /**
- * A labelled buffer pool with exact accounting. Long-lived buffers (weights, KV pools) are
- * allocated with error scopes so an OOM names the tensor. Temporary buffers are released back
- * and reused by size and usage, so repeated passes do not churn the allocator.
+ * A labelled buffer pool that owns every buffer it hands out, so a model frees them all at once.
+ * Long-lived buffers (weights, KV pools) are allocated with error scopes so an OOM names the
+ * tensor. Temporary buffers are released back and reused by size and usage, so repeated passes do
+ * not churn the allocator.
  */
 export class BufferPool {
-  private readonly live = new Map<GPUBuffer, { label: string; bytes: number }>();
+  private readonly live = new Set<GPUBuffer>();
   private readonly free = new Map<string, GPUBuffer[]>();
 
   constructor(private readonly gpu: Gpu) {}
@@ -39,7 +40,7 @@ export class BufferPool {
     const buffer = await withErrorScopes(this.gpu, `buffer "${label}" (${size} bytes)`, () =>
       this.gpu.device.createBuffer({ label, size, usage }),
     );
-    this.live.set(buffer, { label, bytes: size });
+    this.live.add(buffer);
     return buffer;
   }
 
@@ -77,7 +78,7 @@ export class BufferPool {
       return reused;
     }
     const buffer = this.gpu.device.createBuffer({ label, size: Math.min(size, limit), usage });
-    this.live.set(buffer, { label, bytes: buffer.size });
+    this.live.add(buffer);
     return buffer;
   }
 
@@ -88,20 +89,8 @@ export class BufferPool {
     this.free.set(key, list);
   }
 
-  destroy(buffer: GPUBuffer): void {
-    this.live.delete(buffer);
-    buffer.destroy();
-  }
-
-  /** Bytes held by this pool, live and cached-free alike. */
-  get bytesAllocated(): number {
-    let total = 0;
-    for (const { bytes } of this.live.values()) total += bytes;
-    return total;
-  }
-
   destroyAll(): void {
-    for (const buffer of this.live.keys()) buffer.destroy();
+    for (const buffer of this.live) buffer.destroy();
     this.live.clear();
     this.free.clear();
   }

@@ -1,5 +1,5 @@
 import type { Gpu } from '../gpu/device.ts';
-import type { OverrideConstants, PipelineCache } from '../gpu/pipelines.ts';
+import type { PipelineCache } from '../gpu/pipelines.ts';
 import type { Timing } from '../gpu/profiler.ts';
 
 /** What every kernel wrapper needs: the device and the shared pipeline cache. */
@@ -113,19 +113,6 @@ export function bindGroup(
     layout: pipeline.getBindGroupLayout(0),
     entries: resources.map((buffer, binding) => ({ binding, resource: { buffer } })),
   });
-}
-
-/**
- * The common shape of a kernel wrapper: compile once with override constants, then `call()`
- * builds a KernelCall from a params block and the buffers, in binding order after params.
- */
-export async function compileKernel(
-  ctx: KernelContext,
-  name: string,
-  code: string,
-  constants: OverrideConstants,
-): Promise<GPUComputePipeline> {
-  return ctx.pipelines.get(name, code, constants);
 }
 
 export function makeCall(

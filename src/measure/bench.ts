@@ -296,6 +296,22 @@ export async function runBench(gpu: Gpu, spec: BenchSpec, env: RunEnvironment, o
         report('prefill', `prefill L=${L}`, point);
       }
 
+      /**
+       * Fills each sequence's cache to `depth` with a prompt (distinct per sequence) and returns the
+       * first generated tokens; at depth 0 the first token comes from a decode step on a seed token.
+       */
+      const firstTokens = async (seqs: number[], depth: number): Promise<number[]> => {
+        if (depth > 0) {
+          const prompts = seqs.map((seq, b) => ({
+            seq,
+            tokens: promptTokens(depth, config.vocabSize, depth + 31 * b),
+          }));
+          return (await model.prefill(prompts, 'none')).map((f) => f.nextToken);
+        }
+        const seeds = seqs.map((seq, b) => ({ seq, token: promptTokens(1, config.vocabSize, 7 + b)[0] }));
+        return (await model.decode(seeds)).nextTokens;
+      };
+
       for (const depth of sweeps.depths) {
         const B = spec.batch;
         const steps: number[] = [];
@@ -305,17 +321,7 @@ export async function runBench(gpu: Gpu, spec: BenchSpec, env: RunEnvironment, o
           const measured = r >= spec.warmup;
           const seqs = Array.from({ length: B }, () => model.createSequence());
           const start = performance.now();
-          let tokens: number[];
-          if (depth > 0) {
-            const first = await model.prefill(
-              seqs.map((seq, b) => ({ seq, tokens: promptTokens(depth, config.vocabSize, depth + 31 * b) })),
-              'none',
-            );
-            tokens = first.map((f) => f.nextToken);
-          } else {
-            const seeds = seqs.map((_, b) => promptTokens(1, config.vocabSize, 7 + b)[0]);
-            tokens = (await model.decode(seqs.map((seq, b) => ({ seq, token: seeds[b] })))).nextTokens;
-          }
+          let tokens = await firstTokens(seqs, depth);
           const arrivals = [performance.now()];
           for (let s = 1; s < spec.gen; s++) {
             const stepStart = performance.now();
@@ -344,18 +350,7 @@ export async function runBench(gpu: Gpu, spec: BenchSpec, env: RunEnvironment, o
         // One more short generation with every kernel in its own timed pass, for the breakdown.
         const profiled: Span[][] = [];
         const seqs = Array.from({ length: B }, () => model.createSequence());
-        let tokens =
-          depth > 0
-            ? (
-                await model.prefill(
-                  seqs.map((seq, b) => ({
-                    seq,
-                    tokens: promptTokens(depth, config.vocabSize, depth + 31 * b),
-                  })),
-                  'none',
-                )
-              ).map((f) => f.nextToken)
-            : seqs.map((_, b) => b);
+        let tokens = await firstTokens(seqs, depth);
         const profiledSteps = spec.profile ? Math.max(3, spec.gen - 1) : 3;
         for (let s = 0; s < profiledSteps; s++) {
           checkStop();

@@ -254,10 +254,6 @@ export class Model {
     this.kv.allocator.freeSequence(seq);
   }
 
-  sequenceLength(seq: number): number {
-    return this.kv.allocator.length(seq);
-  }
-
   private checkTokens(tokens: readonly number[]): void {
     const bad = tokens.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= this.config.vocabSize);
     if (bad >= 0) {
