@@ -1,5 +1,6 @@
 import type { BufferPool } from '../gpu/buffers.ts';
 import { PageAllocator, type PageAllocatorStats } from './allocator.ts';
+import { pageBytes as layoutPageBytes, slotsOf } from './layout.ts';
 
 /** Page sizes the paged cache supports (tokens per page). */
 export const PAGE_SIZES = [8, 16, 32] as const;
@@ -21,7 +22,7 @@ export interface KvCacheOptions {
 
 /** Bytes of one page in one layer's pool: [2 (K, V), kvHeads, pageSize, headDim] f32. */
 export function pageBytes(shape: KvCacheShape, pageSize: number): number {
-  return 2 * shape.kvHeads * pageSize * shape.headDim * 4;
+  return layoutPageBytes({ kvHeads: shape.kvHeads, pageSize, headDim: shape.headDim });
 }
 
 /** The per-layer page count and page size for a cache configuration, before anything is allocated. */
@@ -96,11 +97,7 @@ export class KvCache {
         encoder.copyBufferToBuffer(this.scratch, 0, pool, copy.dstPage * bytes, bytes);
       }
     }
-    const table = this.allocator.blockTable(seq);
-    return Array.from({ length: n }, (_, i) => {
-      const pos = start + i;
-      return table[Math.floor(pos / this.pageSize)] * this.pageSize + (pos % this.pageSize);
-    });
+    return slotsOf(this.allocator.blockTable(seq), start, n, this.pageSize);
   }
 
   /** The sequence's block table padded to tableStride entries, as the decode kernel reads it. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { KERNEL_ROLES } from '../kernels/roles.ts';
 import { type ModelConfig, presetConfig } from '../model/config.ts';
-import { decodeCost, KERNEL_ROLES, prefillCost } from './cost.ts';
+import { decodeCost, prefillCost } from './cost.ts';
 
 /** Small enough to count by hand: d 8, 2 query heads sharing 1 KV head of dim 4, ffn 16, vocab 10. */
 const small: ModelConfig = {

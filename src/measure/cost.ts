@@ -1,4 +1,6 @@
+import { KERNEL_ROLES, type KernelRole } from '../kernels/roles.ts';
 import { dims, type ModelConfig } from '../model/config.ts';
+import { BYTES } from '../model/formats.ts';
 
 /**
  * Analytic cost model: FLOPs and bytes moved by every kernel of a pass, from the config alone.
@@ -11,25 +13,7 @@ import { dims, type ModelConfig } from '../model/config.ts';
  * FLOPs count a multiply-add as 2. Transcendentals (exp, rsqrt) count as 1, which is a convention,
  * not a claim about hardware cost; they are a rounding error next to the matmuls.
  */
-const F32 = 4;
-
-/** Roles of the kernels in a forward pass, in pass order. Forward tags its calls with these names. */
-export const KERNEL_ROLES = {
-  embedding: 'embedding',
-  norm: 'rmsnorm',
-  qkv: 'qkv proj',
-  rope: 'rope',
-  kvWrite: 'kv write',
-  attention: 'attention',
-  oProj: 'o proj',
-  residual: 'residual add',
-  gateUp: 'gate/up proj',
-  swiglu: 'swiglu',
-  down: 'down proj',
-  lmHead: 'lm head',
-  argmax: 'argmax',
-} as const;
-export type KernelRole = (typeof KERNEL_ROLES)[keyof typeof KERNEL_ROLES];
+const F32 = BYTES.f32;
 
 export interface KernelCost {
   role: KernelRole;

@@ -14,10 +14,10 @@ import {
 } from '../kernels/kernel.ts';
 import { KvWriteKernel } from '../kernels/kv-write.ts';
 import { MatmulKernel } from '../kernels/matmul.ts';
+import { KERNEL_ROLES } from '../kernels/roles.ts';
 import { ArgmaxKernel, RmsNormKernel } from '../kernels/rowwise.ts';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../kernels/variants.ts';
 import { KvCache, type KvCacheOptions } from '../kv/cache.ts';
-import { KERNEL_ROLES } from '../measure/cost.ts';
 import { dims, type ModelConfig } from './config.ts';
 import { checkPlanFits, planMemory } from './plan.ts';
 import { ropeTable } from './rope.ts';
