@@ -1,5 +1,5 @@
+import { GpuValidationError } from '../errors.ts';
 import { assertAlive, type Gpu, withErrorScopes } from './device.ts';
-import { GpuValidationError } from './errors.ts';
 
 /** Usage sets we allocate; named so the pool can reuse a released buffer only for the same purpose. */
 export const BufferUsage = {

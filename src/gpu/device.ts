@@ -4,7 +4,7 @@ import {
   GpuValidationError,
   NoAdapterError,
   WebGpuUnavailableError,
-} from './errors.ts';
+} from '../errors.ts';
 
 /** What we record about the adapter in every result, so no run is mistaken for another device's. */
 export interface AdapterRecord {

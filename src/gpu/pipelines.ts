@@ -1,5 +1,5 @@
+import { GpuValidationError } from '../errors.ts';
 import { assertAlive, type Gpu } from './device.ts';
-import { GpuValidationError } from './errors.ts';
 
 export type OverrideConstants = Record<string, number>;
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { KvCacheExhaustedError, PageAllocator, type PageCopy } from './allocator.ts';
+import { KvCacheExhaustedError } from '../errors.ts';
+import { PageAllocator, type PageCopy } from './allocator.ts';
 
 function allocator(numPages: number, pageSize: number, bytesPerTokenSlot = 1): PageAllocator {
   return new PageAllocator({ numPages, pageSize, bytesPerTokenSlot });

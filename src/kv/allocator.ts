@@ -1,3 +1,5 @@
+import { KvCacheExhaustedError } from '../errors.ts';
+
 /** Sizes of a paged KV cache, all positive integers. */
 export interface PageAllocatorOptions {
   /** Pages in each layer's pool; page ids are `0 .. numPages - 1`. */
@@ -39,42 +41,6 @@ export interface PageAllocatorStats {
   readonly physicalTokens: number;
   /** Pages referenced by more than one sequence (prefix sharing). */
   readonly sharedPages: number;
-}
-
-/** What an append that could not fit needed and found; carried by `KvCacheExhaustedError`. */
-export interface KvCacheExhaustion {
-  /** The sequence whose append failed. */
-  readonly sequence: number;
-  /** Pages the append needed: new pages plus a copy-on-write page. */
-  readonly needed: number;
-  /** Pages that were free. */
-  readonly free: number;
-  readonly totalPages: number;
-  readonly pageSize: number;
-  /** Live sequences, which between them hold every used page. */
-  readonly liveSequences: number;
-}
-
-/**
- * Thrown when an append needs more pages than are free. The allocator is left exactly as it was,
- * so a scheduler can catch this, preempt or wait, and retry.
- */
-export class KvCacheExhaustedError extends Error {
-  override readonly name = 'KvCacheExhaustedError';
-  readonly sequence: number;
-  readonly needed: number;
-  readonly free: number;
-
-  constructor(e: KvCacheExhaustion) {
-    super(
-      `KV cache exhausted: sequence ${e.sequence} needs ${e.needed} more pages of ${e.pageSize} tokens ` +
-        `but only ${e.free} of ${e.totalPages} pages are free ` +
-        `(${e.liveSequences} sequences hold ${e.totalPages - e.free} pages)`,
-    );
-    this.sequence = e.sequence;
-    this.needed = e.needed;
-    this.free = e.free;
-  }
 }
 
 interface Sequence {

@@ -1,3 +1,4 @@
+import { ResultValidationError, SpecError } from '../errors.ts';
 import type { Gpu } from '../gpu/device.ts';
 import { PipelineCache } from '../gpu/pipelines.ts';
 import { GpuProfiler, type Span, type Timing, timerQuantumNs } from '../gpu/profiler.ts';
@@ -14,7 +15,7 @@ import { decodeCost, type PassCost, prefillCost } from './cost.ts';
 import { runKernelSuite } from './kernel-suite.ts';
 import { bestPeaks, measurePeaks, type Peaks } from './peaks.ts';
 import { placeKernel, placeOnRoofline } from './roofline.ts';
-import { type BenchSpec, SpecError } from './spec.ts';
+import type { BenchSpec } from './spec.ts';
 import { percentile, percentiles, summarize } from './stats.ts';
 import { evaluateTargets } from './targets.ts';
 import { loadTuning, saveTuning } from './tuning-cache.ts';
@@ -45,11 +46,6 @@ export interface RunOptions {
   onProgress?: (p: Progress) => void;
   /** Polled between repetitions; when true the run stops and returns what it finished. */
   shouldStop?: () => boolean;
-}
-
-/** Thrown when the engine produced a result its own schema rejects: a bug, distinct from bad input. */
-export class ResultValidationError extends Error {
-  override readonly name = 'ResultValidationError';
 }
 
 class Cancelled extends Error {}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SpecError } from '../errors.ts';
 import { GEMV_LIMITS } from '../kernels/limits.ts';
 import { PAGE_SIZES } from '../kv/cache.ts';
 
@@ -80,11 +81,6 @@ export const BenchSpecSchema = z
     message: 'nothing to measure: no prefill lengths and no depths',
   });
 export type BenchSpec = z.infer<typeof BenchSpecSchema>;
-
-/** Thrown for a spec that does not validate: a bad input, not an engine failure. */
-export class SpecError extends Error {
-  override readonly name = 'SpecError';
-}
 
 export function parseBenchSpec(input: unknown): BenchSpec {
   const r = BenchSpecSchema.safeParse(input);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, PRESET_NAMES, PRESETS, parseModelConfig, presetConfig } from './config.ts';
+import { ConfigError } from '../errors.ts';
+import { PRESET_NAMES, PRESETS, parseModelConfig, presetConfig } from './config.ts';
 import { parameterCount } from './weights.ts';
 
 const tiny = () => ({ ...PRESETS['ci-tiny'].config });

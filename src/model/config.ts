@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ConfigError } from '../errors.ts';
 
 /**
  * A Llama-style model's shape. Field names are ours (camelCase); `hf.ts` maps them to and from
@@ -159,11 +160,6 @@ export const PRESET_NAMES = Object.keys(PRESETS) as PresetName[];
 
 export function isPresetName(name: string): name is PresetName {
   return Object.hasOwn(PRESETS, name);
-}
-
-/** Thrown when a config does not validate; the message names every bad field. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
 }
 
 /** Validates an untrusted config and names each offending field in the error. */

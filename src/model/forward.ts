@@ -1,3 +1,4 @@
+import { InputError } from '../errors.ts';
 import { BufferPool, BufferUsage, readBytes, readFloat32 } from '../gpu/buffers.ts';
 import { assertAlive, type Gpu } from '../gpu/device.ts';
 import { PipelineCache } from '../gpu/pipelines.ts';
@@ -22,11 +23,6 @@ import { dims, type ModelConfig } from './config.ts';
 import { checkPlanFits, planMemory } from './plan.ts';
 import { ropeTable } from './rope.ts';
 import { get, lmHeadWeight, type ModelWeights, tensorSpecs } from './weights.ts';
-
-/** A caller's mistake (bad token id, sequence too long, batch too large), as opposed to an engine bug. */
-export class InputError extends Error {
-  override readonly name = 'InputError';
-}
 
 export interface ModelOptions {
   kv: KvCacheOptions;

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, type ModelConfig, PRESET_NAMES, PRESETS } from './config.ts';
+import { ConfigError, SafetensorsError, WeightsError } from '../errors.ts';
+import { type ModelConfig, PRESET_NAMES, PRESETS } from './config.ts';
 import {
   fromHfConfig,
   loadHfModel,
   saveHfModel,
   toHfConfig,
-  WeightsError,
   weightsFromTensors,
   weightsToTensors,
 } from './hf.ts';
-import { parseSafetensors, SafetensorsError } from './safetensors.ts';
+import { parseSafetensors } from './safetensors.ts';
 import { elementCount, randomWeights, tensorSpecs } from './weights.ts';
 
 const tiny: ModelConfig = { ...PRESETS['ci-tiny'].config };

@@ -1,16 +1,12 @@
+import { ConfigError, WeightsError } from '../errors.ts';
 /**
  * Hugging Face Llama layout: our ModelConfig to and from `config.json`, and our weights to and from
  * the tensors of a `model.safetensors` that `LlamaForCausalLM.from_pretrained` loads. Tensor names
  * and [out, in] shapes already follow HF (see `tensorSpecs`), so only presence and shape are checked.
  */
-import { ConfigError, type ModelConfig, parseModelConfig } from './config.ts';
+import { type ModelConfig, parseModelConfig } from './config.ts';
 import { type NamedTensor, parseSafetensors, serializeSafetensors } from './safetensors.ts';
 import { elementCount, get, type ModelWeights, tensorSpecs } from './weights.ts';
-
-/** Thrown when a checkpoint's tensors do not match its config: a tensor missing or shaped wrongly. */
-export class WeightsError extends Error {
-  override readonly name = 'WeightsError';
-}
 
 /** Defaults we apply when an HF config omits a field; they are the defaults of transformers' LlamaConfig. */
 const HF_DEFAULTS = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DeviceLimitError } from '../gpu/errors.ts';
+import { DeviceLimitError } from '../errors.ts';
 import { presetConfig } from './config.ts';
 import { checkPlanFits, planMemory } from './plan.ts';
 

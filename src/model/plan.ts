@@ -1,4 +1,4 @@
-import { DeviceLimitError } from '../gpu/errors.ts';
+import { DeviceLimitError } from '../errors.ts';
 import { type KvCacheOptions, kvGeometry } from '../kv/cache.ts';
 import { dims, type ModelConfig } from './config.ts';
 import { elementCount, tensorSpecs } from './weights.ts';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseSafetensors, SafetensorsError, serializeSafetensors } from './safetensors.ts';
+import { SafetensorsError } from '../errors.ts';
+import { parseSafetensors, serializeSafetensors } from './safetensors.ts';
 
 /** Builds a file by hand: u64 header length, the header text as given, then the data bytes. */
 function rawFile(headerText: string, data: Uint8Array = new Uint8Array(0)): Uint8Array {

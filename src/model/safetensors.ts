@@ -1,3 +1,5 @@
+import { SafetensorsError } from '../errors.ts';
+
 /**
  * The safetensors format, read and written without Node APIs so the same code runs in a Web Worker:
  *
@@ -7,11 +9,6 @@
  * to the start of the data section, plus an optional `__metadata__` map of strings. Files come from
  * users, so every field is checked before a single byte of tensor data is trusted.
  */
-
-/** Thrown when a safetensors file is malformed or holds something we cannot load; the message names the file. */
-export class SafetensorsError extends Error {
-  override readonly name = 'SafetensorsError';
-}
 
 /** Bytes per element of each dtype we decode; everything else in the spec is rejected by name. */
 const DTYPE_BYTES = {

@@ -4,23 +4,9 @@
  * class (see installErrorTransfer), so callers can branch on `instanceof` or `name`.
  */
 import { transferHandlers } from 'comlink';
+import { ENGINE_ERRORS } from '../errors.ts';
 import type { AdapterRecord } from '../gpu/device.ts';
-import {
-  DeviceLimitError,
-  DeviceLostError,
-  GpuOutOfMemoryError,
-  GpuValidationError,
-  NoAdapterError,
-  WebGpuUnavailableError,
-} from '../gpu/errors.ts';
-import { KvCacheExhaustedError } from '../kv/allocator.ts';
 import type { Progress } from '../measure/bench.ts';
-import { ResultValidationError } from '../measure/bench.ts';
-import { SpecError } from '../measure/spec.ts';
-import { ConfigError } from '../model/config.ts';
-import { InputError } from '../model/forward.ts';
-import { WeightsError } from '../model/hf.ts';
-import { SafetensorsError } from '../model/safetensors.ts';
 import type { ModelSource } from '../model/source.ts';
 import type { VerifyOutcome } from '../model/verify.ts';
 import type { BenchResult } from '../results/schema.ts';
@@ -63,24 +49,7 @@ export interface EngineApi {
   cancel(): Promise<void>;
 }
 
-/** Error classes that keep their identity across the worker boundary. */
-const ERROR_CLASSES = {
-  ConfigError,
-  InputError,
-  SafetensorsError,
-  WeightsError,
-  KvCacheExhaustedError,
-  WebGpuUnavailableError,
-  NoAdapterError,
-  DeviceLostError,
-  GpuOutOfMemoryError,
-  GpuValidationError,
-  DeviceLimitError,
-  SpecError,
-  ResultValidationError,
-} as const;
-
-export type EngineErrorName = keyof typeof ERROR_CLASSES;
+export type { EngineErrorName } from '../errors.ts';
 
 interface SerializedError {
   isError: true;
@@ -119,7 +88,7 @@ export function installErrorTransfer(): void {
     },
     deserialize(serialized: unknown): never {
       const s = serialized as SerializedError;
-      const cls = (ERROR_CLASSES as Record<string, { prototype: Error }>)[s.name];
+      const cls = (ENGINE_ERRORS as Record<string, { prototype: Error }>)[s.name];
       const err: Error = cls ? Object.create(cls.prototype) : new Error(s.message);
       Object.assign(err, s.fields);
       Object.defineProperty(err, 'message', { value: s.message, enumerable: false, writable: true });
