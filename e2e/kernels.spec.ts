@@ -1,5 +1,7 @@
 import { expect, type Page, test } from '@playwright/test';
+import type { CaseName, CaseSpec } from '../src/kernels/cases/catalogue.ts';
 import { VARIANT_CANDIDATES } from '../src/kernels/variants.ts';
+import type { CheckResult } from './harness/kernel-checks.ts';
 
 /** Opens the harness and waits for a real adapter; a missing adapter fails the suite, it is never skipped. */
 async function openHarness(page: Page) {
@@ -9,16 +11,28 @@ async function openHarness(page: Page) {
   return adapter;
 }
 
-type Check = { kernel: string; shape: string; passed: boolean; maxAbsErr: number; mismatches: unknown[] };
+/** Runs one catalogue case in the page and returns its comparison with the float64 reference. */
+function check<N extends CaseName>(page: Page, name: N, spec: CaseSpec<N>): Promise<CheckResult> {
+  return page.evaluate(async ([n, s]) => (await window.harness).kernels.check(n, s), [name, spec] as const);
+}
 
-function expectPassed(r: Check) {
+function expectPassed(r: CheckResult) {
   expect(
     r.passed,
-    `${r.kernel} ${r.shape}: maxAbsErr ${r.maxAbsErr}, first mismatches ${JSON.stringify(r.mismatches)}`,
+    `${r.kernel} ${r.variant} ${r.shape}: maxAbsErr ${r.maxAbsErr}, first mismatches ${JSON.stringify(r.mismatches)}`,
   ).toBe(true);
 }
 
 const LENGTHS = [1, 7, 33, 100, 257];
+
+/** Every page size the paged cache supports, and the contiguous cache with a slot of `capacity` tokens. */
+const layouts = (capacity: number) =>
+  [
+    { paged: true, pageSize: 8 },
+    { paged: true, pageSize: 16 },
+    { paged: true, pageSize: 32 },
+    { paged: false, pageSize: capacity },
+  ] as const;
 
 test.describe('kernels against the CPU reference', () => {
   test.beforeEach(async ({ page }) => {
@@ -27,31 +41,18 @@ test.describe('kernels against the CPU reference', () => {
 
   test('embedding, rmsnorm, residual add, swiglu, argmax', async ({ page }) => {
     for (const rows of LENGTHS) {
-      const results = await page.evaluate(async (rows) => {
-        const k = (await window.harness).kernels;
-        return [
-          await k.embedding({ rows, d: 20, vocab: 37 }),
-          await k.rmsnorm({ rows, d: 132 }),
-          await k.residualAdd({ n: rows * 12 }),
-          await k.swiglu({ n: rows * 44 }),
-          await k.argmax({ rows, n: 1001 }),
-        ];
-      }, rows);
-      results.forEach(expectPassed);
+      expectPassed(await check(page, 'embedding', { rows, d: 20, vocab: 37 }));
+      expectPassed(await check(page, 'rmsnorm', { rows, d: 132, eps: 1e-5, scale: 3 }));
+      expectPassed(await check(page, 'residualAdd', { n: rows * 12 }));
+      expectPassed(await check(page, 'swiglu', { n: rows * 44 }));
+      expectPassed(await check(page, 'argmax', { rows, n: 1001 }));
     }
   });
 
   test('rope', async ({ page }) => {
     for (const rows of LENGTHS) {
       for (const headDim of [8, 64]) {
-        const r = await page.evaluate(async (s) => (await window.harness).kernels.rope(s), {
-          rows,
-          heads: 3,
-          headDim,
-          start: 5,
-          maxSeqLen: 512,
-        });
-        expectPassed(r);
+        expectPassed(await check(page, 'rope', { rows, heads: 3, headDim, start: 5, theta: 10000 }));
       }
     }
   });
@@ -65,8 +66,7 @@ test.describe('kernels against the CPU reference', () => {
           [509, 4],
           [1, 260],
         ]) {
-          const shape = { M, N, K, variant };
-          expectPassed(await page.evaluate(async (s) => (await window.harness).kernels.matmul(s), shape));
+          expectPassed(await check(page, 'matmul', { M, N, K, variant }));
         }
       }
     }
@@ -76,8 +76,7 @@ test.describe('kernels against the CPU reference', () => {
     for (const variant of VARIANT_CANDIDATES.rmsnorm) {
       for (const rows of LENGTHS) {
         for (const d of [4, 132]) {
-          const shape = { rows, d, variant };
-          expectPassed(await page.evaluate(async (s) => (await window.harness).kernels.rmsnorm(s), shape));
+          expectPassed(await check(page, 'rmsnorm', { rows, d, eps: 1e-5, scale: 3, variant }));
         }
       }
     }
@@ -91,53 +90,44 @@ test.describe('kernels against the CPU reference', () => {
           [67, 132],
           [509, 260],
         ]) {
-          const shape = { M, N, K, variant };
-          expectPassed(await page.evaluate(async (s) => (await window.harness).kernels.gemv(s), shape));
+          expectPassed(await check(page, 'gemv', { M, N, K, variant }));
         }
       }
     }
   });
 
+  test('kv-write scatters into shuffled pages exactly where kv/layout.ts puts them', async ({ page }) => {
+    for (const layout of layouts(512)) {
+      for (const [rows, start] of [
+        [1, 0],
+        [37, 13],
+        [100, 200],
+      ]) {
+        expectPassed(await check(page, 'kvWrite', { rows, start, kvHeads: 3, headDim: 8, ...layout }));
+      }
+    }
+  });
+
   test('paged kv-write and causal prefill attention, every variant', async ({ page }) => {
-    for (const variant of VARIANT_CANDIDATES.attentionPrefill)
+    for (const variant of VARIANT_CANDIDATES.attentionPrefill) {
       for (const L of LENGTHS) {
-        for (const [pageSize, paged] of [
-          [8, true],
-          [16, true],
-          [32, true],
-          [0, false],
-        ] as const) {
-          const shape = {
-            L,
-            start: L % 2 === 0 ? 0 : 9,
-            heads: 4,
-            kvHeads: 2,
-            headDim: 16,
-            pageSize,
-            paged,
-            variant,
-          };
-          expectPassed(
-            await page.evaluate(async (s) => (await window.harness).kernels.attentionPrefill(s), shape),
-          );
+        for (const layout of layouts(512)) {
+          const start = L % 2 === 0 ? 0 : 9;
+          const shape = { L, start, heads: 4, kvHeads: 2, headDim: 16, ...layout, variant };
+          expectPassed(await check(page, 'attentionPrefill', shape));
         }
       }
+    }
   });
 
   test('batched paged decode attention with different lengths, every variant', async ({ page }) => {
-    for (const variant of VARIANT_CANDIDATES.attentionDecode)
-      for (const [pageSize, paged] of [
-        [8, true],
-        [16, true],
-        [32, true],
-        [0, false],
-      ] as const) {
+    for (const variant of VARIANT_CANDIDATES.attentionDecode) {
+      for (const layout of layouts(257)) {
         for (const lengths of [[1], [7, 33, 100, 257], [65, 2, 130]]) {
-          const shape = { lengths, heads: 6, kvHeads: 2, headDim: 32, pageSize, paged, variant };
-          expectPassed(
-            await page.evaluate(async (s) => (await window.harness).kernels.attentionDecode(s), shape),
-          );
+          const shape = { lengths, heads: 6, kvHeads: 2, headDim: 32, ...layout, variant };
+          expectPassed(await check(page, 'attentionDecode', shape));
         }
       }
+    }
   });
 });

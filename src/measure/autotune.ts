@@ -1,31 +1,32 @@
+import { KernelError, ReferenceMismatchError } from '../errors.ts';
 import type { Gpu } from '../gpu/device.ts';
 import type { PipelineCache } from '../gpu/pipelines.ts';
 import { GpuProfiler } from '../gpu/profiler.ts';
-import { GemvKernel } from '../kernels/gemv.ts';
-import { disposeCalls, type KernelCall, type KernelContext } from '../kernels/kernel.ts';
-import { MatmulKernel } from '../kernels/matmul.ts';
-import { RmsNormKernel } from '../kernels/rowwise.ts';
+import { attentionDecodeCase, attentionPrefillCase } from '../kernels/cases/attention.ts';
+import type { KernelCase } from '../kernels/cases/case.ts';
+import { ODD_SHAPES } from '../kernels/cases/catalogue.ts';
+import { rmsNormCase } from '../kernels/cases/elementwise.ts';
+import { gemvCase, matmulCase } from '../kernels/cases/linear.ts';
+import type { KernelContext } from '../kernels/kernel.ts';
+import { KernelRig } from '../kernels/rig.ts';
 import {
   type AnyVariant,
-  type AttentionVariant,
   type KernelVariants,
   VARIANT_CANDIDATES,
   variantName,
   variantSupported,
 } from '../kernels/variants.ts';
 import { dims, type ModelConfig } from '../model/config.ts';
-import { compare, matmulRef, rmsNormRef } from '../model/reference.ts';
-import { attentionDecodeCase, attentionPrefillCase, type Case } from './kernel-suite.ts';
-import { seededData as data, KernelTimer } from './kernel-timer.ts';
+import { KernelTimer } from './kernel-timer.ts';
 
 /** How the search times each candidate. */
 const SEARCH = {
   warmup: 1,
   reps: 3,
-  /** Allclose tolerance against the float64 reference; a candidate outside it is never chosen. */
-  tolerance: { atol: 1e-4, rtol: 1e-4 },
   /** Rows of the prefill-shaped timing problems (the model's own widths, a typical prompt length). */
   prefillRows: 256,
+  /** Page size of the attention problems, validated and timed (the paged cache's default). */
+  pageSize: 16,
 } as const;
 
 export interface TuningTrial {
@@ -49,26 +50,42 @@ export interface TuneResult {
   searchMs: number;
 }
 
+/** One op's search space: its candidates, the case each is validated on and the case it is timed on. */
+interface OpSearch<V extends AnyVariant> {
+  op: keyof KernelVariants;
+  /** The timing shape, as the result reports it. */
+  shape: string;
+  candidates: readonly V[];
+  validation: (v: V) => KernelCase;
+  timing: (v: V) => KernelCase;
+}
+
 /**
  * One op's search: each candidate is first checked against the CPU reference on a small shape
- * that is not a tile multiple, then timed on the model's own shape; the fastest valid one wins.
- * A candidate that fails to compile or validate is recorded and never chosen.
+ * that is not a tile multiple (every row), then timed on the model's own shape; the fastest valid
+ * one wins. A candidate that fails to compile or validate is recorded and never chosen.
  */
-type Prepared = Awaited<ReturnType<Case['prepare']>>;
-
 async function search<V extends AnyVariant>(
-  op: keyof KernelVariants,
-  shape: string,
-  candidates: readonly V[],
-  check: (v: V) => Promise<boolean>,
-  time: (v: V) => Promise<number>,
+  gpu: Gpu,
+  profiler: GpuProfiler,
+  s: OpSearch<V>,
+  signal: AbortSignal | undefined,
 ): Promise<{ chosen: V; choice: TuningChoice }> {
   const trials: TuningTrial[] = [];
   let best: { v: V; ms: number } | undefined;
-  for (const v of candidates) {
+  for (const v of s.candidates) {
+    signal?.throwIfAborted();
+    const rig = new KernelRig(gpu, `autotune ${s.op} ${variantName(v)}`);
     try {
-      const valid = await check(v);
-      const ms = valid ? await time(v) : null;
+      const validation = await s.validation(v).prepare(rig);
+      await rig.run(...validation.setup);
+      const valid = (await validation.check()).passed;
+      let ms: number | null = null;
+      if (valid) {
+        const timed = await s.timing(v).prepare(rig);
+        await rig.run(...timed.setup);
+        ms = await new KernelTimer(rig, profiler, SEARCH).time(timed.call);
+      }
       trials.push({ variant: variantName(v), valid, ms });
       if (ms !== null && (!best || ms < best.ms)) best = { v, ms };
     } catch (e) {
@@ -78,149 +95,112 @@ async function search<V extends AnyVariant>(
         ms: null,
         error: (e as Error).message.slice(0, 300),
       });
+    } finally {
+      rig.destroy();
     }
   }
-  if (!best) throw new Error(`autotune: no ${op} variant passed validation (${JSON.stringify(trials)})`);
-  return { chosen: best.v, choice: { op, shape, chosen: variantName(best.v), trials } };
+  if (!best) {
+    const detail = `no ${s.op} variant passed validation (${JSON.stringify(trials)})`;
+    // Candidates that ran and disagreed with the reference are a numerical bug; if every one
+    // failed before producing output (compile errors, limits), the kernels themselves are at fault.
+    throw trials.some((t) => t.error === undefined)
+      ? new ReferenceMismatchError(`autotune: ${detail}`)
+      : new KernelError(`autotune: ${detail}`);
+  }
+  return { chosen: best.v, choice: { op: s.op, shape: s.shape, chosen: variantName(best.v), trials } };
 }
 
 /**
  * Per-device kernel selection: for each op with more than one family, validate and time every
- * candidate on this model's shapes and keep the fastest correct one.
+ * candidate on this model's shapes and keep the fastest correct one. An aborted `signal` stops the
+ * search between candidates with the signal's reason.
  */
 export async function autotune(
   gpu: Gpu,
   pipelines: PipelineCache,
   config: ModelConfig,
   batch: number,
+  signal?: AbortSignal,
 ): Promise<TuneResult> {
   const t0 = performance.now();
   const ctx: KernelContext = { gpu, pipelines };
   const profiler = new GpuProfiler(gpu, 1);
-  const bench = new KernelTimer(gpu, profiler, SEARCH);
-  const { d, ffn } = dims(config);
+  const { d, ffn, heads, kvHeads, headDim } = dims(config);
   const L = Math.min(SEARCH.prefillRows, config.maxSeqLen);
-  const calls: KernelCall[] = [];
-  const keep = (c: KernelCall) => {
-    calls.push(c);
-    return c;
-  };
+  const depth = Math.min(SEARCH.prefillRows, config.maxSeqLen - 1);
+  const odd = ODD_SHAPES;
+  const attention = { heads, kvHeads, headDim, paged: true, pageSize: SEARCH.pageSize };
   try {
-    // Matmul: validate on 33x67x132, time the gate/up projection of an L-token prompt.
-    const [vm, vn, vk] = [33, 67, 132];
-    const va = data(vm * vk, 1);
-    const vb = data(vn * vk, 2);
-    const vIn = bench.input(va);
-    const vW = bench.input(vb);
-    const vOut = bench.output(vm * Math.max(vn, vk));
-    const matmulWant = matmulRef(va, vb, vm, vk, vn);
-    const tIn = bench.input(data(L * d, 3));
-    const tW = bench.input(data(ffn * d, 4));
-    const tOut = bench.output(L * Math.max(ffn, d));
+    // Matmul: time the gate/up projection of an L-token prompt.
     const matmul = await search(
-      'matmul',
-      `[${L}×${d}]·[${d}×${ffn}]`,
-      VARIANT_CANDIDATES.matmul,
-      async (v) => {
-        const k = await MatmulKernel.create(ctx, v);
-        await bench.run(keep(k.call({ a: vIn, b: vW, c: vOut, M: vm, N: vn, K: vk })));
-        return compare(await bench.read(vOut, vm * vn), matmulWant, SEARCH.tolerance).passed;
+      gpu,
+      profiler,
+      {
+        op: 'matmul',
+        shape: `[${L}×${d}]·[${d}×${ffn}]`,
+        candidates: VARIANT_CANDIDATES.matmul,
+        validation: (variant) => matmulCase(ctx, { ...odd.matmul, variant }),
+        timing: (variant) => matmulCase(ctx, { M: L, N: ffn, K: d, variant }),
       },
-      async (v) =>
-        bench.time(
-          keep((await MatmulKernel.create(ctx, v)).call({ a: tIn, b: tW, c: tOut, M: L, N: ffn, K: d })),
-        ),
+      signal,
     );
-
-    // GEMV: validate at the decode batch on 67x132, time the gate projection of one decode step.
-    const gemvWant = matmulRef(va, vb, batch, vk, vn);
+    // GEMV: at the decode batch, time the gate projection of one decode step.
     const gemv = await search(
-      'gemv',
-      `[${batch}×${d}]·[${d}×${ffn}]`,
-      VARIANT_CANDIDATES.gemv.filter((v) => variantSupported(v, gpu)),
-      async (v) => {
-        const k = await GemvKernel.create(ctx, v, batch);
-        await bench.run(keep(k.call({ x: vIn, w: vW, y: vOut, M: batch, N: vn, K: vk })));
-        return compare(await bench.read(vOut, batch * vn), gemvWant, SEARCH.tolerance).passed;
+      gpu,
+      profiler,
+      {
+        op: 'gemv',
+        shape: `[${batch}×${d}]·[${d}×${ffn}]`,
+        candidates: VARIANT_CANDIDATES.gemv.filter((v) => variantSupported(v, gpu)),
+        validation: (variant) => gemvCase(ctx, { ...odd.gemv, M: batch, variant }),
+        timing: (variant) => gemvCase(ctx, { M: batch, N: ffn, K: d, variant }),
       },
-      async (v) =>
-        bench.time(
-          keep(
-            (await GemvKernel.create(ctx, v, batch)).call({ x: tIn, w: tW, y: tOut, M: batch, N: ffn, K: d }),
-          ),
-        ),
+      signal,
     );
-
-    // RMSNorm: validate on 33 rows of 132, time L rows of d.
-    const normW = data(vk, 5);
-    const normWBuf = bench.input(normW);
-    const normWant = rmsNormRef(va, normW, vm, vk, 1e-5);
-    const tNormW = bench.input(data(d, 6));
+    // RMSNorm: time L rows of d.
     const rmsnorm = await search(
-      'rmsnorm',
-      `[${L}×${d}]`,
-      VARIANT_CANDIDATES.rmsnorm,
-      async (v) => {
-        const k = await RmsNormKernel.create(ctx, v);
-        await bench.run(keep(k.call({ x: vIn, weight: normWBuf, out: vOut, rows: vm, d: vk, eps: 1e-5 })));
-        return compare(await bench.read(vOut, vm * vk), normWant, SEARCH.tolerance).passed;
+      gpu,
+      profiler,
+      {
+        op: 'rmsnorm',
+        shape: `[${L}×${d}]`,
+        candidates: VARIANT_CANDIDATES.rmsnorm,
+        validation: (variant) => rmsNormCase(ctx, { ...odd.rmsnorm, eps: config.rmsNormEps, variant }),
+        timing: (variant) => rmsNormCase(ctx, { rows: L, d, eps: config.rmsNormEps, variant }),
       },
-      async (v) =>
-        bench.time(
-          keep(
-            (await RmsNormKernel.create(ctx, v)).call({
-              x: tIn,
-              weight: tNormW,
-              out: tOut,
-              rows: L,
-              d,
-              eps: 1e-5,
-            }),
-          ),
-        ),
+      signal,
     );
-    // Attention: the kernel suite's own cases (paged, pages of 16) at a typical prompt and depth.
-    const viaCase = (make: (v: AttentionVariant) => Case) => {
-      const prepared = new Map<AttentionVariant, Promise<Prepared>>();
-      const prepare = (v: AttentionVariant) => {
-        let p = prepared.get(v);
-        if (!p) {
-          p = make(v)
-            .prepare(bench)
-            .then(async (ready) => {
-              for (const s of ready.setup ?? []) await bench.run(keep(s));
-              keep(ready.call);
-              return ready;
-            });
-          prepared.set(v, p);
-        }
-        return p;
-      };
-      return {
-        check: async (v: AttentionVariant) => {
-          const ready = await prepare(v);
-          await bench.run(ready.call);
-          return ready.check();
-        },
-        time: async (v: AttentionVariant) => bench.time((await prepare(v)).call),
-      };
-    };
-    const prefillTrials = viaCase((v) => attentionPrefillCase(ctx, config, L, true, v));
+    // Attention: the model's heads in a paged cache, at a typical prompt and context depth.
     const attentionPrefill = await search(
-      'attentionPrefill',
-      `L=${L}`,
-      VARIANT_CANDIDATES.attentionPrefill,
-      prefillTrials.check,
-      prefillTrials.time,
+      gpu,
+      profiler,
+      {
+        op: 'attentionPrefill',
+        shape: `L=${L}`,
+        candidates: VARIANT_CANDIDATES.attentionPrefill,
+        validation: (variant) =>
+          attentionPrefillCase(ctx, { ...attention, ...odd.attentionPrefill, variant }),
+        timing: (variant) => attentionPrefillCase(ctx, { ...attention, L, start: 0, variant }),
+      },
+      signal,
     );
-    const depth = Math.min(SEARCH.prefillRows, config.maxSeqLen - 1);
-    const decodeTrials = viaCase((v) => attentionDecodeCase(ctx, config, depth, batch, true, v));
     const attentionDecode = await search(
-      'attentionDecode',
-      `depth=${depth} batch=${batch}`,
-      VARIANT_CANDIDATES.attentionDecode,
-      decodeTrials.check,
-      decodeTrials.time,
+      gpu,
+      profiler,
+      {
+        op: 'attentionDecode',
+        shape: `depth=${depth} batch=${batch}`,
+        candidates: VARIANT_CANDIDATES.attentionDecode,
+        validation: (variant) =>
+          attentionDecodeCase(ctx, {
+            ...attention,
+            lengths: odd.attentionDecode.lengths.slice(0, batch),
+            variant,
+          }),
+        timing: (variant) =>
+          attentionDecodeCase(ctx, { ...attention, lengths: Array<number>(batch).fill(depth + 1), variant }),
+      },
+      signal,
     );
     return {
       variants: {
@@ -234,8 +214,6 @@ export async function autotune(
       searchMs: performance.now() - t0,
     };
   } finally {
-    disposeCalls(calls);
-    bench.destroy();
     profiler.destroy();
   }
 }

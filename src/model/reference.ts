@@ -1,3 +1,4 @@
+import { ReferenceMismatchError } from '../errors.ts';
 import { dims, type ModelConfig } from './config.ts';
 import { ropeTable } from './rope.ts';
 import { get, lmHeadWeight, type ModelWeights } from './weights.ts';
@@ -45,15 +46,16 @@ export function matmulRef(x: Vec, w: Vec, m: number, k: number, n: number): Floa
 }
 
 /**
- * Rotate-half RoPE applied to x[L, heads, headDim] in place, token l at position positions[l].
- * Uses the same f32-rounded cos/sin table as the GPU (see rope.ts).
+ * Rotate-half RoPE applied to x[L, heads, headDim] in place, token l at position positions[l], by
+ * the angles of a cos/sin table [positions, headDim/2]: the model's f32 table (see rope.ts) or,
+ * for a kernel test independent of that table, one computed in float64.
  */
 export function ropeRef(
   x: Float64Array,
   positions: readonly number[],
   heads: number,
   headDim: number,
-  table: { cos: Float32Array; sin: Float32Array },
+  table: { cos: Vec; sin: Vec },
 ): void {
   const half = headDim / 2;
   positions.forEach((pos, l) => {
@@ -201,7 +203,7 @@ export interface Comparison {
  */
 export function compare(got: Vec, want: Vec, tol: { atol: number; rtol: number }): Comparison {
   if (got.length !== want.length) {
-    throw new Error(`Length mismatch: got ${got.length} values, want ${want.length}`);
+    throw new ReferenceMismatchError(`Length mismatch: got ${got.length} values, want ${want.length}`);
   }
   let maxAbsErr = 0;
   let maxRef = 0;
