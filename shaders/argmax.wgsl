@@ -1,11 +1,9 @@
 // Greedy sampling: the index of each row's largest value, lowest index on a tie (as torch.argmax).
 // One workgroup per row; each invocation scans a strided slice, then a tree reduction.
-override WG: u32 = 64u;  // power of two
+override WG: u32;  // power of two
 
-struct Params {
-  rows: u32,
-  n: u32,
-}
+// From ARGMAX_PARAMS in src/kernels/rowwise.ts.
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;              // [rows, n]

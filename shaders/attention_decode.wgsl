@@ -3,22 +3,16 @@
 // reduces the tile's max and sum, then invocation d (< HEAD_DIM/4) accumulates output dims d.
 // Each sequence has its own block table row and length, so sequences of any lengths share one
 // dispatch (continuous batching); a sequence's result does not depend on the others in the batch.
-override WG: u32 = 64u;          // power of two, >= HEAD_DIM / 4
-override HEAD_DIM: u32 = 64u;
-override PAGED: bool = true;
+override WG: u32;                // power of two, >= HEAD_DIM / 4
+override HEAD_DIM: u32;
+override PAGED: bool;
 override HD4: u32 = HEAD_DIM / 4u;
-const MAX_HD4: u32 = 64u;
-// Stands in for -inf (WGSL has no infinity literal); exp(NEG_BIG - finite) is exactly 0.
-const NEG_BIG: f32 = -1.0e38;
+//#const MAX_HD4
+//#include softmax
+//#include kv_layout
 
-struct Params {
-  batch: u32,
-  heads: u32,
-  kvHeads: u32,
-  pageSize: u32,
-  tableStride: u32,  // entries per block-table row
-  scale: f32,
-}
+// From DECODE_PARAMS in src/kernels/attention.ts (tableStride: entries per block-table row).
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;            // [batch, heads, HD4]
@@ -31,7 +25,8 @@ var<workgroup> qTile: array<vec4<f32>, MAX_HD4>;
 var<workgroup> probs: array<f32, WG>;
 var<workgroup> red: array<f32, WG>;
 
-fn kvRow(b: u32, t: u32, kvh: u32, which: u32) -> u32 {
+// vec4 index of token t's K (which = 0) or V (which = 1) row of sequence b, KV head kvh.
+fn tokenRow(b: u32, t: u32, kvh: u32, which: u32) -> u32 {
   let table = b * p.tableStride;
   var page = blockTables[table];
   var offset = t;
@@ -39,7 +34,7 @@ fn kvRow(b: u32, t: u32, kvh: u32, which: u32) -> u32 {
     page = blockTables[table + t / p.pageSize];
     offset = t % p.pageSize;
   }
-  return (((page * 2u + which) * p.kvHeads + kvh) * p.pageSize + offset) * HD4;
+  return kvRow(KvLayout(p.kvHeads, p.pageSize, HD4), page, which, kvh, offset);
 }
 
 @compute @workgroup_size(WG)
@@ -58,7 +53,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
     let t = t0 + lid;
     var s = NEG_BIG;
     if (t < len) {
-      let row = kvRow(b, t, kvh, 0u);
+      let row = tokenRow(b, t, kvh, 0u);
       var dotv = 0.0;
       for (var d = 0u; d < HD4; d++) { dotv += dot(qTile[d], pool[row + d]); }
       s = dotv;
@@ -85,7 +80,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
     if (lid < HD4) {
       acc *= correction;
       let n = min(WG, len - t0);
-      for (var j = 0u; j < n; j++) { acc = fma(vec4<f32>(probs[j]), pool[kvRow(b, t0 + j, kvh, 1u) + lid], acc); }
+      for (var j = 0u; j < n; j++) { acc = fma(vec4<f32>(probs[j]), pool[tokenRow(b, t0 + j, kvh, 1u) + lid], acc); }
     }
     m = mNew;
     workgroupBarrier();

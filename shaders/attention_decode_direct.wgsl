@@ -2,20 +2,16 @@
 // streams its whole context with an online softmax that rescales only when the running maximum
 // grows. No barriers: the fast family on CPU-backed adapters. Its parallelism is only
 // batch x heads, so GPUs prefer attention_decode.wgsl, which spreads each context over a workgroup.
-override WG: u32 = 32u;
-override HEAD_DIM: u32 = 64u;
-override PAGED: bool = true;
+override WG: u32;
+override HEAD_DIM: u32;
+override PAGED: bool;
 override HD4: u32 = HEAD_DIM / 4u;
-const MAX_HD4: u32 = 64u;
+//#const MAX_HD4
+//#include softmax
+//#include kv_layout
 
-struct Params {
-  batch: u32,
-  heads: u32,
-  kvHeads: u32,
-  pageSize: u32,
-  tableStride: u32,
-  scale: f32,
-}
+// From DECODE_PARAMS in src/kernels/attention.ts.
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;            // [batch, heads, HD4]
@@ -24,11 +20,6 @@ struct Params {
 @group(0) @binding(4) var<storage, read> seqLens: array<u32>;            // [batch]
 @group(0) @binding(5) var<storage, read_write> out: array<vec4<f32>>;    // [batch, heads, HD4]
 
-// First vec4 of K (which = 0) or V (which = 1) for token `offset` of `page`, KV head kvh.
-fn rowIn(page: u32, offset: u32, kvh: u32, which: u32) -> u32 {
-  return (((page * 2u + which) * p.kvHeads + kvh) * p.pageSize + offset) * HD4;
-}
-
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3u) {
   let index = gid.x;  // over batch * heads
@@ -36,11 +27,12 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
   let b = index / p.heads;
   let h = index % p.heads;
   let kvh = h / (p.heads / p.kvHeads);
+  let kvLayout = KvLayout(p.kvHeads, p.pageSize, HD4);
   let qBase = (b * p.heads + h) * HD4;
   var qv: array<vec4<f32>, MAX_HD4>;
   var o: array<vec4<f32>, MAX_HD4>;
   for (var d = 0u; d < HD4; d++) { qv[d] = q[qBase + d] * p.scale; }
-  var m = -1.0e38;
+  var m = NEG_BIG;
   var l = 0.0;
   let len = seqLens[b];
   // Walk the context page by page: one block-table lookup per page, then consecutive rows, so the
@@ -49,8 +41,8 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
   for (var t0 = 0u; t0 < len; t0 += p.pageSize) {
     var page = blockTables[table];
     if (PAGED) { page = blockTables[table + t0 / p.pageSize]; }
-    let kBase = rowIn(page, 0u, kvh, 0u);
-    let vBase = rowIn(page, 0u, kvh, 1u);
+    let kBase = kvRow(kvLayout, page, 0u, kvh, 0u);
+    let vBase = kvRow(kvLayout, page, 1u, kvh, 0u);
     let n = min(p.pageSize, len - t0);
     for (var j = 0u; j < n; j++) {
       let kRow = kBase + j * HD4;

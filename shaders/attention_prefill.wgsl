@@ -4,24 +4,18 @@
 // memory once and used by all BQ queries; softmax is online (running max and sum, rescaled once per
 // tile). Tiles are aligned to absolute positions, so a query's result does not depend on how the
 // prompt was chunked or on the page size.
-override BQ: u32 = 32u;          // queries (= invocations) per workgroup
-override BK: u32 = 32u;          // keys per tile, <= MAX_BK
-override HEAD_DIM: u32 = 64u;    // multiple of 4, <= 4 * MAX_HD4
-override PAGED: bool = true;     // false: contiguous cache, one page of pageSize = maxSeqLen per sequence
+override BQ: u32;                // queries (= invocations) per workgroup
+override BK: u32;                // keys per tile, <= MAX_BK
+override HEAD_DIM: u32;          // multiple of 4, <= 4 * MAX_HD4
+override PAGED: bool;            // false: contiguous cache, one page of pageSize = maxSeqLen per sequence
 override HD4: u32 = HEAD_DIM / 4u;
-const MAX_HD4: u32 = 64u;
-// Stands in for -inf (WGSL has no infinity literal); exp(NEG_BIG - finite) is exactly 0.
-const NEG_BIG: f32 = -1.0e38;
-const MAX_BK: u32 = 64u;
+//#const MAX_HD4
+//#const MAX_BK
+//#include softmax
+//#include kv_layout
 
-struct Params {
-  L: u32,
-  start: u32,
-  heads: u32,
-  kvHeads: u32,
-  pageSize: u32,
-  scale: f32,
-}
+// From PREFILL_PARAMS in src/kernels/attention.ts.
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;            // [L, heads, HD4]
@@ -33,14 +27,14 @@ var<workgroup> kTile: array<vec4<f32>, BK * HD4>;
 var<workgroup> vTile: array<vec4<f32>, BK * HD4>;
 
 // vec4 index of token t's K (which = 0) or V (which = 1) row for KV head kvh.
-fn kvRow(t: u32, kvh: u32, which: u32) -> u32 {
+fn tokenRow(t: u32, kvh: u32, which: u32) -> u32 {
   var page = blockTable[0];
   var offset = t;
   if (PAGED) {
     page = blockTable[t / p.pageSize];
     offset = t % p.pageSize;
   }
-  return (((page * 2u + which) * p.kvHeads + kvh) * p.pageSize + offset) * HD4;
+  return kvRow(KvLayout(p.kvHeads, p.pageSize, HD4), page, which, kvh, offset);
 }
 
 @compute @workgroup_size(BQ)
@@ -66,8 +60,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
       let t = t0 + i / HD4;
       if (t < kvEnd) {
         let d = i % HD4;
-        kTile[i] = pool[kvRow(t, kvh, 0u) + d];
-        vTile[i] = pool[kvRow(t, kvh, 1u) + d];
+        kTile[i] = pool[tokenRow(t, kvh, 0u) + d];
+        vTile[i] = pool[tokenRow(t, kvh, 1u) + d];
       }
     }
     workgroupBarrier();

@@ -4,20 +4,16 @@
 // attention_prefill.wgsl spends its time in barriers; GPUs prefer the tiled kernel's K/V reuse.
 // Keys are visited in position order 0 ..= start + i, so a query's result does not depend on how
 // the prompt was chunked or on the page size.
-override WG: u32 = 64u;
-override HEAD_DIM: u32 = 64u;    // multiple of 4, <= 4 * MAX_HD4
-override PAGED: bool = true;
+override WG: u32;
+override HEAD_DIM: u32;    // multiple of 4, <= 4 * MAX_HD4
+override PAGED: bool;
 override HD4: u32 = HEAD_DIM / 4u;
-const MAX_HD4: u32 = 64u;
+//#const MAX_HD4
+//#include softmax
+//#include kv_layout
 
-struct Params {
-  L: u32,
-  start: u32,
-  heads: u32,
-  kvHeads: u32,
-  pageSize: u32,
-  scale: f32,
-}
+// From PREFILL_PARAMS in src/kernels/attention.ts.
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;            // [L, heads, HD4]
@@ -25,22 +21,18 @@ struct Params {
 @group(0) @binding(3) var<storage, read> blockTable: array<u32>;         // [pages of this sequence]
 @group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>;    // [L, heads, HD4]
 
-// First vec4 of K (which = 0) or V (which = 1) for token `offset` of `page`, KV head kvh.
-fn rowIn(page: u32, offset: u32, kvh: u32, which: u32) -> u32 {
-  return (((page * 2u + which) * p.kvHeads + kvh) * p.pageSize + offset) * HD4;
-}
-
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
   let qi = wid.x * WG + lid;
   let h = wid.y;
   if (qi >= p.L) { return; }
   let kvh = h / (p.heads / p.kvHeads);
+  let kvLayout = KvLayout(p.kvHeads, p.pageSize, HD4);
   let qBase = (qi * p.heads + h) * HD4;
   var qv: array<vec4<f32>, MAX_HD4>;
   var o: array<vec4<f32>, MAX_HD4>;
   for (var d = 0u; d < HD4; d++) { qv[d] = q[qBase + d] * p.scale; }
-  var m = -1.0e38;
+  var m = NEG_BIG;
   var l = 0.0;
   // Walk the visible keys page by page: one block-table lookup per page, then consecutive rows,
   // so the paged cache costs no more per key than the contiguous one (a single page).
@@ -48,8 +40,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
   for (var t0 = 0u; t0 < visible; t0 += p.pageSize) {
     var page = blockTable[0];
     if (PAGED) { page = blockTable[t0 / p.pageSize]; }
-    let kBase = rowIn(page, 0u, kvh, 0u);
-    let vBase = rowIn(page, 0u, kvh, 1u);
+    let kBase = kvRow(kvLayout, page, 0u, kvh, 0u);
+    let vBase = kvRow(kvLayout, page, 1u, kvh, 0u);
     let n = min(p.pageSize, visible - t0);
     for (var j = 0u; j < n; j++) {
       let kRow = kBase + j * HD4;

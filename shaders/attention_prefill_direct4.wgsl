@@ -3,20 +3,16 @@
 // the queries), which quarters the loads per FLOP of attention_prefill_direct.wgsl. Online softmax
 // per query, rescaling only when its running maximum grows; keys are visited in position order,
 // page by page, so results do not depend on chunking or page size.
-override WG: u32 = 32u;
-override HEAD_DIM: u32 = 64u;    // multiple of 4, <= 4 * MAX_HD4
-override PAGED: bool = true;
+override WG: u32;
+override HEAD_DIM: u32;    // multiple of 4, <= 4 * MAX_HD4
+override PAGED: bool;
 override HD4: u32 = HEAD_DIM / 4u;
-const MAX_HD4: u32 = 64u;
+//#const MAX_HD4
+//#include softmax
+//#include kv_layout
 
-struct Params {
-  L: u32,
-  start: u32,
-  heads: u32,
-  kvHeads: u32,
-  pageSize: u32,
-  scale: f32,
-}
+// From PREFILL_PARAMS in src/kernels/attention.ts.
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;            // [L, heads, HD4]
@@ -24,51 +20,47 @@ struct Params {
 @group(0) @binding(3) var<storage, read> blockTable: array<u32>;         // [pages of this sequence]
 @group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>;    // [L, heads, HD4]
 
-// First vec4 of K (which = 0) or V (which = 1) for token `offset` of `page`, KV head kvh.
-fn rowIn(page: u32, offset: u32, kvh: u32, which: u32) -> u32 {
-  return (((page * 2u + which) * p.kvHeads + kvh) * p.pageSize + offset) * HD4;
-}
-
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
   let first = (wid.x * WG + lid) * 4u;  // this invocation's first query
   let h = wid.y;
   if (first >= p.L) { return; }
   let kvh = h / (p.heads / p.kvHeads);
+  let kvLayout = KvLayout(p.kvHeads, p.pageSize, HD4);
   let qi0 = min(first + 0u, p.L - 1u);  // past the end: a duplicate, computed but not written
   let last0 = p.start + qi0;  // the last key query 0 sees
   var q0: array<vec4<f32>, MAX_HD4>;
   var o0: array<vec4<f32>, MAX_HD4>;
-  var m0 = -1.0e38;
+  var m0 = NEG_BIG;
   var l0 = 0.0;
   for (var d = 0u; d < HD4; d++) { q0[d] = q[(qi0 * p.heads + h) * HD4 + d] * p.scale; }
   let qi1 = min(first + 1u, p.L - 1u);  // past the end: a duplicate, computed but not written
   let last1 = p.start + qi1;  // the last key query 1 sees
   var q1: array<vec4<f32>, MAX_HD4>;
   var o1: array<vec4<f32>, MAX_HD4>;
-  var m1 = -1.0e38;
+  var m1 = NEG_BIG;
   var l1 = 0.0;
   for (var d = 0u; d < HD4; d++) { q1[d] = q[(qi1 * p.heads + h) * HD4 + d] * p.scale; }
   let qi2 = min(first + 2u, p.L - 1u);  // past the end: a duplicate, computed but not written
   let last2 = p.start + qi2;  // the last key query 2 sees
   var q2: array<vec4<f32>, MAX_HD4>;
   var o2: array<vec4<f32>, MAX_HD4>;
-  var m2 = -1.0e38;
+  var m2 = NEG_BIG;
   var l2 = 0.0;
   for (var d = 0u; d < HD4; d++) { q2[d] = q[(qi2 * p.heads + h) * HD4 + d] * p.scale; }
   let qi3 = min(first + 3u, p.L - 1u);  // past the end: a duplicate, computed but not written
   let last3 = p.start + qi3;  // the last key query 3 sees
   var q3: array<vec4<f32>, MAX_HD4>;
   var o3: array<vec4<f32>, MAX_HD4>;
-  var m3 = -1.0e38;
+  var m3 = NEG_BIG;
   var l3 = 0.0;
   for (var d = 0u; d < HD4; d++) { q3[d] = q[(qi3 * p.heads + h) * HD4 + d] * p.scale; }
   let visible = last3 + 1u;
   for (var t0 = 0u; t0 < visible; t0 += p.pageSize) {
     var page = blockTable[0];
     if (PAGED) { page = blockTable[t0 / p.pageSize]; }
-    let kBase = rowIn(page, 0u, kvh, 0u);
-    let vBase = rowIn(page, 0u, kvh, 1u);
+    let kBase = kvRow(kvLayout, page, 0u, kvh, 0u);
+    let vBase = kvRow(kvLayout, page, 1u, kvh, 0u);
     let n = min(p.pageSize, visible - t0);
     for (var jj = 0u; jj < n; jj++) {
       let t = t0 + jj;

@@ -1,11 +1,9 @@
 // Embedding gather: out[l, :] = table[tokens[l], :]. One invocation per vec4 of output.
-override WG: u32 = 64u;
+override WG: u32;
+//#include grid
 
-struct Params {
-  rows: u32,   // tokens to gather
-  d4: u32,     // hidden size / 4
-  vocab: u32,  // rows in the table, to clamp an out-of-range id instead of reading past the end
-}
+// From EMBEDDING_PARAMS in src/kernels/elementwise.ts (d4: hidden size / 4; vocab: table rows, to clamp an out-of-range id instead of reading past the end).
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> tokens: array<u32>;            // [rows]
@@ -15,7 +13,7 @@ struct Params {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) lid: u32) {
-  let i = (wid.y * nwg.x + wid.x) * WG + lid;
+  let i = workgroupIndex(wid, nwg) * WG + lid;
   if (i >= p.rows * p.d4) { return; }
   let row = i / p.d4;
   let token = min(tokens[row], p.vocab - 1u);

@@ -3,15 +3,13 @@
 // over K reading w as coalesced vec4s, each weight read once and applied to all M rows, then a tree
 // reduction. The reduction order depends only on K and WG, never on M, so a row computed in a batch
 // is bit-identical to the same row computed alone.
-override WG: u32 = 64u;   // power of two
-const ROWS: u32 = 4u;     // output columns per workgroup
-const MAX_M: u32 = 8u;    // largest decode batch
+override WG: u32;   // power of two
+//#const ROWS   // output columns per workgroup
+//#const MAX_M  // largest decode batch
+//#include grid
 
-struct Params {
-  M: u32,
-  N: u32,
-  K: u32,
-}
+// From GEMV_PARAMS in src/kernels/gemv.ts.
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;        // [M, K/4]
@@ -23,7 +21,7 @@ var<workgroup> partial: array<f32, MAX_M * ROWS * WG>;  // [(m, r)][lane]
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) lid: u32) {
-  let colBase = (wid.y * nwg.x + wid.x) * ROWS;
+  let colBase = workgroupIndex(wid, nwg) * ROWS;
   if (colBase >= p.N) { return; }
   let k4 = p.K / 4u;
   var acc: array<f32, MAX_M * ROWS>;

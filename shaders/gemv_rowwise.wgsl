@@ -4,18 +4,16 @@
 // SwiftShader, where an invocation's row walk is a sequential cache-friendly scan). On GPUs its
 // strided row reads are uncoalesced, so the workgroup-reduction gemv.wgsl wins there.
 // The summation order depends only on K, never on M, so batched rows equal rows computed alone.
-override WG: u32 = 64u;
+override WG: u32;
 // The batch is a pipeline constant, not a uniform: with it known at compile time the loops over
 // batch rows unroll and the accumulators live in registers (a dynamically indexed private array
 // spills to memory and ran 5x slower on SwiftShader).
-override BATCH: u32 = 1u;
-const MAX_M: u32 = 8u;
+override BATCH: u32;
+//#const MAX_M
+//#include grid
 
-struct Params {
-  M: u32,
-  N: u32,
-  K: u32,
-}
+// From GEMV_PARAMS in src/kernels/gemv.ts.
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;        // [M, K/4]
@@ -25,7 +23,7 @@ struct Params {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) lid: u32) {
-  let n = (wid.y * nwg.x + wid.x) * WG + lid;
+  let n = workgroupIndex(wid, nwg) * WG + lid;
   if (n >= p.N) { return; }
   let k4 = p.K / 4u;
   let row = n * k4;

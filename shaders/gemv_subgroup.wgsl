@@ -6,14 +6,13 @@ enable subgroups;
 // subgroupAdd combines the lanes. No workgroup memory, no barriers. Only compiled when the adapter
 // has the `subgroups` feature. The lane partition depends on the subgroup size, not on M, so a
 // batched row equals the same row computed alone.
-override WG: u32 = 64u;
-override BATCH: u32 = 1u;
+override WG: u32;
+override BATCH: u32;
+//#const MAX_M
+//#include grid
 
-struct Params {
-  M: u32,
-  N: u32,
-  K: u32,
-}
+// From GEMV_PARAMS in src/kernels/gemv.ts.
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;        // [M, K/4]
@@ -25,7 +24,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) lid: u32,
         @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sgSize: u32) {
   let columnsPerGroup = WG / sgSize;
-  let n = (wid.y * nwg.x + wid.x) * columnsPerGroup + lid / sgSize;
+  let n = workgroupIndex(wid, nwg) * columnsPerGroup + lid / sgSize;
   // Spare subgroups past the last column read a valid row and skip the write, instead of
   // returning early: subgroupAdd must stay in uniform control flow.
   let k4 = p.K / 4u;
@@ -49,7 +48,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     if (BATCH > 6u) { a6 = fma(x[6u * k4 + k], wv, a6); }
     if (BATCH > 7u) { a7 = fma(x[7u * k4 + k], wv, a7); }
   }
-  let acc = array<vec4<f32>, 8>(a0, a1, a2, a3, a4, a5, a6, a7);
+  let acc = array<vec4<f32>, MAX_M>(a0, a1, a2, a3, a4, a5, a6, a7);
   for (var m = 0u; m < BATCH; m++) {
     let total = subgroupAdd(acc[m].x + acc[m].y + acc[m].z + acc[m].w);
     if (lane == 0u && n < p.N) { y[m * p.N + n] = total; }

@@ -1,15 +1,13 @@
 // Paged KV write: scatters the new tokens' K and V into the layer's page pool.
-// Pool layout: [pages, 2 (K, V), kvHeads, pageSize, headDim]. slots[r] = page * pageSize + offset of
-// token r, resolved on the CPU from the block table (vLLM's slot mapping), so the same kernel serves
-// the paged cache and the contiguous one (one page of maxSeqLen tokens per sequence).
-override WG: u32 = 64u;
+// slots[r] = page * pageSize + offset of token r, resolved on the CPU from the block table (vLLM's
+// slot mapping, slotOf in src/kv/layout.ts), so the same kernel serves the paged cache and the
+// contiguous one (one page of maxSeqLen tokens per sequence).
+override WG: u32;
+//#include grid
+//#include kv_layout
 
-struct Params {
-  rows: u32,
-  kvHeads: u32,
-  hd4: u32,       // headDim / 4
-  pageSize: u32,
-}
+// From KV_WRITE_PARAMS in src/kernels/kv-write.ts (hd4: headDim / 4).
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> k: array<vec4<f32>>;          // [rows, kvHeads, hd4]
@@ -20,7 +18,7 @@ struct Params {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) lid: u32) {
-  let i = (wid.y * nwg.x + wid.x) * WG + lid;
+  let i = workgroupIndex(wid, nwg) * WG + lid;
   if (i >= p.rows * p.kvHeads * p.hd4) { return; }
   let d = i % p.hd4;
   let rowHead = i / p.hd4;
@@ -28,8 +26,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let slot = slots[rowHead / p.kvHeads];
   let page = slot / p.pageSize;
   let offset = slot % p.pageSize;
-  let kIndex = (((page * 2u) * p.kvHeads + h) * p.pageSize + offset) * p.hd4 + d;
-  let vIndex = (((page * 2u + 1u) * p.kvHeads + h) * p.pageSize + offset) * p.hd4 + d;
-  pool[kIndex] = k[i];
-  pool[vIndex] = v[i];
+  let kvLayout = KvLayout(p.kvHeads, p.pageSize, p.hd4);
+  pool[kvRow(kvLayout, page, 0u, h, offset) + d] = k[i];
+  pool[kvRow(kvLayout, page, 1u, h, offset) + d] = v[i];
 }

@@ -3,17 +3,14 @@
 // b-tile in workgroup memory, transposed to k-major so the inner loop reads one vec4 of 4 rows and
 // one vec4 of 4 columns; each invocation keeps a 4x4 register tile of accumulators.
 // K must be a multiple of 4 (the config schema enforces it); M and N may be anything.
-override WG_X: u32 = 16u;          // invocations along N
-override WG_Y: u32 = 16u;          // invocations along M
-override TILE_K: u32 = 16u;        // multiple of 4
+override WG_X: u32;          // invocations along N
+override WG_Y: u32;          // invocations along M
+override TILE_K: u32;        // multiple of 4
 override TILE_M: u32 = WG_Y * 4u;
 override TILE_N: u32 = WG_X * 4u;
 
-struct Params {
-  M: u32,
-  N: u32,
-  K: u32,
-}
+// From MATMUL_PARAMS in src/kernels/matmul.ts.
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;        // [M, K/4]

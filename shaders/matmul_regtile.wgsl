@@ -5,14 +5,11 @@
 // workgroup barrier costs far more than the loads it saves; GPUs usually prefer matmul.wgsl.
 // K must be a multiple of 4; M and N may be anything (edge rows and columns are clamped on read
 // and skipped on write).
-override WG_X: u32 = 8u;   // invocations along N (4 columns each)
-override WG_Y: u32 = 8u;   // invocations along M (4 rows each)
+override WG_X: u32;   // invocations along N (4 columns each)
+override WG_Y: u32;   // invocations along M (4 rows each)
 
-struct Params {
-  M: u32,
-  N: u32,
-  K: u32,
-}
+// From MATMUL_PARAMS in src/kernels/matmul.ts.
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;        // [M, K/4]

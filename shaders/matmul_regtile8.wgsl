@@ -4,14 +4,11 @@
 // loads, not ALUs, limit the 4x4 tile. Accumulators are named registers (acc<row>_<column block>);
 // a dynamically indexed private array would spill. K must be a multiple of 4; M and N may be
 // anything (edge rows and columns are clamped on read and skipped on write).
-override WG_X: u32 = 8u;   // invocations along N (8 columns each)
-override WG_Y: u32 = 8u;   // invocations along M (8 rows each)
+override WG_X: u32;   // invocations along N (8 columns each)
+override WG_Y: u32;   // invocations along M (8 rows each)
 
-struct Params {
-  M: u32,
-  N: u32,
-  K: u32,
-}
+// From MATMUL_PARAMS in src/kernels/matmul.ts.
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;        // [M, K/4]

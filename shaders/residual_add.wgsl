@@ -1,9 +1,9 @@
 // Residual add in place: x += y, as vec4.
-override WG: u32 = 64u;
+override WG: u32;
+//#include grid
 
-struct Params {
-  n4: u32,   // element count / 4
-}
+// From N4_PARAMS in src/kernels/elementwise.ts (n4: element count / 4).
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> y: array<vec4<f32>>;
@@ -12,7 +12,7 @@ struct Params {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) lid: u32) {
-  let i = (wid.y * nwg.x + wid.x) * WG + lid;
+  let i = workgroupIndex(wid, nwg) * WG + lid;
   if (i >= p.n4) { return; }
   x[i] = x[i] + y[i];
 }

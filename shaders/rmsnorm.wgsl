@@ -1,12 +1,10 @@
 // RMSNorm (HF LlamaRMSNorm): out = x * rsqrt(mean(x^2) + eps) * weight.
 // One workgroup per row: strided vec4 sum of squares, then a tree reduction in workgroup memory.
-override WG: u32 = 64u;  // power of two
+override WG: u32;  // power of two
+//#include grid
 
-struct Params {
-  rows: u32,
-  d4: u32,     // row width / 4
-  eps: f32,
-}
+// From RMSNORM_PARAMS in src/kernels/rowwise.ts (d4: row width / 4).
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;           // [rows, d4]
@@ -18,7 +16,7 @@ var<workgroup> partial: array<f32, WG>;
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) lid: u32) {
-  let row = wid.y * nwg.x + wid.x;
+  let row = workgroupIndex(wid, nwg);
   // The whole workgroup leaves together, so the barriers below stay uniform.
   if (row >= p.rows) { return; }
   let base = row * p.d4;

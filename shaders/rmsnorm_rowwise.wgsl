@@ -1,13 +1,11 @@
 // RMSNorm, one invocation per row: out = x * rsqrt(mean(x^2) + eps) * weight.
 // No workgroup memory or barriers, so it suits CPU-backed adapters and long prompts; on GPUs with
 // few rows and wide hidden sizes the workgroup-reduction rmsnorm.wgsl parallelises better.
-override WG: u32 = 64u;
+override WG: u32;
+//#include grid
 
-struct Params {
-  rows: u32,
-  d4: u32,     // row width / 4
-  eps: f32,
-}
+// From RMSNORM_PARAMS in src/kernels/rowwise.ts (d4: row width / 4).
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;           // [rows, d4]
@@ -17,7 +15,7 @@ struct Params {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) lid: u32) {
-  let row = (wid.y * nwg.x + wid.x) * WG + lid;
+  let row = workgroupIndex(wid, nwg) * WG + lid;
   if (row >= p.rows) { return; }
   let base = row * p.d4;
   var ss = vec4<f32>(0.0);

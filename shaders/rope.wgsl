@@ -1,12 +1,10 @@
 // Rotate-half RoPE, in place on x[rows, heads, headDim], token r at position positions[r].
 // cos/sin come from a table computed in float64 on the CPU (see src/model/rope.ts).
-override WG: u32 = 64u;
+override WG: u32;
+//#include grid
 
-struct Params {
-  rows: u32,
-  heads: u32,
-  half: u32,   // headDim / 2
-}
+// From ROPE_PARAMS in src/kernels/elementwise.ts (half: headDim / 2).
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> positions: array<u32>;   // [rows]
@@ -17,7 +15,7 @@ struct Params {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) lid: u32) {
-  let i = (wid.y * nwg.x + wid.x) * WG + lid;  // over rows * heads * half
+  let i = workgroupIndex(wid, nwg) * WG + lid;  // over rows * heads * half
   if (i >= p.rows * p.heads * p.half) { return; }
   let j = i % p.half;
   let rowHead = i / p.half;

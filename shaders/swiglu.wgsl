@@ -1,10 +1,10 @@
 // SwiGLU: out = silu(gate) * up, elementwise as vec4. silu(g) = g / (1 + exp(-g)); for very
 // negative g, exp overflows to +inf and the quotient is -0, which is the right limit.
-override WG: u32 = 64u;
+override WG: u32;
+//#include grid
 
-struct Params {
-  n4: u32,
-}
+// From N4_PARAMS in src/kernels/elementwise.ts (n4: element count / 4).
+//#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> gate: array<vec4<f32>>;
@@ -14,7 +14,7 @@ struct Params {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) lid: u32) {
-  let i = (wid.y * nwg.x + wid.x) * WG + lid;
+  let i = workgroupIndex(wid, nwg) * WG + lid;
   if (i >= p.n4) { return; }
   let g = gate[i];
   out[i] = g / (vec4<f32>(1.0) + exp(-g)) * up[i];

@@ -3,23 +3,75 @@ import decodeDirectCode from '../../shaders/attention_decode_direct.wgsl?raw';
 import prefillCode from '../../shaders/attention_prefill.wgsl?raw';
 import prefillDirectCode from '../../shaders/attention_prefill_direct.wgsl?raw';
 import prefillDirect4Code from '../../shaders/attention_prefill_direct4.wgsl?raw';
+import { KernelError } from '../errors.ts';
 import { type KernelCall, type KernelContext, makeCall } from './kernel.ts';
+import { ATTENTION_LIMITS } from './limits.ts';
 import type { AttentionVariant } from './variants.ts';
+import { composeShader, defineParams } from './wgsl.ts';
 
-/** Sizes baked into the attention shaders. */
-export const ATTENTION_LIMITS = {
-  /** Largest head dim (4 · MAX_HD4 in both shaders). */
-  maxHeadDim: 256,
-  /** Queries per prefill workgroup. */
-  prefillQueries: 32,
-  /** Keys per prefill tile: two tiles of BK·headDim f32 must fit in 16 KiB of workgroup memory. */
-  prefillKeysFor(headDim: number) {
-    return Math.max(1, Math.min(64, Math.floor(16384 / (2 * 4 * headDim))));
-  },
-  /** Invocations (keys per tile) in a decode workgroup; must be ≥ headDim / 4. */
-  decodeWorkgroup: 64,
-  /** Invocations per workgroup of the direct (one invocation per query and head) kernels. */
-  directWorkgroup: 32,
+export { ATTENTION_LIMITS };
+
+/** Params of every prefill attention shader. */
+const PREFILL_PARAMS = defineParams({
+  /** New queries of the sequence. */
+  L: 'u32',
+  /** Tokens cached before the first new query. */
+  start: 'u32',
+  heads: 'u32',
+  kvHeads: 'u32',
+  pageSize: 'u32',
+  /** 1 / sqrt(headDim), folded into the queries. */
+  scale: 'f32',
+});
+
+/** Params of every decode attention shader. */
+const DECODE_PARAMS = defineParams({
+  batch: 'u32',
+  heads: 'u32',
+  kvHeads: 'u32',
+  pageSize: 'u32',
+  /** Entries per block-table row. */
+  tableStride: 'u32',
+  /** 1 / sqrt(headDim), folded into the queries. */
+  scale: 'f32',
+});
+
+const MAX_HD4 = ATTENTION_LIMITS.maxHeadDim / 4;
+
+const PREFILL_SHADERS = {
+  tiled: composeShader({
+    label: 'attention_prefill',
+    code: prefillCode,
+    params: PREFILL_PARAMS,
+    constants: { MAX_HD4, MAX_BK: ATTENTION_LIMITS.maxPrefillKeys },
+  }),
+  direct: composeShader({
+    label: 'attention_prefill_direct',
+    code: prefillDirectCode,
+    params: PREFILL_PARAMS,
+    constants: { MAX_HD4 },
+  }),
+  direct4: composeShader({
+    label: 'attention_prefill_direct4',
+    code: prefillDirect4Code,
+    params: PREFILL_PARAMS,
+    constants: { MAX_HD4 },
+  }),
+} as const;
+
+const DECODE_SHADERS = {
+  tiled: composeShader({
+    label: 'attention_decode',
+    code: decodeCode,
+    params: DECODE_PARAMS,
+    constants: { MAX_HD4 },
+  }),
+  direct: composeShader({
+    label: 'attention_decode_direct',
+    code: decodeDirectCode,
+    params: DECODE_PARAMS,
+    constants: { MAX_HD4 },
+  }),
 } as const;
 
 export interface AttentionConfig {
@@ -34,12 +86,12 @@ export interface AttentionConfig {
 
 function checkConfig(c: AttentionConfig) {
   if (c.headDim % 4 !== 0 || c.headDim > ATTENTION_LIMITS.maxHeadDim) {
-    throw new Error(
+    throw new KernelError(
       `attention headDim ${c.headDim} must be a multiple of 4 and ≤ ${ATTENTION_LIMITS.maxHeadDim}`,
     );
   }
   if (c.heads % c.kvHeads !== 0)
-    throw new Error(`attention heads ${c.heads} not a multiple of kvHeads ${c.kvHeads}`);
+    throw new KernelError(`attention heads ${c.heads} not a multiple of kvHeads ${c.kvHeads}`);
 }
 
 /** Causal paged flash attention over one sequence's new tokens and its cached prefix. */
@@ -57,18 +109,17 @@ export class PagedAttentionPrefillKernel {
     variant: AttentionVariant = { family: 'tiled' },
   ) {
     checkConfig(config);
+    const shader = PREFILL_SHADERS[variant.family];
     const common = { HEAD_DIM: config.headDim, PAGED: config.paged ? 1 : 0 };
-    const direct = { ...common, WG: ATTENTION_LIMITS.directWorkgroup };
-    const pipeline =
+    const constants =
       variant.family === 'tiled'
-        ? await ctx.pipelines.get('attention_prefill', prefillCode, {
+        ? {
             ...common,
             BQ: ATTENTION_LIMITS.prefillQueries,
             BK: ATTENTION_LIMITS.prefillKeysFor(config.headDim),
-          })
-        : variant.family === 'direct'
-          ? await ctx.pipelines.get('attention_prefill_direct', prefillDirectCode, direct)
-          : await ctx.pipelines.get('attention_prefill_direct4', prefillDirect4Code, direct);
+          }
+        : { ...common, WG: ATTENTION_LIMITS.directWorkgroup };
+    const pipeline = await ctx.pipelines.get(shader.label, shader.code, constants);
     return new PagedAttentionPrefillKernel(ctx, pipeline, config, variant);
   }
 
@@ -89,14 +140,21 @@ export class PagedAttentionPrefillKernel {
     start: number;
   }) {
     const c = this.config;
-    return makeCall(
-      this.ctx,
-      'attention_prefill',
-      this.pipeline,
-      [a.L, a.start, c.heads, c.kvHeads, c.pageSize, { f32: 1 / Math.sqrt(c.headDim) }],
-      [a.q, a.pool, a.blockTable, a.out],
-      [Math.ceil(a.L / this.queriesPerWorkgroup()), c.heads, 1],
-    );
+    return makeCall(this.ctx, {
+      name: 'attention_prefill',
+      pipeline: this.pipeline,
+      params: PREFILL_PARAMS,
+      values: {
+        L: a.L,
+        start: a.start,
+        heads: c.heads,
+        kvHeads: c.kvHeads,
+        pageSize: c.pageSize,
+        scale: 1 / Math.sqrt(c.headDim),
+      },
+      buffers: [a.q, a.pool, a.blockTable, a.out],
+      workgroups: [Math.ceil(a.L / this.queriesPerWorkgroup()), c.heads, 1],
+    });
   }
 }
 
@@ -115,17 +173,14 @@ export class PagedAttentionDecodeKernel {
     variant: AttentionVariant = { family: 'tiled' },
   ) {
     checkConfig(config);
-    const common = { HEAD_DIM: config.headDim, PAGED: config.paged ? 1 : 0 };
-    const pipeline =
-      variant.family === 'tiled'
-        ? await ctx.pipelines.get('attention_decode', decodeCode, {
-            ...common,
-            WG: ATTENTION_LIMITS.decodeWorkgroup,
-          })
-        : await ctx.pipelines.get('attention_decode_direct', decodeDirectCode, {
-            ...common,
-            WG: ATTENTION_LIMITS.directWorkgroup,
-          });
+    if (variant.family === 'direct4')
+      throw new KernelError('decode attention has no direct4 family (one query per sequence)');
+    const shader = DECODE_SHADERS[variant.family];
+    const pipeline = await ctx.pipelines.get(shader.label, shader.code, {
+      HEAD_DIM: config.headDim,
+      PAGED: config.paged ? 1 : 0,
+      WG: variant.family === 'tiled' ? ATTENTION_LIMITS.decodeWorkgroup : ATTENTION_LIMITS.directWorkgroup,
+    });
     return new PagedAttentionDecodeKernel(ctx, pipeline, config, variant);
   }
 
@@ -143,15 +198,23 @@ export class PagedAttentionDecodeKernel {
     tableStride: number;
   }): KernelCall {
     const c = this.config;
-    return makeCall(
-      this.ctx,
-      'attention_decode',
-      this.pipeline,
-      [a.batch, c.heads, c.kvHeads, c.pageSize, a.tableStride, { f32: 1 / Math.sqrt(c.headDim) }],
-      [a.q, a.pool, a.blockTables, a.seqLens, a.out],
-      this.variant.family === 'tiled'
-        ? [c.heads, a.batch, 1]
-        : [Math.ceil((a.batch * c.heads) / ATTENTION_LIMITS.directWorkgroup), 1, 1],
-    );
+    return makeCall(this.ctx, {
+      name: 'attention_decode',
+      pipeline: this.pipeline,
+      params: DECODE_PARAMS,
+      values: {
+        batch: a.batch,
+        heads: c.heads,
+        kvHeads: c.kvHeads,
+        pageSize: c.pageSize,
+        tableStride: a.tableStride,
+        scale: 1 / Math.sqrt(c.headDim),
+      },
+      buffers: [a.q, a.pool, a.blockTables, a.seqLens, a.out],
+      workgroups:
+        this.variant.family === 'tiled'
+          ? [c.heads, a.batch, 1]
+          : [Math.ceil((a.batch * c.heads) / ATTENTION_LIMITS.directWorkgroup), 1, 1],
+    });
   }
 }

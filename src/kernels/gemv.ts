@@ -1,11 +1,37 @@
 import gemvCode from '../../shaders/gemv.wgsl?raw';
 import rowwiseCode from '../../shaders/gemv_rowwise.wgsl?raw';
 import subgroupCode from '../../shaders/gemv_subgroup.wgsl?raw';
+import { KernelError } from '../errors.ts';
 import { grid1d, type KernelCall, type KernelContext, makeCall } from './kernel.ts';
 import { GEMV_LIMITS } from './limits.ts';
 import { DEFAULT_VARIANTS, type GemvVariant } from './variants.ts';
+import { composeShader, defineParams } from './wgsl.ts';
 
 export { GEMV_LIMITS };
+
+/** Params of every GEMV shader: y[M, N] = x[M, K] · w[N, K]ᵀ. */
+const GEMV_PARAMS = defineParams({ M: 'u32', N: 'u32', K: 'u32' });
+
+const SHADERS = {
+  reduce: composeShader({
+    label: 'gemv',
+    code: gemvCode,
+    params: GEMV_PARAMS,
+    constants: { ROWS: GEMV_LIMITS.rowsPerWorkgroup, MAX_M: GEMV_LIMITS.maxBatch },
+  }),
+  rowwise: composeShader({
+    label: 'gemv_rowwise',
+    code: rowwiseCode,
+    params: GEMV_PARAMS,
+    constants: { MAX_M: GEMV_LIMITS.maxBatch },
+  }),
+  subgroup: composeShader({
+    label: 'gemv_subgroup',
+    code: subgroupCode,
+    params: GEMV_PARAMS,
+    constants: { MAX_M: GEMV_LIMITS.maxBatch },
+  }),
+} as const;
 
 /**
  * y[M, N] = x[M, K] · w[N, K]ᵀ for decode, M = 1 … 8 sequences, reading each weight once.
@@ -23,31 +49,35 @@ export class GemvKernel {
   ) {}
 
   static async create(ctx: KernelContext, variant: GemvVariant = DEFAULT_VARIANTS.gemv, batch = 1) {
+    const shader = SHADERS[variant.family];
     if (variant.family === 'reduce') {
-      const pipeline = await ctx.pipelines.get('gemv', gemvCode, { WG: GEMV_LIMITS.workgroupSize });
+      const pipeline = await ctx.pipelines.get(shader.label, shader.code, { WG: GEMV_LIMITS.workgroupSize });
       return new GemvKernel(ctx, pipeline, variant, undefined);
     }
     if (variant.family === 'subgroup' && !ctx.gpu.hasSubgroups) {
-      throw new Error('the subgroup GEMV needs the "subgroups" feature, which this adapter lacks');
+      throw new KernelError('the subgroup GEMV needs the "subgroups" feature, which this adapter lacks');
     }
     const maxSubgroup = ctx.gpu.adapter.subgroupMaxSize ?? 128;
     if (variant.family === 'subgroup' && variant.wg < maxSubgroup) {
-      throw new Error(
+      throw new KernelError(
         `the subgroup GEMV needs a workgroup of at least one subgroup (${maxSubgroup}), got ${variant.wg}`,
       );
     }
-    const [name, code] =
-      variant.family === 'rowwise' ? ['gemv_rowwise', rowwiseCode] : ['gemv_subgroup', subgroupCode];
-    const pipeline = await ctx.pipelines.get(name, code, { WG: variant.wg, BATCH: batch });
+    if (batch < 1 || batch > GEMV_LIMITS.maxBatch) {
+      throw new KernelError(`gemv batch ${batch} is outside 1…${GEMV_LIMITS.maxBatch}`);
+    }
+    const pipeline = await ctx.pipelines.get(shader.label, shader.code, { WG: variant.wg, BATCH: batch });
     return new GemvKernel(ctx, pipeline, variant, batch);
   }
 
   call(a: { x: GPUBuffer; w: GPUBuffer; y: GPUBuffer; M: number; N: number; K: number }): KernelCall {
     if (a.M < 1 || a.M > GEMV_LIMITS.maxBatch) {
-      throw new Error(`gemv batch M=${a.M} is outside 1…${GEMV_LIMITS.maxBatch}`);
+      throw new KernelError(`gemv batch M=${a.M} is outside 1…${GEMV_LIMITS.maxBatch}`);
     }
     if (this.batch !== undefined && a.M !== this.batch) {
-      throw new Error(`this rowwise gemv was compiled for batch ${this.batch}, called with M=${a.M}`);
+      throw new KernelError(
+        `this ${this.variant.family} gemv was compiled for batch ${this.batch}, called with M=${a.M}`,
+      );
     }
     // Columns per workgroup: 4 (reduce), one per invocation (rowwise), one per subgroup (subgroup;
     // sized for the largest subgroup the adapter may pick, so smaller ones only leave spare groups).
@@ -60,6 +90,13 @@ export class GemvKernel {
           ? v.wg
           : Math.max(1, Math.floor(v.wg / maxSubgroup));
     const grid = grid1d(Math.ceil(a.N / perGroup), this.ctx.gpu);
-    return makeCall(this.ctx, 'gemv', this.pipeline, [a.M, a.N, a.K], [a.x, a.w, a.y], grid);
+    return makeCall(this.ctx, {
+      name: 'gemv',
+      pipeline: this.pipeline,
+      params: GEMV_PARAMS,
+      values: { M: a.M, N: a.N, K: a.K },
+      buffers: [a.x, a.w, a.y],
+      workgroups: grid,
+    });
   }
 }

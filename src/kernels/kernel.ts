@@ -1,6 +1,7 @@
 import type { Gpu } from '../gpu/device.ts';
 import type { PipelineCache } from '../gpu/pipelines.ts';
 import type { Timing } from '../gpu/profiler.ts';
+import { type ParamFields, type ParamsLayout, type ParamValues, packWords } from './wgsl.ts';
 
 /** What every kernel wrapper needs: the device and the shared pipeline cache. */
 export interface KernelContext {
@@ -77,21 +78,18 @@ export function grid1d(workgroups: number, gpu: Gpu): [number, number, number] {
 /** A parameter field: u32 unless marked as f32. Order is the WGSL struct's order. */
 export type Param = number | { f32: number };
 
-/** Packs a params struct of 4-byte scalars into a uniform buffer (padded to 16 bytes). */
+/**
+ * Packs a params struct of 4-byte scalars, given in order, into a uniform buffer (padded to 16
+ * bytes). For shaders outside the model kernels; those pack named values through `defineParams`.
+ */
 export function paramsBuffer(gpu: Gpu, label: string, params: readonly Param[]): GPUBuffer {
-  const words = Math.max(4, Math.ceil(params.length / 4) * 4);
-  const data = new ArrayBuffer(words * 4);
-  const u32 = new Uint32Array(data);
-  const f32 = new Float32Array(data);
-  params.forEach((p, i) => {
-    if (typeof p === 'number') {
-      if (!Number.isInteger(p) || p < 0 || p > 0xffffffff)
-        throw new Error(`${label}: param ${i} = ${p} is not a u32`);
-      u32[i] = p;
-    } else {
-      f32[i] = p.f32;
-    }
-  });
+  const words = params.map((p) =>
+    typeof p === 'number' ? { type: 'u32' as const, value: p } : { type: 'f32' as const, value: p.f32 },
+  );
+  return uniformBuffer(gpu, label, packWords(label, words));
+}
+
+function uniformBuffer(gpu: Gpu, label: string, data: ArrayBuffer): GPUBuffer {
   const buffer = gpu.device.createBuffer({
     label: `${label} params`,
     size: data.byteLength,
@@ -115,20 +113,26 @@ export function bindGroup(
   });
 }
 
-export function makeCall(
-  ctx: KernelContext,
-  name: string,
-  pipeline: GPUComputePipeline,
-  params: readonly Param[],
-  buffers: readonly GPUBuffer[],
-  workgroups: readonly [number, number, number],
-): KernelCall {
-  const uniform = paramsBuffer(ctx.gpu, name, params);
+/** What `makeCall` records: the params are named values checked against the shader's field list. */
+export interface CallSpec<F extends ParamFields> {
+  /** Names the call in profiles and errors (one name per op, whatever the family). */
+  readonly name: string;
+  readonly pipeline: GPUComputePipeline;
+  /** The layout the pipeline's shader was composed with. */
+  readonly params: ParamsLayout<F>;
+  readonly values: NoInfer<ParamValues<F>>;
+  /** Bound at 1, 2, …, after the params block at binding 0. */
+  readonly buffers: readonly GPUBuffer[];
+  readonly workgroups: readonly [number, number, number];
+}
+
+export function makeCall<F extends ParamFields>(ctx: KernelContext, spec: CallSpec<F>): KernelCall {
+  const uniform = uniformBuffer(ctx.gpu, spec.name, spec.params.pack(spec.name, spec.values));
   return {
-    kernel: name,
-    pipeline,
-    bindGroup: bindGroup(ctx.gpu, pipeline, name, [uniform, ...buffers]),
-    workgroups,
+    kernel: spec.name,
+    pipeline: spec.pipeline,
+    bindGroup: bindGroup(ctx.gpu, spec.pipeline, spec.name, [uniform, ...spec.buffers]),
+    workgroups: spec.workgroups,
     owned: [uniform],
   };
 }

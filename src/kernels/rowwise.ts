@@ -3,9 +3,23 @@ import rmsnormCode from '../../shaders/rmsnorm.wgsl?raw';
 import rmsnormRowwiseCode from '../../shaders/rmsnorm_rowwise.wgsl?raw';
 import { grid1d, type KernelCall, type KernelContext, makeCall } from './kernel.ts';
 import { DEFAULT_VARIANTS, type RmsNormVariant } from './variants.ts';
+import { composeShader, defineParams } from './wgsl.ts';
 
 /** Invocations per workgroup for one-workgroup-per-row kernels (a power of two for the tree reduction). */
 const ROW_WG = 64;
+
+const RMSNORM_PARAMS = defineParams({ rows: 'u32', d4: 'u32', eps: 'f32' });
+
+const RMSNORM_SHADERS = {
+  workgroup: composeShader({ label: 'rmsnorm', code: rmsnormCode, params: RMSNORM_PARAMS }),
+  rowwise: composeShader({ label: 'rmsnorm_rowwise', code: rmsnormRowwiseCode, params: RMSNORM_PARAMS }),
+} as const;
+
+const ARGMAX_SHADER = composeShader({
+  label: 'argmax',
+  code: argmaxCode,
+  params: defineParams({ rows: 'u32', n: 'u32' }),
+});
 
 /** HF LlamaRMSNorm over rows of width d. */
 export class RmsNormKernel {
@@ -16,10 +30,8 @@ export class RmsNormKernel {
   ) {}
 
   static async create(ctx: KernelContext, variant: RmsNormVariant = DEFAULT_VARIANTS.rmsnorm) {
-    const pipeline =
-      variant.family === 'workgroup'
-        ? await ctx.pipelines.get('rmsnorm', rmsnormCode, { WG: ROW_WG })
-        : await ctx.pipelines.get('rmsnorm_rowwise', rmsnormRowwiseCode, { WG: ROW_WG });
+    const shader = RMSNORM_SHADERS[variant.family];
+    const pipeline = await ctx.pipelines.get(shader.label, shader.code, { WG: ROW_WG });
     return new RmsNormKernel(ctx, pipeline, variant);
   }
 
@@ -32,15 +44,18 @@ export class RmsNormKernel {
     d: number;
     eps: number;
   }): KernelCall {
-    return makeCall(
-      this.ctx,
-      'rmsnorm',
-      this.pipeline,
-      [a.rows, a.d / 4, { f32: a.eps }],
-      [a.x, a.weight, a.out],
+    return makeCall(this.ctx, {
+      name: 'rmsnorm',
+      pipeline: this.pipeline,
+      params: RMSNORM_PARAMS,
+      values: { rows: a.rows, d4: a.d / 4, eps: a.eps },
+      buffers: [a.x, a.weight, a.out],
       // workgroup: one workgroup per row; rowwise: one invocation per row.
-      grid1d(this.variant.family === 'workgroup' ? a.rows : Math.ceil(a.rows / ROW_WG), this.ctx.gpu),
-    );
+      workgroups: grid1d(
+        this.variant.family === 'workgroup' ? a.rows : Math.ceil(a.rows / ROW_WG),
+        this.ctx.gpu,
+      ),
+    });
   }
 }
 
@@ -52,11 +67,19 @@ export class ArgmaxKernel {
   ) {}
 
   static async create(ctx: KernelContext) {
-    return new ArgmaxKernel(ctx, await ctx.pipelines.get('argmax', argmaxCode, { WG: ROW_WG }));
+    const pipeline = await ctx.pipelines.get(ARGMAX_SHADER.label, ARGMAX_SHADER.code, { WG: ROW_WG });
+    return new ArgmaxKernel(ctx, pipeline);
   }
 
   /** x: [rows, n] f32; out: u32[rows]. */
   call(a: { x: GPUBuffer; out: GPUBuffer; rows: number; n: number }): KernelCall {
-    return makeCall(this.ctx, 'argmax', this.pipeline, [a.rows, a.n], [a.x, a.out], [a.rows, 1, 1]);
+    return makeCall(this.ctx, {
+      name: 'argmax',
+      pipeline: this.pipeline,
+      params: ARGMAX_SHADER.params,
+      values: { rows: a.rows, n: a.n },
+      buffers: [a.x, a.out],
+      workgroups: [a.rows, 1, 1],
+    });
   }
 }

@@ -1,0 +1,182 @@
+import gridLib from '../../shaders/lib/grid.wgsl?raw';
+import kvLayoutLib from '../../shaders/lib/kv_layout.wgsl?raw';
+import softmaxLib from '../../shaders/lib/softmax.wgsl?raw';
+import { KernelError } from '../errors.ts';
+
+/**
+ * Composition of WGSL from one source of truth. WGSL has no includes, so a shader marks where shared
+ * text goes with whole-line directives, and `composeShader` replaces each of them:
+ *   //#include NAME   the snippet shaders/lib/NAME.wgsl (see WGSL_LIBRARY)
+ *   //#params         `struct Params {…}`, generated from the kernel's `defineParams` field list
+ *   //#const NAME     `const NAME: u32 = …;`, the value taken from the TS constant the wrapper passes
+ * A directive may end in a `// comment`, which a `//#const` keeps.
+ * Any other `//#` line, an unknown snippet, a missing or unused constant, or a params marker without
+ * a field list (or the reverse) is a `KernelError` naming the shader: a typo fails at import, loudly,
+ * instead of compiling a shader that silently disagrees with its wrapper.
+ */
+
+/** Snippets a shader may include, by name: shaders/lib/<name>.wgsl. */
+export const WGSL_LIBRARY = {
+  /** workgroupIndex(): the 1-D workgroup index of a grid split by `grid1d` (kernel.ts). */
+  grid: gridLib,
+  /** KvLayout and kvRow(): the paged-KV pool addressing of src/kv/layout.ts, on the GPU. */
+  kv_layout: kvLayoutLib,
+  /** NEG_BIG, the stand-in for −∞ of the online softmax. */
+  softmax: softmaxLib,
+} as const;
+
+export type WgslLibraryName = keyof typeof WGSL_LIBRARY;
+
+/** The scalar types a Params field may have; both are 4 bytes, so field i sits at byte 4·i. */
+export type ParamType = 'u32' | 'f32';
+
+export type ParamFields = Readonly<Record<string, ParamType>>;
+
+/** One value per field, by name. */
+export type ParamValues<F extends ParamFields> = { readonly [K in keyof F]: number };
+
+/**
+ * A kernel's uniform `Params` struct, defined once: the WGSL text and the packer both come from the
+ * same ordered field list, so the byte order the shader reads cannot drift from the order TS writes.
+ */
+export interface ParamsLayout<F extends ParamFields = ParamFields> {
+  readonly fields: F;
+  /** `struct Params { … }`, spliced in at `//#params`. */
+  readonly wgsl: string;
+  /** The uniform buffer image of `values`; `label` names the kernel in errors. */
+  pack(label: string, values: ParamValues<F>): ArrayBuffer;
+}
+
+/** A field as the positional packer takes it. */
+export interface ParamWord {
+  readonly type: ParamType;
+  readonly value: number;
+}
+
+/** Uniform buffers are sized in 16-byte steps (one vec4), at least one step. */
+const UNIFORM_ALIGN_BYTES = 16;
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Packs 4-byte scalars in order into a uniform buffer image padded to 16 bytes. A u32 must be an
+ * integer in 0 … 2³²−1 (a float or negative shape would otherwise wrap silently on the GPU).
+ */
+export function packWords(label: string, words: readonly ParamWord[]): ArrayBuffer {
+  const bytes = Math.max(1, Math.ceil((words.length * 4) / UNIFORM_ALIGN_BYTES)) * UNIFORM_ALIGN_BYTES;
+  const data = new ArrayBuffer(bytes);
+  const view = new DataView(data);
+  words.forEach((w, i) => {
+    if (w.type === 'u32') {
+      if (!Number.isInteger(w.value) || w.value < 0 || w.value > 0xffffffff)
+        throw new KernelError(`${label}: param ${i} = ${w.value} is not a u32`);
+      view.setUint32(i * 4, w.value, true);
+    } else {
+      view.setFloat32(i * 4, w.value, true);
+    }
+  });
+  return data;
+}
+
+/** Defines a Params struct from an ordered field list (JS keeps string keys in insertion order). */
+export function defineParams<const F extends ParamFields>(fields: F): ParamsLayout<F> {
+  const names = Object.keys(fields);
+  if (names.length === 0) throw new KernelError('a Params struct needs at least one field');
+  for (const name of names) {
+    // Also rules out integer-like keys, which JS would reorder ahead of the others.
+    if (!IDENTIFIER.test(name)) throw new KernelError(`Params field "${name}" is not a WGSL identifier`);
+  }
+  const wgsl = `struct Params {\n${names.map((n) => `  ${n}: ${fields[n]},\n`).join('')}}`;
+  return {
+    fields,
+    wgsl,
+    pack(label, values) {
+      const given = Object.keys(values);
+      const missing = names.filter((n) => !given.includes(n));
+      const extra = given.filter((n) => !names.includes(n));
+      if (missing.length > 0 || extra.length > 0) {
+        const parts = [
+          missing.length > 0 ? `missing ${missing.join(', ')}` : '',
+          extra.length > 0 ? `unknown ${extra.join(', ')}` : '',
+        ];
+        throw new KernelError(`${label} params: ${parts.filter(Boolean).join('; ')}`);
+      }
+      return packWords(
+        label,
+        names.map((n) => ({ type: fields[n], value: values[n] })),
+      );
+    },
+  };
+}
+
+/** A shader as written plus what composition splices into it. */
+export interface ShaderSource<F extends ParamFields> {
+  /** Names the shader in errors and labels its module (the file name without .wgsl). */
+  readonly label: string;
+  /** The `?raw` text of shaders/<label>.wgsl. */
+  readonly code: string;
+  readonly params: ParamsLayout<F>;
+  /** Values of the shader's `//#const` lines, from the TS constants the wrapper sizes its dispatch with. */
+  readonly constants?: Readonly<Record<string, number>>;
+}
+
+/** A composed shader: the WGSL to compile and the Params layout its calls pack. */
+export interface Shader<F extends ParamFields> {
+  readonly label: string;
+  readonly code: string;
+  readonly params: ParamsLayout<F>;
+}
+
+/** `//#directive argument  // optional comment`, alone on its line. */
+const DIRECTIVE = /^(\s*)\/\/#(\S+)(.*)$/;
+
+function isLibraryName(name: string): name is WgslLibraryName {
+  return Object.hasOwn(WGSL_LIBRARY, name);
+}
+
+/** Replaces every directive line of `source.code`; throws a KernelError naming the shader on any mismatch. */
+export function composeShader<F extends ParamFields>(source: ShaderSource<F>): Shader<F> {
+  const { label, params } = source;
+  const constants = source.constants ?? {};
+  const fail = (what: string) => new KernelError(`shader ${label}: ${what}`);
+  const included = new Set<string>();
+  const defined = new Set<string>();
+  let paramsSpliced = false;
+  const lines = source.code.split('\n').map((line, i) => {
+    const m = DIRECTIVE.exec(line);
+    if (!m) return line;
+    const [, indent, directive, rest] = m;
+    const commentAt = rest.indexOf('//');
+    const arg = (commentAt < 0 ? rest : rest.slice(0, commentAt)).trim();
+    const comment = commentAt < 0 ? '' : rest.slice(commentAt).trim();
+    const where = `line ${i + 1}`;
+    if (directive === 'include') {
+      if (!isLibraryName(arg))
+        throw fail(`${where}: unknown include "${arg}" (known: ${Object.keys(WGSL_LIBRARY).join(', ')})`);
+      if (included.has(arg)) throw fail(`${where}: "${arg}" is included twice`);
+      included.add(arg);
+      return WGSL_LIBRARY[arg].trimEnd();
+    }
+    if (directive === 'params') {
+      if (arg !== '') throw fail(`${where}: //#params takes no argument`);
+      if (paramsSpliced) throw fail(`${where}: a second //#params`);
+      paramsSpliced = true;
+      return params.wgsl;
+    }
+    if (directive === 'const') {
+      if (!IDENTIFIER.test(arg)) throw fail(`${where}: //#const needs a name, got "${arg}"`);
+      if (defined.has(arg)) throw fail(`${where}: constant ${arg} is declared twice`);
+      if (!Object.hasOwn(constants, arg)) throw fail(`${where}: no value given for constant ${arg}`);
+      const value = constants[arg];
+      if (!Number.isInteger(value) || value < 0 || value > 0xffffffff)
+        throw fail(`${where}: constant ${arg} = ${value} is not a u32`);
+      defined.add(arg);
+      return `${indent}const ${arg}: u32 = ${value}u;${comment ? `  ${comment}` : ''}`;
+    }
+    throw fail(`${where}: unknown directive //#${directive}`);
+  });
+  if (!paramsSpliced) throw fail('has no //#params line for its Params struct');
+  const unused = Object.keys(constants).filter((name) => !defined.has(name));
+  if (unused.length > 0) throw fail(`constants ${unused.join(', ')} are given but have no //#const line`);
+  return { label, code: lines.join('\n'), params };
+}
