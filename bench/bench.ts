@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isSoftwareAdapter } from '../src/gpu/device.ts';
-import { type BenchSpec, parseBenchSpec, SUITES, type SuiteName } from '../src/measure/spec.ts';
+import { type BenchSpec, SPEC_DEFAULTS, SUITES, specFromOptions } from '../src/measure/spec.ts';
 import { isPresetName, PRESET_NAMES } from '../src/model/config.ts';
 import {
   compareResults,
@@ -33,19 +33,20 @@ Model
   --model DIR            a Hugging Face Llama folder (config.json + model.safetensors) instead of a preset
   --seed N               seed of the random weights (default 0)
 
-Sweep
-  --suite quick|full|kernels   defaults for the lists below (default quick); kernels times each kernel
-                         alone at the model's shapes (matmul, GEMV, attention, element-wise) instead
-                           quick: prefill ${SUITES.quick.prefill.join(',')}; depth ${SUITES.quick.depths.join(',')}; gen ${SUITES.quick.gen}; reps ${SUITES.quick.reps}
-                           full:  prefill ${SUITES.full.prefill.join(',')}; depth ${SUITES.full.depths.join(',')}; gen ${SUITES.full.gen}; reps ${SUITES.full.reps}
-  --prefill L,L,...      prompt lengths of the prefill sweep ("" for none)
-  --depth D,D,...        context depths of the decode sweep ("" for none)
-  --gen N                tokens generated per decode point and repetition (≥ 2)
+Workloads
+  --suite quick|full|kernels   a preset list of workloads (default ${SPEC_DEFAULTS.suite}):
+                           quick: prefill sweep L=${SUITES.quick.prefill.join(',')}; decode sweep depth=${SUITES.quick.depths.join(',')}, gen ${SUITES.quick.gen}; reps ${SUITES.quick.reps}
+                           full:  prefill sweep L=${SUITES.full.prefill.join(',')}; decode sweep depth=${SUITES.full.depths.join(',')}, gen ${SUITES.full.gen}; reps ${SUITES.full.reps}
+                           kernels: the kernel suite, each kernel alone at the model's shapes (matmul,
+                           GEMV, attention, element-wise), validated then timed
+  --prefill L,L,...      prompt lengths of the prefill sweep ("" for none); makes the list custom
+  --depth D,D,...        context depths of the decode sweep ("" for none; 0 is a one-token prompt)
+  --gen N                tokens generated per decode repetition (≥ 2); one TPOT sample per repetition
   --reps N               measured repetitions per point after the warm-up (≥ 3)
-  --warmup N             discarded warm-up repetitions per point (default 1)
-  --page-size N          KV page size: 8, 16 or 32 (default 16)
-  --kv paged|contiguous  KV cache layout (default paged; contiguous is the A/B baseline)
-  --batch N              sequences per decode step, 1…8 (default 1)
+  --warmup N             discarded warm-up repetitions per point (default ${SPEC_DEFAULTS.warmup})
+  --page-size N          KV page size: 8, 16 or 32 (default ${SPEC_DEFAULTS.pageSize})
+  --kv paged|contiguous  KV cache layout (default ${SPEC_DEFAULTS.kvMode}; contiguous is the A/B baseline)
+  --batch N              sequences per decode step, 1…8 (default ${SPEC_DEFAULTS.batch})
   --profile              time every kernel in every repetition (default: one profiled pass per point)
   --no-autotune          skip the per-device kernel search and use the GPU-oriented default kernels
 
@@ -134,12 +135,10 @@ if (args.preset && args.model) usage('give --preset or --model, not both');
 if (args.preset && !isPresetName(args.preset)) {
   usage(`unknown preset "${args.preset}"; known presets: ${PRESET_NAMES.join(', ')}`);
 }
-const suiteName = args.suite ?? 'quick';
-const kernelsSuite = suiteName === 'kernels';
-if (!(suiteName in SUITES) && !kernelsSuite)
-  usage(`--suite must be quick, full or kernels, got "${suiteName}"`);
-const suite = SUITES[kernelsSuite ? 'quick' : (suiteName as SuiteName)];
-const custom = args.prefill !== undefined || args.depth !== undefined;
+const SUITE_FLAGS = ['quick', 'full', 'kernels'] as const;
+const suiteName = args.suite ?? SPEC_DEFAULTS.suite;
+if (!(SUITE_FLAGS as readonly string[]).includes(suiteName))
+  usage(`--suite must be ${SUITE_FLAGS.join(', ')}, got "${suiteName}"`);
 const format = (args.format ?? (args.out?.split('.').pop() === 'md' ? 'md' : 'json')) as ExportFormat;
 if (!EXPORT_FORMATS.includes(format)) usage(`--format must be one of ${EXPORT_FORMATS.join(', ')}`);
 if (args['max-regression'] !== undefined && !args.baseline) usage('--max-regression needs --baseline FILE');
@@ -162,26 +161,28 @@ if (args.baseline) {
 
 let spec: BenchSpec;
 try {
-  spec = parseBenchSpec({
-    model: args.model
+  spec = specFromOptions(
+    args.model
       ? { kind: 'url', baseUrl: MODEL_URL_PREFIX }
-      : { kind: 'preset', preset: args.preset ?? 'ci-tiny', seed: int('--seed', args.seed) ?? 0 },
-    suite: kernelsSuite ? 'kernels' : custom ? 'custom' : suiteName,
-    prefill: kernelsSuite
-      ? []
-      : args.prefill !== undefined
-        ? intList('--prefill', args.prefill)
-        : [...suite.prefill],
-    depths: kernelsSuite ? [] : args.depth !== undefined ? intList('--depth', args.depth) : [...suite.depths],
-    gen: int('--gen', args.gen) ?? suite.gen,
-    reps: int('--reps', args.reps) ?? suite.reps,
-    warmup: int('--warmup', args.warmup) ?? 1,
-    pageSize: int('--page-size', args['page-size']) ?? 16,
-    kvMode: args.kv ?? 'paged',
-    batch: int('--batch', args.batch) ?? 1,
-    profile: args.profile,
-    autotune: !args['no-autotune'],
-  });
+      : {
+          kind: 'preset',
+          preset: args.preset ?? SPEC_DEFAULTS.preset,
+          seed: int('--seed', args.seed) ?? SPEC_DEFAULTS.seed,
+        },
+    {
+      suite: suiteName as (typeof SUITE_FLAGS)[number],
+      prefill: args.prefill === undefined ? undefined : intList('--prefill', args.prefill),
+      depths: args.depth === undefined ? undefined : intList('--depth', args.depth),
+      gen: int('--gen', args.gen),
+      reps: int('--reps', args.reps),
+      warmup: int('--warmup', args.warmup),
+      pageSize: int('--page-size', args['page-size']),
+      kvMode: args.kv as 'paged' | 'contiguous' | undefined,
+      batch: int('--batch', args.batch),
+      profile: args.profile,
+      autotune: !args['no-autotune'],
+    },
+  );
 } catch (e) {
   usage((e as Error).message);
 }
@@ -190,7 +191,7 @@ try {
 const fmtS = (ms: number) => `${(ms / 1000).toFixed(0)}s`;
 function progressLine(p: Progress) {
   const eta = p.etaMs === null ? '' : `  ETA ${fmtS(p.etaMs)}`;
-  const line = `[${p.done}/${p.total}] ${p.label}  elapsed ${fmtS(p.elapsedMs)}${eta}`;
+  const line = `[${p.done}/${p.total}] ${p.workload ? `${p.workload}: ` : ''}${p.label}  elapsed ${fmtS(p.elapsedMs)}${eta}`;
   if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${line}`);
   else process.stderr.write(`${line}\n`);
 }
@@ -212,18 +213,20 @@ if (args['fail-on-fallback'] && isSoftwareAdapter(session.gpu.adapter)) {
   process.exit(EXIT.fallback);
 }
 
+// The run's id: a Ctrl-C cancels it even if it has not started yet (the engine keeps the cancel).
+const runId = `cli-${process.pid}-${Date.now()}`;
 let interrupted = false;
 process.on('SIGINT', () => {
   if (interrupted) process.exit(EXIT.cancelled);
   interrupted = true;
   console.error('\nbench: stopping after the current repetition (Ctrl-C again to quit at once)…');
-  session.page.evaluate(() => window.engine.cancel()).catch(() => undefined);
+  session.page.evaluate((id) => window.engine.cancel(id), runId).catch(() => undefined);
 });
 
 await session.page.exposeFunction('benchProgress', progressLine);
 let result: BenchResult;
 try {
-  result = await session.page.evaluate((s) => window.benchRun(s), spec);
+  result = await session.page.evaluate(([s, id]) => window.benchRun(s, id), [spec, runId] as const);
 } catch (e) {
   if (process.stderr.isTTY) process.stderr.write('\n');
   console.error(`bench: ${engineMessage(e)}`);
@@ -262,9 +265,15 @@ console.log(`wrote ${written.join(', ')}`);
 
 let code: number = EXIT.ok;
 if (result.status === 'cancelled') code = EXIT.cancelled;
-if (result.status === 'failed' || !result.validation.passed) {
-  console.error(`bench: ${result.error ?? 'validation failed'}`);
+if (result.status === 'failed' || (result.status === 'complete' && !result.validation.passed)) {
+  console.error(
+    `bench: ${result.error ? `${result.error.name}: ${result.error.message}` : 'validation failed'}`,
+  );
   code = EXIT.failed;
+} else if (result.status === 'cancelled') {
+  console.error(
+    `bench: cancelled; ${result.points.length + (result.kernelPoints?.length ?? 0)} finished points written.`,
+  );
 }
 if (baseline) {
   const cmp = compareResults([

@@ -4,12 +4,15 @@ import { join } from 'node:path';
 import { type Browser, chromium, type LaunchOptions } from '@playwright/test';
 
 /**
- * Flags that give headless Chromium a WebGPU adapter (SwiftShader when there is no GPU) and stop
- * its background calls home, which fail noisily on machines without a network.
+ * Flags that give headless Chromium a WebGPU adapter (SwiftShader when there is no GPU), GPU
+ * timestamps that are not quantized (WebGPU developer features; without them Chrome may round
+ * timestamps to 100 µs, and the run then records the quantum and places points by the wall clock),
+ * and that stop its background calls home, which fail noisily on machines without a network.
  */
 export function webgpuArgs(): string[] {
   const args = [
     '--enable-unsafe-webgpu',
+    '--enable-webgpu-developer-features',
     '--enable-unsafe-swiftshader',
     '--enable-features=Vulkan',
     '--disable-background-networking',
@@ -81,6 +84,9 @@ export function launchOptions(choice: BrowserChoice, headed = false): LaunchOpti
   return {
     headless: !headed,
     args: webgpuArgs(),
+    // The CLI handles Ctrl-C itself (cancel, then write what finished); Playwright must not close
+    // the browser under it.
+    handleSIGINT: false,
     ...(choice.executablePath ? { executablePath: choice.executablePath } : { channel: choice.channel }),
   };
 }

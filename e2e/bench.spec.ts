@@ -1,52 +1,101 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { prefillCost } from '../src/measure/cost.ts';
 import { presetConfig } from '../src/model/config.ts';
-import { BenchResultSchema } from '../src/results/schema.ts';
+import { saveHfModel } from '../src/model/hf.ts';
+import { randomWeights } from '../src/model/weights.ts';
+import { makeResult } from '../src/results/fixtures.ts';
+import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
 import { runCli } from './cli.ts';
 
-test('bench CLI: the quick suite on ci-tiny writes a valid, classified result', async () => {
+const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
+const readResult = (path: string): BenchResult =>
+  BenchResultSchema.parse(JSON.parse(readFileSync(path, 'utf8')));
+
+/** ci-tiny's dispatches per pass, counted by hand from the forward pass (2 layers, 16 calls each). */
+const CI_TINY_DISPATCHES = 1 + 2 * 16 + 1 + 2;
+
+test('bench CLI: the quick suite on ci-tiny writes a valid result, both clocks and per-point latency', async () => {
   test.setTimeout(200_000);
-  const dir = mkdtempSync(join(tmpdir(), 'bench-'));
-  const out = join(dir, 'quick.json');
+  const out = join(tmp('bench-'), 'quick.json');
   const started = Date.now();
   const run = await runCli('bench/bench.ts', ['--preset', 'ci-tiny', '--suite', 'quick', '--out', out]);
   const seconds = (Date.now() - started) / 1000;
   expect(run.code, run.stderr).toBe(0);
   expect(seconds, 'the quick suite must finish in under 3 minutes').toBeLessThan(180);
-  expect(run.stderr).toMatch(/\[\d+\/\d+\] .* elapsed \d+s/);
+  expect(run.stderr).toMatch(/\[\d+\/\d+\] prefill: prefill L=16 .*elapsed \d+s/);
   expect(run.stdout).toContain(
-    '| pass | L/depth | ms | tok/s | GFLOP/s | GB/s | FLOP/B | bound | % roof | predicted ms |',
+    '| pass | L/depth | clock | ms | wall ms | GPU ms | tok/s | GFLOP/s | GB/s | FLOP/B | bound | % roof | predicted ms |',
   );
 
-  const result = BenchResultSchema.parse(JSON.parse(readFileSync(out, 'utf8')));
+  const result = readResult(out);
   expect(result.status).toBe('complete');
   expect(result.validation.passed).toBe(true);
+  expect(result.spec.workloads.map((w) => w.kind)).toEqual(['prefill', 'decode']);
   const prefill = result.points.filter((p) => p.pass === 'prefill');
   const decode = result.points.filter((p) => p.pass === 'decode');
-  expect(prefill.length).toBeGreaterThanOrEqual(5);
-  expect(decode.length).toBeGreaterThanOrEqual(3);
-  const config = presetConfig('ci-tiny');
+  expect(prefill.map((p) => p.tokens)).toEqual([16, 32, 64, 128, 256]);
+  expect(decode.map((p) => p.depth)).toEqual([16, 128, 512]);
+  // SwiftShader has timestamps, and the CLI asks Chromium not to quantize them.
+  expect(result.env.timestamps).toEqual({ supported: true, quantumNs: null });
   for (const p of result.points) {
-    expect(p.samplesMs.length).toBeGreaterThanOrEqual(3);
+    // One sample per repetition, in both clocks; the GPU clock placed it.
+    expect(p.samplesMs).toHaveLength(3);
+    expect(p.wallSamplesMs).toHaveLength(3);
+    expect(p.gpuSamplesMs).toHaveLength(3);
+    expect(p.timebase).toBe('gpu');
+    expect(p.medianMs).toBe(p.gpuMedianMs);
+    expect(p.wallMedianMs).toBeGreaterThan(0);
+    // Nothing foreign inside the GPU span: it cannot exceed the wall time of the same repetition.
+    for (const [i, gpu] of p.samplesMs.entries()) expect(gpu).toBeLessThanOrEqual(p.wallSamplesMs[i]);
     expect(p.kernels.length, `${p.pass} ${p.tokens}/${p.depth} has a kernel breakdown`).toBeGreaterThan(0);
-    expect(p.kernels.every((k) => k.medianMs >= 0)).toBe(true);
+    // The dispatches the cost model assumes are the ones the engine recorded, and both are the hand count.
+    expect(p.dispatches).toBe(CI_TINY_DISPATCHES);
+    expect(p.kernels.reduce((n, k) => n + k.calls, 0)).toBe(p.dispatches);
     expect(p.predictedMs).toBeGreaterThan(0);
   }
-  // The cost model's counts in the result are the ones the unit tests check by hand.
-  for (const p of prefill) {
-    const cost = prefillCost(config, p.tokens);
-    expect([p.flops, p.bytes, p.dispatches]).toEqual([cost.flops, cost.bytes, cost.dispatches]);
+  for (const p of prefill) expect(p.ttftMs?.p50).toBe(p.wallMedianMs);
+  for (const p of decode) {
+    // TPOT samples are the wall samples, one per repetition; ITLs are every gap of 15 steps × 3 reps.
+    expect(p.tpotMs?.p50).toBe(p.wallMedianMs);
+    expect(p.itlSamplesMs).toHaveLength(15 * 3);
+    expect(p.itlMs?.p99).toBeGreaterThanOrEqual(p.itlMs?.p50 ?? Number.POSITIVE_INFINITY);
   }
-  // Classification follows from the measured roofs; on a software adapter long prefills are
-  // compute-bound and decode steps are bandwidth- or overhead-bound.
+  // Long prefills are compute-bound on a software adapter; decode steps bandwidth- or overhead-bound.
   expect(prefill[prefill.length - 1].bound).toBe('compute');
   for (const d of decode) expect(['bandwidth', 'overhead']).toContain(d.bound);
-  expect(result.peaks.fmaGflops).toBeGreaterThan(0);
-  expect(result.peaks.copyGBps).toBeGreaterThan(0);
-  expect(result.latency.tpotMs.p50).toBeGreaterThan(0);
+  expect(result.peaks.dispatchUs).toBeGreaterThan(0);
+  expect(result.peaks.emptyDispatchUs).toBeGreaterThan(0);
+  expect(result.peaksAfter?.fmaGflops).toBeGreaterThan(0);
+});
+
+test('bench CLI: contiguous KV with a batch of 4 fits the whole batch at the deepest point', async () => {
+  test.setTimeout(150_000);
+  const out = join(tmp('bench-'), 'contiguous.json');
+  const run = await runCli('bench/bench.ts', [
+    '--kv',
+    'contiguous',
+    '--batch',
+    '4',
+    '--prefill',
+    '16',
+    '--depth',
+    '16,512',
+    '--gen',
+    '4',
+    '--no-autotune',
+    '--out',
+    out,
+  ]);
+  expect(run.code, run.stderr).toBe(0);
+  const result = readResult(out);
+  expect(result.status).toBe('complete');
+  expect(result.points.filter((p) => p.pass === 'decode').map((p) => [p.depth, p.batch, p.kvMode])).toEqual([
+    [16, 4, 'contiguous'],
+    [512, 4, 'contiguous'],
+  ]);
 });
 
 test('bench CLI: --fail-on-fallback exits 3 on a software adapter', async () => {
@@ -61,10 +110,13 @@ test('bench CLI: bad flags exit 2 with a clear message', async () => {
   expect(unknown.stderr).toContain("Unknown option '--frobnicate'");
   const reps = await runCli('bench/bench.ts', ['--reps', '2']);
   expect(reps.code).toBe(2);
-  expect(reps.stderr).toContain('reps');
+  expect(reps.stderr).toContain('reps: Too small: expected number to be >=3');
   const page = await runCli('bench/bench.ts', ['--page-size', '12']);
   expect(page.code).toBe(2);
   expect(page.stderr).toContain('pageSize: must be one of 8, 16, 32');
+  const suite = await runCli('bench/bench.ts', ['--suite', 'fast']);
+  expect(suite.code).toBe(2);
+  expect(suite.stderr).toContain('--suite must be quick, full, kernels, got "fast"');
   const gate = await runCli('bench/bench.ts', ['--max-regression', '10']);
   expect(gate.code).toBe(2);
   expect(gate.stderr).toContain('--max-regression needs --baseline FILE');
@@ -78,15 +130,118 @@ test('bench CLI: bad flags exit 2 with a clear message', async () => {
   expect(baseline.stderr).toContain('/no/such/result.json');
 });
 
+test('bench CLI: a prompt longer than the model exits 1 naming the limit, before measuring', async () => {
+  const run = await runCli('bench/bench.ts', ['--prefill', '2000', '--depth', '', '--no-autotune']);
+  expect(run.code).toBe(1);
+  expect(run.stderr).toContain("prompt length 2000 exceeds the model's maxSeqLen of 1024");
+});
+
+test('bench CLI: Ctrl-C exits 130 and writes the points finished so far', async () => {
+  test.setTimeout(150_000);
+  const out = join(tmp('bench-'), 'interrupted.json');
+  // Node itself (not npx), so the signal reaches the CLI as a terminal's Ctrl-C would.
+  const args = [
+    '--import',
+    'tsx',
+    'bench/bench.ts',
+    '--prefill',
+    '16,32,64,128,256',
+    '--depth',
+    '',
+    '--no-autotune',
+  ];
+  const child = spawn(process.execPath, [...args, '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  const code = await new Promise<number | null>((resolve) => {
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      // Interrupt once the second point has started, so the first is finished and kept.
+      if (/prefill: prefill L=32/.test(stderr) && !child.killed) child.kill('SIGINT');
+    });
+    child.on('exit', resolve);
+  });
+  expect(code, stderr).toBe(130);
+  expect(stderr).toContain('stopping after the current repetition');
+  const result = readResult(out);
+  expect(result.status).toBe('cancelled');
+  expect(result.error?.name).toBe('CancelledError');
+  expect(result.points.length).toBeGreaterThanOrEqual(1);
+  expect(result.points.length).toBeLessThan(5);
+  expect(result.points[0]).toMatchObject({ pass: 'prefill', tokens: 16 });
+});
+
+test('bench CLI: a model the GPU cannot match to the reference exits 1 with nothing timed', async () => {
+  test.setTimeout(120_000);
+  // Embeddings of 1e20 square to 1e40 in RMSNorm: past f32 (Inf on the GPU), fine in the float64
+  // reference. Validation must catch it, and no point may be timed.
+  const weights = randomWeights(presetConfig('ci-tiny'), 3);
+  const table = weights.tensors.get('model.embed_tokens.weight');
+  if (!table) throw new Error('ci-tiny has no embedding table');
+  for (let i = 0; i < table.length; i++) table[i] *= 1e20;
+  const dir = tmp('overflow-');
+  const model = saveHfModel(weights);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'config.json'), model.configJson);
+  writeFileSync(join(dir, 'model.safetensors'), model.safetensors);
+  const out = join(dir, 'result.json');
+  const run = await runCli('bench/bench.ts', [
+    '--model',
+    dir,
+    '--prefill',
+    '16',
+    '--depth',
+    '',
+    '--no-autotune',
+    '--out',
+    out,
+  ]);
+  expect(run.code, run.stderr).toBe(1);
+  expect(run.stderr).toContain('ReferenceMismatchError: GPU logits differ from the CPU reference');
+  const result = readResult(out);
+  expect(result.status).toBe('failed');
+  expect(result.validation.passed).toBe(false);
+  expect(result.points).toEqual([]);
+});
+
+test('bench CLI: --baseline with --max-regression exits 1 on a regression', async () => {
+  test.setTimeout(120_000);
+  const dir = tmp('baseline-');
+  // A baseline in which ci-tiny's prefill of 16 tokens took 1 µs: any real run is a regression.
+  const fixture = makeResult();
+  const point = { ...fixture.points[0], medianMs: 0.001, wallMedianMs: 0.001 };
+  const baseline = makeResult({
+    model: { ...fixture.model, preset: 'ci-tiny' },
+    points: [point],
+  });
+  const baselinePath = join(dir, 'baseline.json');
+  writeFileSync(baselinePath, JSON.stringify(baseline));
+  const run = await runCli('bench/bench.ts', [
+    '--prefill',
+    '16',
+    '--depth',
+    '',
+    '--no-autotune',
+    '--baseline',
+    baselinePath,
+    '--max-regression',
+    '10',
+    '--out',
+    join(dir, 'now.json'),
+  ]);
+  expect(run.code, run.stderr).toBe(1);
+  expect(run.stderr).toMatch(/REGRESSION ci-tiny prefill L=16 B=1: 0\.001 ms → [\d.]+ ms/);
+});
+
 test('bench CLI: the kernel suite times every kernel after validating it, and judges the targets', async () => {
   test.setTimeout(320_000);
-  const out = join(mkdtempSync(join(tmpdir(), 'kernels-')), 'kernels.json');
+  const out = join(tmp('kernels-'), 'kernels.json');
   const started = Date.now();
   const run = await runCli('bench/bench.ts', ['--suite', 'kernels', '--out', out], 300_000);
   expect(run.code, run.stderr).toBe(0);
   expect((Date.now() - started) / 1000, 'the kernel suite must finish in under 5 minutes').toBeLessThan(300);
-  const result = BenchResultSchema.parse(JSON.parse(readFileSync(out, 'utf8')));
+  const result = readResult(out);
   expect(result.validation.passed).toBe(true);
+  expect(result.spec.workloads).toEqual([{ kind: 'kernels', reps: 3, warmup: 1 }]);
   const names = new Set(result.kernelPoints?.map((k) => k.name));
   for (const name of [
     'matmul gate/up proj',
@@ -99,8 +254,10 @@ test('bench CLI: the kernel suite times every kernel after validating it, and ju
     expect(names.has(name), `kernel suite measured ${name}`).toBe(true);
   }
   for (const k of result.kernelPoints ?? []) {
-    expect(k.samplesMs.length).toBe(3);
+    expect(k.samplesMs).toHaveLength(3);
+    expect(k.wallSamplesMs).toHaveLength(3);
     expect(k.medianMs).toBeGreaterThan(0);
+    expect(k.timebase).toBe('gpu');
   }
   expect(result.tuning?.enabled).toBe(true);
   // Every autotuned choice is one that passed validation.

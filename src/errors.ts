@@ -125,6 +125,11 @@ export class ReferenceMismatchError extends Error {
   override readonly name = 'ReferenceMismatchError';
 }
 
+/** An invariant of the engine broke (e.g. a workload that needs the model got none): a bug. */
+export class InternalError extends Error {
+  override readonly name = 'InternalError';
+}
+
 /** The engine produced a result its own schema rejects: a bug, distinct from bad input. */
 export class ResultValidationError extends Error {
   override readonly name = 'ResultValidationError';
@@ -147,6 +152,7 @@ export const ENGINE_ERRORS = {
   GpuValidationError,
   KernelError,
   ReferenceMismatchError,
+  InternalError,
   ResultValidationError,
 } as const;
 

@@ -50,6 +50,11 @@ export interface Gpu {
   readonly hasSubgroups: boolean;
   /** Set once the device is lost; every later GPU call should fail fast with it. */
   lostError: DeviceLostError | undefined;
+  /**
+   * The first WebGPU error no error scope caught (an `uncapturederror` event). Such an error means
+   * some call silently did nothing, so every later measurement is suspect: the run stops on it.
+   */
+  uncapturedError: GpuValidationError | GpuOutOfMemoryError | undefined;
 }
 
 function gpuNamespace(): GPU {
@@ -109,7 +114,16 @@ export async function acquireGpu(options: { powerPreference?: GPUPowerPreference
     hasF16: device.features.has('shader-f16'),
     hasSubgroups: device.features.has('subgroups'),
     lostError: undefined,
+    uncapturedError: undefined,
   };
+  device.addEventListener('uncapturederror', (event) => {
+    const error = (event as GPUUncapturedErrorEvent).error;
+    if (gpu.uncapturedError) return;
+    gpu.uncapturedError =
+      error instanceof GPUOutOfMemoryError
+        ? new GpuOutOfMemoryError(`Out of GPU memory (uncaptured): ${error.message}`)
+        : new GpuValidationError(`WebGPU reported an error no scope caught: ${error.message}`);
+  });
   device.lost.then((lost) => {
     gpu.lostError = new DeviceLostError(
       lost.reason === 'destroyed'
@@ -120,9 +134,13 @@ export async function acquireGpu(options: { powerPreference?: GPUPowerPreference
   return gpu;
 }
 
-/** Fails fast with the loss reason instead of letting a call on a dead device hang or return zeros. */
+/**
+ * Fails fast with the loss reason instead of letting a call on a dead device hang or return zeros,
+ * and with the first uncaptured WebGPU error instead of timing calls that silently did nothing.
+ */
 export function assertAlive(gpu: Gpu): void {
   if (gpu.lostError) throw gpu.lostError;
+  if (gpu.uncapturedError) throw gpu.uncapturedError;
 }
 
 /**
@@ -139,6 +157,31 @@ export async function withErrorScopes<T>(gpu: Gpu, what: string, create: () => T
   const oom = await gpu.device.popErrorScope();
   if (oom) throw new GpuOutOfMemoryError(`Out of GPU memory while allocating ${what}: ${oom.message}`);
   if (validation) throw new GpuValidationError(`WebGPU rejected ${what}: ${validation.message}`);
+  return value;
+}
+
+/**
+ * Runs `body` (GPU work that submits and awaits) inside validation and out-of-memory error scopes,
+ * and throws the typed error if either caught one. Every workload runs the first repetition of a
+ * new shape through this, so a call WebGPU rejected ends the run instead of yielding a fast,
+ * bogus point; later repetitions replay the same calls and need no scope.
+ */
+export async function checkedRun<T>(gpu: Gpu, what: string, body: () => Promise<T>): Promise<T> {
+  assertAlive(gpu);
+  gpu.device.pushErrorScope('out-of-memory');
+  gpu.device.pushErrorScope('validation');
+  // A scope error is the root cause of anything the body threw after it, so it wins.
+  const outcome = await body().then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  const validation = await gpu.device.popErrorScope();
+  const oom = await gpu.device.popErrorScope();
+  if (oom) throw new GpuOutOfMemoryError(`Out of GPU memory in ${what}: ${oom.message}`);
+  if (validation) throw new GpuValidationError(`WebGPU rejected ${what}: ${validation.message}`);
+  if (!outcome.ok) throw outcome.error;
+  const value = outcome.value;
+  assertAlive(gpu);
   return value;
 }
 

@@ -3,14 +3,22 @@ import type { Gpu } from './device.ts';
 /** One timed compute pass. */
 export interface Span {
   label: string;
-  ms: number;
-  /** The raw difference in nanoseconds, to detect quantized timers. */
+  /** end − begin in nanoseconds, as the timestamps say; zero or negative when they cannot be trusted. */
   ns: number;
+  /** ns / 1e6. */
+  ms: number;
+}
+
+/** A span the timestamps could measure: a pass whose end is not at or before its begin. */
+export function spanValid(s: Span): boolean {
+  return s.ns > 0;
 }
 
 /**
  * GPU time from timestamp queries: each compute pass it describes writes a begin and an end
- * timestamp. Reused across repetitions, so measuring allocates nothing after construction.
+ * timestamp into its query set. Timestamps stay in the query set until `read()`, which resolves and
+ * maps them in a submit of its own, so a measurement of many passes (a whole generation) reads back
+ * once, after the timed span has closed: the readback never sits inside what it measures.
  * Without `timestamp-query` it hands out plain pass descriptors and `read()` returns no spans;
  * callers fall back to wall-clock time.
  */
@@ -20,10 +28,13 @@ export class GpuProfiler {
   private readonly resolveBuffer?: GPUBuffer;
   private readonly readBuffer?: GPUBuffer;
   private labels: string[] = [];
+  /** Passes already resolved into the readback buffer by `resolve(encoder)`. */
+  private resolved = 0;
+  private reading = false;
 
   constructor(
-    gpu: Gpu,
-    /** Most passes one measurement can time. */
+    private readonly gpu: Gpu,
+    /** Most passes one measurement can time (a query set holds at most 4096 timestamps). */
     readonly capacity = 1024,
   ) {
     this.supported = gpu.hasTimestamps;
@@ -45,6 +56,12 @@ export class GpuProfiler {
   /** Starts a new measurement. */
   reset(): void {
     this.labels = [];
+    this.resolved = 0;
+  }
+
+  /** Passes recorded in this measurement so far. */
+  get passes(): number {
+    return this.labels.length;
   }
 
   /** A compute-pass descriptor that records this pass's begin and end time under `label`. */
@@ -65,26 +82,43 @@ export class GpuProfiler {
     };
   }
 
-  /** Records the copy of this measurement's timestamps into the readback buffer; call before finish(). */
+  /**
+   * Records the resolve of this measurement's timestamps into `encoder`, for a measurement that is
+   * one submit anyway (a kernel timed alone). Without it, `read()` resolves in a submit of its own.
+   */
   resolve(encoder: GPUCommandEncoder): void {
     if (!this.querySet || !this.resolveBuffer || !this.readBuffer || this.labels.length === 0) return;
     const count = 2 * this.labels.length;
     encoder.resolveQuerySet(this.querySet, 0, count, this.resolveBuffer, 0);
     encoder.copyBufferToBuffer(this.resolveBuffer, 0, this.readBuffer, 0, count * 8);
+    this.resolved = this.labels.length;
   }
 
-  /** Reads the spans of the last submitted measurement (waits for the GPU). */
+  /**
+   * Reads the spans of every pass recorded since `reset()`, in order (waits for the GPU). Two reads
+   * at once would map one buffer twice, so a second concurrent read is refused.
+   */
   async read(): Promise<Span[]> {
-    if (!this.readBuffer || this.labels.length === 0) return [];
-    const count = 2 * this.labels.length;
-    await this.readBuffer.mapAsync(GPUMapMode.READ, 0, count * 8);
-    const times = new BigInt64Array(this.readBuffer.getMappedRange(0, count * 8).slice(0));
-    this.readBuffer.unmap();
-    return this.labels.map((label, i) => {
-      // A pass whose end precedes its begin (seen on some drivers) carries no information.
-      const ns = Math.max(0, Number(times[2 * i + 1] - times[2 * i]));
-      return { label, ms: ns / 1e6, ns };
-    });
+    if (!this.querySet || !this.resolveBuffer || !this.readBuffer || this.labels.length === 0) return [];
+    if (this.reading) throw new Error('GpuProfiler.read: a read is already in flight');
+    this.reading = true;
+    try {
+      const count = 2 * this.labels.length;
+      if (this.resolved !== this.labels.length) {
+        const encoder = this.gpu.device.createCommandEncoder({ label: 'profiler resolve' });
+        this.resolve(encoder);
+        this.gpu.device.queue.submit([encoder.finish()]);
+      }
+      await this.readBuffer.mapAsync(GPUMapMode.READ, 0, count * 8);
+      const times = new BigInt64Array(this.readBuffer.getMappedRange(0, count * 8).slice(0));
+      this.readBuffer.unmap();
+      return this.labels.map((label, i) => {
+        const ns = Number(times[2 * i + 1] - times[2 * i]);
+        return { label, ns, ms: ns / 1e6 };
+      });
+    } finally {
+      this.reading = false;
+    }
   }
 
   destroy(): void {
@@ -105,7 +139,7 @@ export interface Timing {
  * (Chrome to 100 µs without developer features) to blunt timing attacks; such numbers are coarse.
  */
 export function timerQuantumNs(spans: readonly Span[]): number | null {
-  const ns = spans.map((s) => s.ns).filter((v) => v > 0);
+  const ns = spans.filter(spanValid).map((s) => s.ns);
   if (ns.length < 8) return null;
   for (const q of [1e6, 1e5, 1e4, 1e3]) if (ns.every((v) => v % q === 0)) return q;
   return null;

@@ -211,6 +211,70 @@ describe('exhaustion', () => {
   });
 });
 
+describe('appendTokensBatch (one decode or prefill step over several sequences)', () => {
+  it('grows every sequence when all fit', () => {
+    const kv = allocator(4, 4);
+    const a = kv.createSequence();
+    const b = kv.createSequence();
+    expect(
+      kv.appendTokensBatch([
+        { seq: a, n: 5 },
+        { seq: b, n: 3 },
+      ]),
+    ).toEqual([[], []]);
+    expect([kv.blockTable(a), kv.blockTable(b)]).toEqual([[0, 1], [2]]);
+  });
+
+  it('is all or nothing: when the k-th does not fit, none of them grew', () => {
+    // 4 pages of 4. a holds 3 tokens (page 0) shared with its fork c; b holds 4 (page 1).
+    const kv = allocator(4, 4);
+    const a = kv.createSequence();
+    kv.appendTokens(a, 3);
+    const c = kv.fork(a);
+    const b = kv.createSequence();
+    kv.appendTokens(b, 4);
+    const before = {
+      free: kv.freePageIds(),
+      tables: [a, b, c].map((s) => kv.blockTable(s)),
+      lengths: [a, b, c].map((s) => kv.length(s)),
+      refs: [0, 1, 2, 3].map((p) => kv.refCount(p)),
+    };
+    // a appends 1: copy-on-write of shared page 0 (takes page 2). b appends 1: a new page (page 3).
+    // c appends 5: page 0 is now its alone (no copy), plus 2 new pages, but none is left.
+    expect(() =>
+      kv.appendTokensBatch([
+        { seq: a, n: 1 },
+        { seq: b, n: 1 },
+        { seq: c, n: 5 },
+      ]),
+    ).toThrow(KvCacheExhaustedError);
+    expect(kv.freePageIds()).toEqual(before.free);
+    expect([a, b, c].map((s) => kv.blockTable(s))).toEqual(before.tables);
+    expect([a, b, c].map((s) => kv.length(s))).toEqual(before.lengths);
+    expect([0, 1, 2, 3].map((p) => kv.refCount(p))).toEqual(before.refs);
+    // And the same calls succeed once room is made, with the same ids as if nothing had happened.
+    kv.freeSequence(b);
+    expect(
+      kv.appendTokensBatch([
+        { seq: a, n: 1 },
+        { seq: c, n: 1 },
+      ]),
+    ).toEqual([[{ srcPage: 0, dstPage: 1, tokens: 3 }], []]);
+  });
+
+  it('refuses a sequence twice in one batch', () => {
+    const kv = allocator(4, 4);
+    const a = kv.createSequence();
+    expect(() =>
+      kv.appendTokensBatch([
+        { seq: a, n: 1 },
+        { seq: a, n: 1 },
+      ]),
+    ).toThrow('appears twice');
+    expect(kv.length(a)).toBe(0);
+  });
+});
+
 describe('stats', () => {
   it('accounts memory exactly, counting shared pages once', () => {
     const kv = allocator(8, 4, 10);

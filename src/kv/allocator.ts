@@ -182,6 +182,42 @@ export class PageAllocator {
     return copies;
   }
 
+  /**
+   * Appends to several sequences at once, all or nothing: when the k-th append does not fit, the
+   * ones before it are undone and the error is rethrown, so no sequence grew. A batch step of a
+   * scheduler needs exactly this: a failed step must leave the cache as it found it.
+   */
+  appendTokensBatch(requests: readonly { seq: number; n: number }[]): PageCopy[][] {
+    const seqs = requests.map((r) => r.seq);
+    if (new Set(seqs).size !== seqs.length) {
+      throw new RangeError(`appendTokensBatch: a sequence appears twice in one batch (${seqs.join(', ')})`);
+    }
+    const undo: (() => void)[] = [];
+    try {
+      return requests.map(({ seq, n }) => {
+        const s = this.sequence(seq);
+        const before = { pages: [...s.pages], length: s.length };
+        const copies = this.appendTokens(seq, n);
+        undo.push(() => this.restore(s, before, copies));
+        return copies;
+      });
+    } catch (e) {
+      for (const step of undo.reverse()) step();
+      throw e;
+    }
+  }
+
+  /** Undoes one successful `appendTokens`: new pages back to the free list, a copied page back to its source. */
+  private restore(s: Sequence, before: { pages: number[]; length: number }, copies: readonly PageCopy[]) {
+    for (const page of s.pages.slice(before.pages.length)) this.release(page);
+    for (const copy of copies) {
+      this.release(copy.dstPage);
+      this.refCounts[copy.srcPage]++;
+    }
+    s.pages.splice(0, s.pages.length, ...before.pages);
+    s.length = before.length;
+  }
+
   stats(): PageAllocatorStats {
     const { pageSize, numPages, bytesPerTokenSlot } = this;
     // A page's filled slots are the most any referencing sequence has written into it: a full shared

@@ -1,3 +1,4 @@
+import { InputError } from '../errors.ts';
 import type { BufferPool } from '../gpu/buffers.ts';
 import { PageAllocator, type PageAllocatorStats } from './allocator.ts';
 import { pageBytes as layoutPageBytes, slotsOf } from './layout.ts';
@@ -33,6 +34,20 @@ export function kvGeometry(shape: KvCacheShape, o: KvCacheOptions) {
   }
   const numPages = Math.max(1, Math.ceil(o.capacityTokens / pageSize));
   return { pageSize, numPages, layerPoolBytes: numPages * pageBytes(shape, pageSize) };
+}
+
+/**
+ * Token slots a cache needs so that `sequences` live sequences holding `tokens` context tokens
+ * between them always fit: paged, the tokens plus one partly filled page per sequence; contiguous,
+ * a whole maxSeqLen slot per sequence however short it is (which is the point of the baseline).
+ */
+export function kvCapacityTokens(
+  mode: KvCacheOptions['mode'],
+  pageSize: number,
+  maxSeqLen: number,
+  need: { sequences: number; tokens: number },
+): number {
+  return mode === 'paged' ? need.tokens + need.sequences * pageSize : need.sequences * maxSeqLen;
 }
 
 /**
@@ -79,25 +94,32 @@ export class KvCache {
   }
 
   /**
-   * Reserves slots for `n` new tokens of `seq` and records any copy-on-write page copies into
-   * `encoder` (for every layer). Returns each new token's slot (page·pageSize + offset).
+   * Reserves slots for `n` new tokens of each sequence, all or nothing (see
+   * PageAllocator.appendTokensBatch), and records any copy-on-write page copies into `encoder` (for
+   * every layer). Returns each request's new tokens' slots (page·pageSize + offset).
    */
-  append(encoder: GPUCommandEncoder, seq: number, n: number): number[] {
-    const start = this.allocator.length(seq);
-    if (start + n > this.shape.maxSeqLen) {
-      throw new RangeError(
-        `Sequence ${seq} would reach ${start + n} tokens, past the model's maxSeqLen of ${this.shape.maxSeqLen}`,
-      );
+  appendBatch(encoder: GPUCommandEncoder, requests: readonly { seq: number; n: number }[]): number[][] {
+    for (const { seq, n } of requests) {
+      const end = this.allocator.length(seq) + n;
+      if (end > this.shape.maxSeqLen) {
+        throw new InputError(
+          `Sequence ${seq} would reach ${end} tokens, past the model's maxSeqLen of ${this.shape.maxSeqLen}`,
+        );
+      }
     }
-    for (const copy of this.allocator.appendTokens(seq, n)) {
-      const bytes = this.pageBytesPerLayer;
+    const starts = requests.map(({ seq }) => this.allocator.length(seq));
+    const copies = this.allocator.appendTokensBatch(requests);
+    const bytes = this.pageBytesPerLayer;
+    for (const copy of copies.flat()) {
       // WebGPU forbids a copy within one buffer, so each page goes through a scratch buffer.
       for (const pool of this.pools) {
         encoder.copyBufferToBuffer(pool, copy.srcPage * bytes, this.scratch, 0, bytes);
         encoder.copyBufferToBuffer(this.scratch, 0, pool, copy.dstPage * bytes, bytes);
       }
     }
-    return slotsOf(this.allocator.blockTable(seq), start, n, this.pageSize);
+    return requests.map(({ seq, n }, i) =>
+      slotsOf(this.allocator.blockTable(seq), starts[i], n, this.pageSize),
+    );
   }
 
   /** The sequence's block table padded to tableStride entries, as the decode kernel reads it. */

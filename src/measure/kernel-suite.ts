@@ -1,6 +1,3 @@
-import type { Gpu } from '../gpu/device.ts';
-import type { PipelineCache } from '../gpu/pipelines.ts';
-import { GpuProfiler } from '../gpu/profiler.ts';
 import { attentionDecodeCase, attentionPrefillCase } from '../kernels/cases/attention.ts';
 import type { KernelCase } from '../kernels/cases/case.ts';
 import {
@@ -12,10 +9,8 @@ import {
 } from '../kernels/cases/elementwise.ts';
 import { gemvCase, matmulCase } from '../kernels/cases/linear.ts';
 import type { KernelContext } from '../kernels/kernel.ts';
-import { KernelRig } from '../kernels/rig.ts';
 import { type KernelVariants, VARIANT_CANDIDATES, variantSupported } from '../kernels/variants.ts';
 import { dims, type ModelConfig } from '../model/config.ts';
-import type { KernelPoint } from '../results/schema.ts';
 import {
   attentionCost,
   type Cost,
@@ -26,9 +21,6 @@ import {
   ropeCost,
   swigluCost,
 } from './cost.ts';
-import { KernelTimer } from './kernel-timer.ts';
-import { placeKernel, type Roofs } from './roofline.ts';
-import { percentile } from './stats.ts';
 
 /** The kernel suite's sweep: the presets' real shapes, at sizes a software adapter finishes in minutes. */
 export const KERNEL_SUITE = {
@@ -40,12 +32,10 @@ export const KERNEL_SUITE = {
   largeGemv: { N: 8192, K: 4096 },
   /** Page size of the paged attention cases; the contiguous ones give each sequence one exact-fit slot. */
   pageSize: 16,
-  warmup: 1,
-  reps: 3,
 } as const;
 
 /** A catalogue case as the suite reports it: its name, its shape in the report's terms, its cost. */
-interface SuiteCase {
+export interface SuiteCase {
   name: string;
   /** {M, K, N} for matmul-like kernels, {L, depth, batch, heads, headDim} for attention. */
   shape: Record<string, number>;
@@ -171,77 +161,11 @@ function elementwiseCases(ctx: KernelContext, c: ModelConfig, variants: KernelVa
   ];
 }
 
-export interface KernelSuiteProgress {
-  done: number;
-  total: number;
-  label: string;
-  point?: KernelPoint;
-}
-
-/**
- * Times each kernel alone at the shapes the model really uses, after checking its output against
- * the CPU reference on the same inputs (sampled rows for large outputs). A kernel that fails the
- * check is recorded as failed and not timed. An aborted `signal` stops the suite between cases
- * with the signal's reason; the points finished so far have gone out through `onProgress`.
- */
-export async function runKernelSuite(
-  gpu: Gpu,
-  pipelines: PipelineCache,
-  config: ModelConfig,
-  variants: KernelVariants,
-  roofs: Roofs,
-  options: { onProgress?: (p: KernelSuiteProgress) => void; signal?: AbortSignal } = {},
-): Promise<{ points: KernelPoint[]; failures: string[]; skipped: string[]; checked: number }> {
-  const ctx: KernelContext = { gpu, pipelines };
-  const limit = Math.min(gpu.limits.maxStorageBufferBindingSize, gpu.limits.maxBufferSize);
-  const all = [
+/** Every case of the suite at the model's shapes, in report order. */
+export function suiteCases(ctx: KernelContext, config: ModelConfig, variants: KernelVariants): SuiteCase[] {
+  return [
     ...linearCases(ctx, config, variants),
     ...attentionCases(ctx, config, variants),
     ...elementwiseCases(ctx, config, variants),
   ];
-  const label = (c: SuiteCase) => `${c.name} ${JSON.stringify(c.shape)}`;
-  const cases = all.filter((c) => c.kase.bufferBytes <= limit);
-  const skipped = all.filter((c) => c.kase.bufferBytes > limit).map(label);
-  const points: KernelPoint[] = [];
-  const failures: string[] = [];
-  const profiler = new GpuProfiler(gpu, 1);
-  try {
-    for (const [i, c] of cases.entries()) {
-      options.signal?.throwIfAborted();
-      const rig = new KernelRig(gpu, `kernel suite: ${c.name}`);
-      try {
-        const { setup, call, check } = await c.kase.prepare(rig);
-        await rig.run(...setup);
-        const result = await check();
-        if (!result.passed) {
-          failures.push(
-            `${label(c)} (${c.kase.variant}) differs from the CPU reference: maxAbsErr ${result.maxAbsErr}, ` +
-              `first mismatches ${JSON.stringify(result.mismatches.slice(0, 3))}`,
-          );
-          continue;
-        }
-        const samplesMs = await new KernelTimer(rig, profiler, KERNEL_SUITE).samples(call);
-        const medianMs = percentile(samplesMs, 50);
-        const point: KernelPoint = {
-          name: c.name,
-          variant: c.kase.variant,
-          shape: c.shape,
-          medianMs,
-          samplesMs,
-          flops: c.cost.flops,
-          bytes: c.cost.bytes,
-          gflops: medianMs > 0 ? c.cost.flops / (medianMs * 1e6) : 0,
-          gbps: medianMs > 0 ? c.cost.bytes / (medianMs * 1e6) : 0,
-          ...placeKernel(c.cost.flops, c.cost.bytes, medianMs, roofs),
-        };
-        points.push(point);
-        options.onProgress?.({ done: i + 1, total: cases.length, label: label(c), point });
-      } finally {
-        rig.destroy();
-      }
-    }
-  } finally {
-    profiler.destroy();
-  }
-  return { points, failures, skipped, checked: points.length + failures.length };
 }

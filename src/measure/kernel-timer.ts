@@ -1,11 +1,14 @@
-import type { GpuProfiler } from '../gpu/profiler.ts';
+import type { GpuProfiler, Span } from '../gpu/profiler.ts';
 import { encodeCall, type KernelCall } from '../kernels/kernel.ts';
 import type { KernelRig } from '../kernels/rig.ts';
+import { PointSamples } from '../workloads/timing.ts';
+import type { ClockSamples } from '../workloads/workload.ts';
 import { percentile } from './stats.ts';
 
 /**
  * Times single kernel calls for the autotuner and the kernel suite, on inputs a kernel rig holds:
- * GPU time from timestamps (wall clock when absent), `reps` samples after `warmup` runs.
+ * each run is one submit of one timed pass, waited on; both clocks are kept, `reps` samples after
+ * `warmup` runs.
  */
 export class KernelTimer {
   constructor(
@@ -14,8 +17,8 @@ export class KernelTimer {
     private readonly repeats: { warmup: number; reps: number },
   ) {}
 
-  /** One run of `call` alone in a timed pass, ms. */
-  private async run(call: KernelCall): Promise<number> {
+  /** One run of `call` alone in a timed pass: its wall time and its GPU span. */
+  private async run(call: KernelCall): Promise<{ wallMs: number; spans: Span[] }> {
     const { device } = this.rig.gpu;
     this.profiler.reset();
     const enc = device.createCommandEncoder({ label: `timed ${call.kernel}` });
@@ -26,21 +29,24 @@ export class KernelTimer {
     const t0 = performance.now();
     device.queue.submit([enc.finish()]);
     await device.queue.onSubmittedWorkDone();
-    const wall = performance.now() - t0;
-    const spans = await this.profiler.read();
-    return spans.length > 0 && spans[0].ms > 0 ? spans[0].ms : wall;
+    const wallMs = performance.now() - t0;
+    return { wallMs, spans: await this.profiler.read() };
   }
 
-  /** Every measured sample, ms. */
-  async samples(call: KernelCall): Promise<number[]> {
+  /** One sample per measured run, in both clocks (a non-positive GPU span voids the GPU samples). */
+  async samples(call: KernelCall): Promise<ClockSamples> {
     for (let r = 0; r < this.repeats.warmup; r++) await this.run(call);
-    const times: number[] = [];
-    for (let r = 0; r < this.repeats.reps; r++) times.push(await this.run(call));
-    return times;
+    const samples = new PointSamples(this.profiler.supported);
+    for (let r = 0; r < this.repeats.reps; r++) {
+      const { wallMs, spans } = await this.run(call);
+      samples.add(wallMs, spans);
+    }
+    return samples.result();
   }
 
-  /** The median sample, ms. */
+  /** The median sample, ms: GPU time where every span was valid, else wall time. */
   async time(call: KernelCall): Promise<number> {
-    return percentile(await this.samples(call), 50);
+    const s = await this.samples(call);
+    return percentile(s.gpuMs ?? s.wallMs, 50);
   }
 }

@@ -7,14 +7,23 @@ describe('bestPeaks', () => {
       fmaGflops: 10,
       copyGBps: 3,
       dispatchUs: 20,
+      emptyDispatchUs: 5,
       submitUs: 400,
       trials: [{ kind: 'fma' as const, label: 'wg 64', value: 10 }],
     };
-    const after = { fmaGflops: 12, copyGBps: 2, dispatchUs: 25, submitUs: 300, trials: [] };
+    const after = {
+      fmaGflops: 12,
+      copyGBps: 2,
+      dispatchUs: 25,
+      emptyDispatchUs: 4,
+      submitUs: 300,
+      trials: [],
+    };
     expect(bestPeaks(before, after)).toEqual({
       fmaGflops: 12,
       copyGBps: 3,
       dispatchUs: 20,
+      emptyDispatchUs: 4,
       submitUs: 300,
       trials: [{ kind: 'fma', label: 'before: wg 64', value: 10 }],
     });

@@ -1,10 +1,12 @@
 import emptyCode from '../../shaders/empty.wgsl?raw';
 import copyCode from '../../shaders/peak_copy.wgsl?raw';
+import dependentCode from '../../shaders/peak_dispatch.wgsl?raw';
 import fmaCode from '../../shaders/peak_fma.wgsl?raw';
 import { assertAlive, type Gpu } from '../gpu/device.ts';
 import type { PipelineCache } from '../gpu/pipelines.ts';
-import { GpuProfiler } from '../gpu/profiler.ts';
+import { GpuProfiler, timerQuantumNs } from '../gpu/profiler.ts';
 import { bindGroup, grid1d, paramsBuffer } from '../kernels/kernel.ts';
+import type { PeaksRecord } from '../results/schema.ts';
 import { percentile } from './stats.ts';
 
 /** Tuning of the peak probes. */
@@ -27,21 +29,9 @@ export const PEAK_PROBES = {
   dispatchCount: 500,
 } as const;
 
-export interface Trial {
-  kind: 'fma' | 'copy' | 'dispatch' | 'submit';
-  label: string;
-  value: number;
-}
-
-export interface Peaks {
-  fmaGflops: number;
-  copyGBps: number;
-  /** Cost of one more dispatch in a pass, µs (wall-clock, encode to completion). */
-  dispatchUs: number;
-  /** Submit of a tiny command buffer plus a 4-byte readback, µs: the floor of any pass a user waits for. */
-  submitUs: number;
-  trials: Trial[];
-}
+/** The roofs, as the result records them (see PeaksSchema for what each one is). */
+export type Peaks = PeaksRecord;
+export type Trial = Peaks['trials'][number];
 
 /** Runs `record` in one submit and returns its time: GPU timestamps when present, else wall clock. */
 async function timeOnce(gpu: Gpu, profiler: GpuProfiler, record: (pass: GPUComputePassEncoder) => void) {
@@ -50,7 +40,6 @@ async function timeOnce(gpu: Gpu, profiler: GpuProfiler, record: (pass: GPUCompu
   const pass = encoder.beginComputePass(profiler.pass('probe'));
   record(pass);
   pass.end();
-  profiler.resolve(encoder);
   const t0 = performance.now();
   gpu.device.queue.submit([encoder.finish()]);
   await gpu.device.queue.onSubmittedWorkDone();
@@ -137,12 +126,15 @@ async function copyPeak(gpu: Gpu, pipelines: PipelineCache, profiler: GpuProfile
   return best;
 }
 
-/** Wall time of a submit of `count` empty dispatches, waited on. */
-async function dispatchWall(gpu: Gpu, pipeline: GPUComputePipeline, count: number): Promise<number> {
+/** Wall time of a submit of `count` dispatches recorded by `record`, waited on. */
+async function dispatchWall(
+  gpu: Gpu,
+  count: number,
+  record: (pass: GPUComputePassEncoder, i: number) => void,
+) {
   const encoder = gpu.device.createCommandEncoder({ label: 'dispatch probe' });
   const pass = encoder.beginComputePass({ label: 'dispatch probe' });
-  pass.setPipeline(pipeline);
-  for (let i = 0; i < count; i++) pass.dispatchWorkgroups(1);
+  for (let i = 0; i < count; i++) record(pass, i);
   pass.end();
   const t0 = performance.now();
   gpu.device.queue.submit([encoder.finish()]);
@@ -150,20 +142,51 @@ async function dispatchWall(gpu: Gpu, pipeline: GPUComputePipeline, count: numbe
   return performance.now() - t0;
 }
 
-async function overheads(gpu: Gpu, pipelines: PipelineCache, trials: Trial[]) {
-  const pipeline = await pipelines.get('empty', emptyCode);
+/** Median over 5 tries of (time of n dispatches − time of 1) / (n − 1), µs, after one warm-up. */
+async function perDispatchUs(gpu: Gpu, record: (pass: GPUComputePassEncoder, i: number) => void) {
   const n = PEAK_PROBES.dispatchCount;
   const perDispatch: number[] = [];
-  await dispatchWall(gpu, pipeline, n);
+  await dispatchWall(gpu, n, record);
   for (let r = 0; r < 5; r++) {
-    const many = await dispatchWall(gpu, pipeline, n);
-    const one = await dispatchWall(gpu, pipeline, 1);
+    const many = await dispatchWall(gpu, n, record);
+    const one = await dispatchWall(gpu, 1, record);
     perDispatch.push(Math.max(0, ((many - one) / (n - 1)) * 1000));
   }
-  const dispatchUs = percentile(perDispatch, 50);
+  return percentile(perDispatch, 50);
+}
+
+async function overheads(gpu: Gpu, pipelines: PipelineCache, trials: Trial[]) {
+  const n = PEAK_PROBES.dispatchCount;
+  const empty = await pipelines.get('empty', emptyCode);
+  const emptyDispatchUs = await perDispatchUs(gpu, (pass) => {
+    pass.setPipeline(empty);
+    pass.dispatchWorkgroups(1);
+  });
+  trials.push({
+    kind: 'empty-dispatch',
+    label: `median of 5: (${n} − 1 empty dispatches) / ${n - 1}`,
+    value: emptyDispatchUs,
+  });
+
+  // Two 256-byte buffers; the bind groups alternate a→b and b→a, so every dispatch waits for the last.
+  const dependent = await pipelines.get('peak_dispatch', dependentCode, { WG: 64 });
+  const usage = GPUBufferUsage.STORAGE;
+  const a = gpu.device.createBuffer({ label: 'dispatch probe a', size: 256, usage });
+  const b = gpu.device.createBuffer({ label: 'dispatch probe b', size: 256, usage });
+  const groups = [
+    bindGroup(gpu, dependent, 'dispatch probe a→b', [a, b]),
+    bindGroup(gpu, dependent, 'dispatch probe b→a', [b, a]),
+  ];
+  const dispatchUs = await perDispatchUs(gpu, (pass, i) => {
+    pass.setPipeline(dependent);
+    pass.setBindGroup(0, groups[i % 2]);
+    pass.dispatchWorkgroups(1);
+  });
+  a.destroy();
+  b.destroy();
   trials.push({
     kind: 'dispatch',
-    label: `median of 5: (${n} − 1 dispatches) / ${n - 1}`,
+    label: `median of 5: (${n} − 1 dependent dispatches with bound buffers) / ${n - 1}`,
     value: dispatchUs,
   });
 
@@ -191,7 +214,7 @@ async function overheads(gpu: Gpu, pipelines: PipelineCache, trials: Trial[]) {
   dst.destroy();
   const submitUs = percentile(submit, 50);
   trials.push({ kind: 'submit', label: 'median of 10: submit + 4-byte readback', value: submitUs });
-  return { dispatchUs, submitUs };
+  return { dispatchUs, emptyDispatchUs, submitUs };
 }
 
 /**
@@ -199,14 +222,17 @@ async function overheads(gpu: Gpu, pipelines: PipelineCache, trials: Trial[]) {
  * the fixed costs of a dispatch and of a submit with readback. Each is the best of several
  * configurations, because a peak measured too low would flatter every percentage.
  */
-export async function measurePeaks(gpu: Gpu, pipelines: PipelineCache): Promise<Peaks> {
+export async function measurePeaks(gpu: Gpu, pipelines: PipelineCache, signal?: AbortSignal): Promise<Peaks> {
   const trials: Trial[] = [];
   const profiler = new GpuProfiler(gpu, 1);
   try {
+    signal?.throwIfAborted();
     const fmaGflops = await fmaPeak(gpu, pipelines, profiler, trials);
+    signal?.throwIfAborted();
     const copyGBps = await copyPeak(gpu, pipelines, profiler, trials);
-    const { dispatchUs, submitUs } = await overheads(gpu, pipelines, trials);
-    return { fmaGflops, copyGBps, dispatchUs, submitUs, trials };
+    signal?.throwIfAborted();
+    const { dispatchUs, emptyDispatchUs, submitUs } = await overheads(gpu, pipelines, trials);
+    return { fmaGflops, copyGBps, dispatchUs, emptyDispatchUs, submitUs, trials };
   } finally {
     profiler.destroy();
   }
@@ -222,7 +248,41 @@ export function bestPeaks(before: Peaks, after: Peaks): Peaks {
     fmaGflops: Math.max(before.fmaGflops, after.fmaGflops),
     copyGBps: Math.max(before.copyGBps, after.copyGBps),
     dispatchUs: Math.min(before.dispatchUs, after.dispatchUs),
+    emptyDispatchUs: Math.min(before.emptyDispatchUs, after.emptyDispatchUs),
     submitUs: Math.min(before.submitUs, after.submitUs),
     trials: [...tag(before.trials, 'before'), ...tag(after.trials, 'after')],
   };
+}
+
+/**
+ * Whether this browser quantizes GPU timestamps, and to what tick: sixteen passes of different
+ * sizes in one submit; if every span is a multiple of a round tick, that is the quantum. Chrome
+ * rounds timestamps (to blunt timing attacks) unless started with WebGPU developer features.
+ */
+export async function probeTimestamps(
+  gpu: Gpu,
+  pipelines: PipelineCache,
+): Promise<{ quantumNs: number | null }> {
+  if (!gpu.hasTimestamps) return { quantumNs: null };
+  const profiler = new GpuProfiler(gpu, 16);
+  const pipeline = await pipelines.get('peak_dispatch', dependentCode, { WG: 64 });
+  const a = gpu.device.createBuffer({ label: 'timestamp probe a', size: 256, usage: GPUBufferUsage.STORAGE });
+  const b = gpu.device.createBuffer({ label: 'timestamp probe b', size: 256, usage: GPUBufferUsage.STORAGE });
+  try {
+    const group = bindGroup(gpu, pipeline, 'timestamp probe', [a, b]);
+    const encoder = gpu.device.createCommandEncoder({ label: 'timestamp probe' });
+    for (let i = 0; i < 16; i++) {
+      const pass = encoder.beginComputePass(profiler.pass(`probe ${i}`));
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, group);
+      for (let j = 0; j <= i; j++) pass.dispatchWorkgroups(1);
+      pass.end();
+    }
+    gpu.device.queue.submit([encoder.finish()]);
+    return { quantumNs: timerQuantumNs(await profiler.read()) };
+  } finally {
+    profiler.destroy();
+    a.destroy();
+    b.destroy();
+  }
 }

@@ -1,10 +1,19 @@
-import type { Bound } from '../results/schema.ts';
+import type { Bound, Timebase } from '../results/schema.ts';
+
+/**
+ * Weights smaller than this may sit in a GPU's last-level cache (AMD's Infinity Cache reaches
+ * 256 MiB on MI300, Apple's SLC 96 MiB), so decode over them may measure cache, not DRAM,
+ * bandwidth: the run warns, and the decode bandwidth target is not judged.
+ */
+export const DRAM_BOUND_MIN_BYTES = 256 * 2 ** 20;
 
 /** The measured roofs a point is judged against. */
 export interface Roofs {
   fmaGflops: number;
   copyGBps: number;
+  /** One more dependent dispatch with bound buffers, µs. */
   dispatchUs: number;
+  /** A submit with a 4-byte readback, µs. */
   submitUs: number;
 }
 
@@ -18,26 +27,36 @@ export interface Placement {
   predictionErrorPct: number;
 }
 
+/** What a measured span contains, so the overhead floor counts exactly that. */
+export interface Work {
+  flops: number;
+  bytes: number;
+  /** Dispatches inside the span. */
+  dispatches: number;
+  /**
+   * The clock that measured it. A wall-clock span also holds one submit and its readback; a GPU
+   * span (begin to end of the passes) does not, so its overhead floor is the dispatches alone.
+   */
+  timebase: Timebase;
+}
+
 /**
- * Places a measured pass on the roofline. The time floor of each roof is
+ * Places a measured span on the roofline. The time floor of each roof is
  *   compute   = FLOPs / peak FLOP/s
  *   bandwidth = bytes / peak bytes/s
- *   overhead  = dispatches · dispatch cost + one submit with readback
- * The pass is bound by whichever floor is largest: that is the resource that would still limit it
- * if everything else were free. roofPct is that floor over the measured time, i.e. the share of
- * the binding roof the pass reaches (for compute: achieved GFLOP/s over peak GFLOP/s).
+ *   overhead  = dispatches · dispatch cost (+ one submit with readback, on the wall clock)
+ * The span is bound by whichever floor is largest: the resource that would still limit it if
+ * everything else were free. roofPct is that floor over the measured time, the share of the binding
+ * roof it reaches (for compute: achieved GFLOP/s over peak GFLOP/s). A tiny kernel whose launch
+ * costs more than its work is therefore overhead-bound, not "bandwidth-bound at 1%".
  * The cost model's prediction is max(compute, bandwidth) + overhead: work overlaps, launches do not.
  */
-export function placeOnRoofline(
-  flops: number,
-  bytes: number,
-  dispatches: number,
-  measuredMs: number,
-  roofs: Roofs,
-): Placement {
+export function place(work: Work, measuredMs: number, roofs: Roofs): Placement {
+  const { flops, bytes } = work;
   const computeMs = flops / (roofs.fmaGflops * 1e6);
   const memoryMs = bytes / (roofs.copyGBps * 1e6);
-  const overheadMs = (dispatches * roofs.dispatchUs + roofs.submitUs) / 1000;
+  const submitUs = work.timebase === 'wall' ? roofs.submitUs : 0;
+  const overheadMs = (work.dispatches * roofs.dispatchUs + submitUs) / 1000;
   const floors: [Bound, number][] = [
     ['compute', computeMs],
     ['bandwidth', memoryMs],
@@ -53,18 +72,5 @@ export function placeOnRoofline(
     roofPct: measuredMs > 0 ? (100 * floorMs) / measuredMs : 0,
     predictedMs,
     predictionErrorPct: predictedMs > 0 ? ((measuredMs - predictedMs) / predictedMs) * 100 : 0,
-  };
-}
-
-/**
- * A kernel timed alone has no submit or dispatch overhead to speak of (GPU timestamps bracket it),
- * so it is judged against the compute and bandwidth roofs only.
- */
-export function placeKernel(flops: number, bytes: number, measuredMs: number, roofs: Roofs) {
-  const computeMs = flops / (roofs.fmaGflops * 1e6);
-  const memoryMs = bytes / (roofs.copyGBps * 1e6);
-  return {
-    bound: computeMs >= memoryMs ? ('compute' as const) : ('bandwidth' as const),
-    roofPct: measuredMs > 0 ? (100 * Math.max(computeMs, memoryMs)) / measuredMs : 0,
   };
 }

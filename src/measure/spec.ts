@@ -2,110 +2,390 @@ import { z } from 'zod';
 import { SpecError } from '../errors.ts';
 import { GEMV_LIMITS } from '../kernels/limits.ts';
 import { PAGE_SIZES } from '../kv/cache.ts';
-
-/** The built-in sweeps. `quick` finishes in a couple of minutes on a software adapter with ci-tiny. */
-export const SUITES = {
-  quick: { prefill: [16, 32, 64, 128, 256], depths: [16, 128, 512], gen: 16, reps: 3 },
-  full: { prefill: [16, 32, 64, 128, 256, 512, 1024], depths: [0, 256, 1024], gen: 32, reps: 5 },
-} as const;
-export type SuiteName = keyof typeof SUITES;
-
-const ModelSourceSchema = z.discriminatedUnion('kind', [
-  z
-    .object({ kind: z.literal('preset'), preset: z.string().min(1), seed: z.number().int().nonnegative() })
-    .strict(),
-  z
-    .object({ kind: z.literal('url'), baseUrl: z.string().min(1), weightsFile: z.string().min(1).optional() })
-    .strict(),
-  /** Files picked in the page; Blobs cross to the worker as they are. */
-  z
-    .object({
-      kind: z.literal('files'),
-      config: z.instanceof(Blob),
-      weights: z.instanceof(Blob),
-      name: z.string(),
-    })
-    .strict(),
-]);
-
-const lengthList = z
-  .array(
-    z
-      .number()
-      .int()
-      .positive()
-      .max(1 << 17),
-  )
-  .max(64);
+import { ModelSourceSchema } from '../model/source.ts';
 
 /**
- * What to measure. Built by the CLI from flags and by the page from its form, validated by this
+ * What to measure: a model, the engine settings every workload shares (KV layout, kernel search),
+ * and a list of workloads, each with its own settings. Built by the CLI from flags and by the page
+ * from its form (both through `specFromOptions`, so the defaults live here only), validated by this
  * one schema on both sides, and recorded in the result.
+ *
+ * A workload's settings are its section below; its runner is one file in src/workloads/. This file
+ * imports no engine code, so the CLI can validate a spec in Node.
  */
+
+/** Most passes the profiler can time in one measurement: a query set holds at most 4096 timestamps. */
+export const MAX_TIMED_PASSES = 2048;
+
+const length = z
+  .number()
+  .int()
+  .positive()
+  .max(1 << 17);
+const depth = z
+  .number()
+  .int()
+  .nonnegative()
+  .max(1 << 17);
+
+/** Repetitions every timed workload shares: discarded warm-ups, then measured samples. */
+const repetitions = {
+  /** Measured repetitions per point, after the warm-up. Three at the least, so spread can be judged. */
+  reps: z.number().int().min(3).max(1000),
+  /** Discarded warm-up repetitions per point (compiles pipelines and builds the pass's calls). */
+  warmup: z.number().int().min(1).max(100),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Workload sections
+
+/** Prefill over prompt lengths: one sample is one whole prefill of L tokens (its TTFT, no queue). */
+export const PrefillWorkloadSchema = z
+  .object({
+    kind: z.literal('prefill'),
+    /** Prompt lengths L. */
+    lengths: z.array(length).min(1).max(64),
+    ...repetitions,
+    /** Time every kernel of every repetition (one pass per kernel), not just one profiled run per point. */
+    profile: z.boolean(),
+  })
+  .strict();
+
+/**
+ * Decode at context depths: a repetition fills `batch` caches to `depth` with a prompt (its TTFT),
+ * then generates `gen` tokens; one sample is that repetition's TPOT, (last − first token) / (gen − 1).
+ */
+export const DecodeWorkloadSchema = z
+  .object({
+    kind: z.literal('decode'),
+    /** Context tokens before generation starts; depth 0 is a one-token prompt. */
+    depths: z.array(depth).min(1).max(64),
+    /** Tokens generated per repetition, the first from the prompt's prefill. */
+    gen: z
+      .number()
+      .int()
+      .min(2)
+      .max(MAX_TIMED_PASSES + 1),
+    /** Sequences decoded together in each step. */
+    batch: z.number().int().min(1).max(GEMV_LIMITS.maxBatch),
+    ...repetitions,
+    profile: z.boolean(),
+  })
+  .strict();
+
+/** Each kernel alone at the model's own shapes, checked against the CPU reference, then timed. */
+export const KernelsWorkloadSchema = z
+  .object({
+    kind: z.literal('kernels'),
+    ...repetitions,
+  })
+  .strict();
+
+export const WorkloadSchema = z.discriminatedUnion('kind', [
+  PrefillWorkloadSchema,
+  DecodeWorkloadSchema,
+  KernelsWorkloadSchema,
+]);
+export type Workload = z.infer<typeof WorkloadSchema>;
+export type WorkloadKind = Workload['kind'];
+export type WorkloadOf<K extends WorkloadKind> = Extract<Workload, { kind: K }>;
+
+// ---------------------------------------------------------------------------------------------
+// The spec
+
+export const SUITE_NAMES = ['quick', 'full', 'kernels', 'custom'] as const;
+export type SuiteName = (typeof SUITE_NAMES)[number];
+
 export const BenchSpecSchema = z
   .object({
     model: ModelSourceSchema,
-    /** 'kernels' times each kernel alone at the model's shapes instead of whole passes. */
-    suite: z.enum(['quick', 'full', 'custom', 'kernels']),
-    /** Prompt lengths L of the prefill sweep. */
-    prefill: lengthList,
-    /** Context depths of the decode sweep (tokens in the cache before generation starts). */
-    depths: z
-      .array(
-        z
-          .number()
-          .int()
-          .nonnegative()
-          .max(1 << 17),
-      )
-      .max(64),
-    /** Tokens generated per decode point and repetition (the first one comes from the prefill). */
-    gen: z.number().int().min(2).max(4096),
-    /** Measured repetitions per point, after the warm-up. Three at the least, so spread can be judged. */
-    reps: z.number().int().min(3).max(1000),
-    /** Discarded warm-up repetitions per point. */
-    warmup: z.number().int().min(1).max(100),
-    pageSize: z.number().refine((v) => (PAGE_SIZES as readonly number[]).includes(v), {
-      message: `must be one of ${PAGE_SIZES.join(', ')}`,
-    }),
-    kvMode: z.enum(['paged', 'contiguous']),
-    /** Sequences decoded together in each decode step. */
-    batch: z.number().int().min(1).max(GEMV_LIMITS.maxBatch),
-    /** Time every kernel of every repetition (one pass per kernel), not just one profiled run per point. */
-    profile: z.boolean(),
+    /** The preset the workload list came from ('custom' when sweep values were given). */
+    suite: z.enum(SUITE_NAMES),
+    kv: z
+      .object({
+        /** 'paged' (pages of pageSize tokens) or 'contiguous' (maxSeqLen per sequence, the A/B baseline). */
+        mode: z.enum(['paged', 'contiguous']),
+        pageSize: z.number().refine((v) => (PAGE_SIZES as readonly number[]).includes(v), {
+          message: `must be one of ${PAGE_SIZES.join(', ')}`,
+        }),
+      })
+      .strict(),
     /** Search the kernel families for this device before measuring (false: the GPU-oriented defaults). */
-    autotune: z.boolean().default(true),
+    autotune: z.boolean(),
+    workloads: z.array(WorkloadSchema).min(1, 'nothing to measure: the workload list is empty').max(16),
   })
-  .strict()
-  .refine((s) => s.suite === 'kernels' || s.prefill.length + s.depths.length > 0, {
-    message: 'nothing to measure: no prefill lengths and no depths',
-  });
+  .strict();
 export type BenchSpec = z.infer<typeof BenchSpecSchema>;
 
 export function parseBenchSpec(input: unknown): BenchSpec {
   const r = BenchSpecSchema.safeParse(input);
   if (r.success) return r.data;
+  throw new SpecError(`Invalid benchmark spec: ${issuesText(r.error.issues)}`);
+}
+
+function issuesText(issues: readonly z.core.$ZodIssue[]): string {
+  return issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Presets and defaults: the one place the CLI and the page take them from
+
+/** The built-in suites, as workload lists. `quick` finishes in a couple of minutes on a software adapter with ci-tiny. */
+export const SUITES = {
+  quick: { prefill: [16, 32, 64, 128, 256], depths: [16, 128, 512], gen: 16, reps: 3 },
+  full: { prefill: [16, 32, 64, 128, 256, 512, 1024], depths: [0, 256, 1024], gen: 32, reps: 5 },
+  kernels: { prefill: [], depths: [], gen: 16, reps: 3 },
+} as const satisfies Record<Exclude<SuiteName, 'custom'>, unknown>;
+
+/** Defaults of every setting a suite does not fix. */
+export const SPEC_DEFAULTS = {
+  preset: 'ci-tiny',
+  seed: 0,
+  suite: 'quick',
+  warmup: 1,
+  pageSize: 16,
+  kvMode: 'paged',
+  batch: 1,
+  profile: false,
+  autotune: true,
+} as const;
+
+/**
+ * The flat settings the CLI's flags and the page's form fill in; every one optional. Named by
+ * the flag/field, so a validation issue points at what the person typed.
+ */
+export const SpecOptionsSchema = z
+  .object({
+    suite: z.enum(SUITE_NAMES).default(SPEC_DEFAULTS.suite),
+    prefill: z.array(length).max(64).optional(),
+    depths: z.array(depth).max(64).optional(),
+    gen: DecodeWorkloadSchema.shape.gen.optional(),
+    reps: repetitions.reps.optional(),
+    warmup: repetitions.warmup.default(SPEC_DEFAULTS.warmup),
+    pageSize: BenchSpecSchema.shape.kv.shape.pageSize.default(SPEC_DEFAULTS.pageSize),
+    kvMode: BenchSpecSchema.shape.kv.shape.mode.default(SPEC_DEFAULTS.kvMode),
+    batch: DecodeWorkloadSchema.shape.batch.default(SPEC_DEFAULTS.batch),
+    profile: z.boolean().default(SPEC_DEFAULTS.profile),
+    autotune: z.boolean().default(SPEC_DEFAULTS.autotune),
+  })
+  .strict();
+export type SpecOptions = z.input<typeof SpecOptionsSchema>;
+
+/** Validation problems of a set of options, each with the option it belongs to. */
+export interface SpecIssue {
+  /** The option (flag or form field) at fault, or null for the spec as a whole. */
+  option: keyof SpecOptions | 'model' | null;
+  /** Position in a list option, counting from 0. */
+  index?: number;
+  message: string;
+}
+
+export type SpecBuild = { ok: true; spec: BenchSpec } | { ok: false; issues: SpecIssue[] };
+
+/**
+ * Builds the workload list from flat options: a named suite gives the sweep values, explicit
+ * prefill/depths make it custom, and the other settings fill every workload. `--suite kernels`
+ * is the kernel suite alone. Never throws; see `specFromOptions` for the throwing form.
+ */
+export function buildSpec(model: unknown, options: SpecOptions): SpecBuild {
+  const parsed = SpecOptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      issues: parsed.error.issues.map((i) => {
+        const [head, index] = i.path;
+        return {
+          option: typeof head === 'string' ? (head as keyof SpecOptions) : null,
+          index: typeof index === 'number' ? index : undefined,
+          message: i.message,
+        };
+      }),
+    };
+  }
+  const o = parsed.data;
+  const custom = o.prefill !== undefined || o.depths !== undefined;
+  const suite: SuiteName = o.suite === 'kernels' ? 'kernels' : custom ? 'custom' : o.suite;
+  const base = SUITES[o.suite === 'custom' ? 'quick' : o.suite];
+  const reps = o.reps ?? base.reps;
+  const workloads: Workload[] = [];
+  if (suite === 'kernels') {
+    workloads.push({ kind: 'kernels', reps, warmup: o.warmup });
+  } else {
+    const lengths = o.prefill ?? [...base.prefill];
+    const depths = o.depths ?? [...base.depths];
+    const common = { reps, warmup: o.warmup, profile: o.profile };
+    if (lengths.length > 0) workloads.push({ kind: 'prefill', lengths, ...common });
+    if (depths.length > 0) {
+      workloads.push({ kind: 'decode', depths, gen: o.gen ?? base.gen, batch: o.batch, ...common });
+    }
+  }
+  const spec = BenchSpecSchema.safeParse({
+    model,
+    suite,
+    kv: { mode: o.kvMode, pageSize: o.pageSize },
+    autotune: o.autotune,
+    workloads,
+  });
+  if (spec.success) return { ok: true, spec: spec.data };
+  // The options were validated above with the same field schemas, so what remains is the model
+  // source or an empty workload list.
+  return {
+    ok: false,
+    issues: spec.error.issues.map((i) =>
+      i.path[0] === 'model'
+        ? { option: 'model', message: `${i.path.slice(1).join('.') || 'model'}: ${i.message}` }
+        : { option: null, message: i.message },
+    ),
+  };
+}
+
+/** `buildSpec` that throws a SpecError naming every problem. */
+export function specFromOptions(model: unknown, options: SpecOptions): BenchSpec {
+  const r = buildSpec(model, options);
+  if (r.ok) return r.spec;
   throw new SpecError(
-    `Invalid benchmark spec: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    `Invalid benchmark spec: ${r.issues
+      .map((i) => `${i.option ?? '(spec)'}${i.index === undefined ? '' : `[${i.index}]`}: ${i.message}`)
+      .join('; ')}`,
   );
 }
 
-/** A spec from a suite's defaults, with overrides. */
-export function suiteSpec(suite: SuiteName, overrides: Partial<BenchSpec> = {}): BenchSpec {
-  const s = SUITES[suite];
-  return parseBenchSpec({
-    model: { kind: 'preset', preset: 'ci-tiny', seed: 0 },
-    suite,
-    prefill: [...s.prefill],
-    depths: [...s.depths],
-    gen: s.gen,
-    reps: s.reps,
-    warmup: 1,
-    pageSize: 16,
-    kvMode: 'paged',
-    batch: 1,
-    profile: false,
-    autotune: true,
-    ...overrides,
+// ---------------------------------------------------------------------------------------------
+// Fitting a spec to a model: the one maxSeqLen rule
+
+/** A sweep value the model cannot hold, and why. */
+export interface Unfit {
+  kind: WorkloadKind;
+  option: 'prefill' | 'depths';
+  value: number;
+  message: string;
+}
+
+/** Context tokens a workload point needs at its longest: L for a prompt, depth + gen for a generation. */
+function unfitValues(w: Workload, maxSeqLen: number): Unfit[] {
+  switch (w.kind) {
+    case 'prefill':
+      return w.lengths
+        .filter((L) => L > maxSeqLen)
+        .map((L) => ({
+          kind: w.kind,
+          option: 'prefill' as const,
+          value: L,
+          message: `prompt length ${L} exceeds the model's maxSeqLen of ${maxSeqLen}`,
+        }));
+    case 'decode':
+      return w.depths
+        .filter((d) => Math.max(d, 1) + w.gen - 1 > maxSeqLen)
+        .map((d) => ({
+          kind: w.kind,
+          option: 'depths' as const,
+          value: d,
+          message: `depth ${d} + ${w.gen} generated tokens exceeds the model's maxSeqLen of ${maxSeqLen}`,
+        }));
+    case 'kernels':
+      return [];
+  }
+}
+
+/**
+ * Drops the sweep values a model of `maxSeqLen` cannot hold. For a named suite that is a warning
+ * (the suite was not written for this model); for values a person typed it is an error. A
+ * workload left with no values is dropped.
+ */
+export function fitToModel(
+  spec: BenchSpec,
+  maxSeqLen: number,
+): { spec: BenchSpec; dropped: Unfit[]; errors: Unfit[] } {
+  const unfit = spec.workloads.flatMap((w) => unfitValues(w, maxSeqLen));
+  if (spec.suite === 'custom') return { spec, dropped: [], errors: unfit };
+  const workloads = spec.workloads.flatMap((w): Workload[] => {
+    if (w.kind === 'prefill') {
+      const lengths = w.lengths.filter((L) => L <= maxSeqLen);
+      return lengths.length > 0 ? [{ ...w, lengths }] : [];
+    }
+    if (w.kind === 'decode') {
+      const depths = w.depths.filter((d) => Math.max(d, 1) + w.gen - 1 <= maxSeqLen);
+      return depths.length > 0 ? [{ ...w, depths }] : [];
+    }
+    return [w];
   });
+  return { spec: { ...spec, workloads }, dropped: unfit, errors: [] };
+}
+
+/** Throws a SpecError for values a person asked for that the model cannot hold. */
+export function assertFits(errors: readonly Unfit[]): void {
+  if (errors.length > 0) throw new SpecError(errors.map((e) => e.message).join('; '));
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the engine must size for
+
+/** The most a spec's workloads ask of the engine at once. */
+export interface EngineNeeds {
+  /** Longest prompt in one prefill. */
+  maxPrompt: number;
+  /** Most sequences alive at once. */
+  maxSequences: number;
+  /** Most context tokens alive at once, summed over those sequences. */
+  maxContextTokens: number;
+  /** Largest decode batch. */
+  maxBatch: number;
+  /** Whether any workload runs the whole model (the kernel suite needs only its shapes). */
+  model: boolean;
+}
+
+/**
+ * Sizes the engine for a fitted spec. The validation pass (5 tokens, one sequence) is counted too,
+ * so a spec of only short points still validates.
+ */
+export function engineNeeds(spec: BenchSpec): EngineNeeds {
+  const needs: EngineNeeds = {
+    maxPrompt: VALIDATION_TOKENS,
+    maxSequences: 1,
+    maxContextTokens: VALIDATION_TOKENS,
+    maxBatch: 1,
+    model: false,
+  };
+  for (const w of spec.workloads) {
+    if (w.kind === 'prefill') {
+      needs.model = true;
+      needs.maxPrompt = Math.max(needs.maxPrompt, ...w.lengths);
+      needs.maxContextTokens = Math.max(needs.maxContextTokens, ...w.lengths);
+    } else if (w.kind === 'decode') {
+      needs.model = true;
+      const deepest = Math.max(...w.depths.map((d) => Math.max(d, 1) + w.gen - 1));
+      needs.maxPrompt = Math.max(needs.maxPrompt, ...w.depths.map((d) => Math.max(d, 1)));
+      needs.maxSequences = Math.max(needs.maxSequences, w.batch);
+      needs.maxBatch = Math.max(needs.maxBatch, w.batch);
+      needs.maxContextTokens = Math.max(needs.maxContextTokens, w.batch * deepest);
+    }
+  }
+  return needs;
+}
+
+/** Tokens of the validation prompt: four through prefill, the fifth through one decode step. */
+export const VALIDATION_TOKENS = 5;
+
+/** Progress units of a workload: its points. The kernel suite reports its own count once it knows it. */
+export function workloadUnits(w: Workload): number {
+  switch (w.kind) {
+    case 'prefill':
+      return w.lengths.length;
+    case 'decode':
+      return w.depths.length;
+    case 'kernels':
+      return 0;
+  }
+}
+
+/** A short human name of a workload, for progress lines and reports. */
+export function workloadLabel(w: Workload): string {
+  switch (w.kind) {
+    case 'prefill':
+      return `prefill sweep (L = ${w.lengths.join(', ')})`;
+    case 'decode':
+      return `decode sweep (depth = ${w.depths.join(', ')}${w.batch > 1 ? `, batch ${w.batch}` : ''})`;
+    case 'kernels':
+      return 'kernel suite';
+  }
 }

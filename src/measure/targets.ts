@@ -1,4 +1,5 @@
 import type { BenchResult } from '../results/schema.ts';
+import { DRAM_BOUND_MIN_BYTES, type Roofs } from './roofline.ts';
 
 /** One performance target, judged against roofs measured in the same run. */
 export interface TargetResult {
@@ -13,11 +14,13 @@ export interface TargetResult {
 const pct = (v: number) => `${v.toFixed(1)}%`;
 
 /**
- * The targets of the fast-kernels issue, as ratios to this run's own peaks so they hold on noisy
- * machines. A quick or full run judges the whole-model ones, a kernel-suite run the kernel ones.
+ * The performance targets, as ratios to this run's own roofs so they hold on noisy machines:
+ * `roofs` is the best of the roofs measured before and after the workloads, so a roof measured
+ * low cannot flatter a target. A quick or full run judges the whole-model ones, a kernel-suite run
+ * the kernel ones.
  */
-export function evaluateTargets(r: Omit<BenchResult, 'targets'>): TargetResult[] {
-  const { fmaGflops, copyGBps, submitUs } = r.peaks;
+export function evaluateTargets(r: Omit<BenchResult, 'targets'>, roofs: Roofs): TargetResult[] {
+  const { fmaGflops, copyGBps, submitUs } = roofs;
   const kp = r.kernelPoints ?? [];
   const out: TargetResult[] = [];
 
@@ -82,12 +85,13 @@ export function evaluateTargets(r: Omit<BenchResult, 'targets'>): TargetResult[]
   if (decode.length > 0) {
     const shallow = decode.reduce((a, b) => (b.depth < a.depth ? b : a));
     const boundMs = 1.5 * (shallow.bytes / (copyGBps * 1e6)) + submitUs / 1000;
-    const bigEnough = r.model.weightBytes >= 256 * 2 ** 20;
+    const bigEnough = r.model.weightBytes >= DRAM_BOUND_MIN_BYTES;
+    const tpot = shallow.tpotMs?.p50 ?? shallow.wallMedianMs;
     out.push({
       name: `whole-model decode TPOT at depth ${shallow.depth}`,
-      target: '≤ 1.5 × bytes/copy BW + submit overhead',
-      reached: `${shallow.medianMs.toFixed(2)} ms against ${boundMs.toFixed(2)} ms`,
-      met: bigEnough ? shallow.medianMs <= boundMs : null,
+      target: '≤ 1.5 × bytes/copy BW + submit overhead (wall clock)',
+      reached: `${tpot.toFixed(2)} ms against ${boundMs.toFixed(2)} ms`,
+      met: bigEnough ? tpot <= boundMs : null,
       note: bigEnough
         ? undefined
         : `${(r.model.weightBytes / 2 ** 20).toFixed(1)} MiB of weights may sit in cache; use a laptop preset`,

@@ -1,11 +1,75 @@
+import { z } from 'zod';
+import type { AdapterRecord } from '../gpu/device.ts';
+import { type KernelVariants, VARIANT_CANDIDATES, variantName } from '../kernels/variants.ts';
+import type { ModelConfig } from '../model/config.ts';
 import type { TuneResult } from './autotune.ts';
 
 /**
- * Autotuning results kept in IndexedDB, keyed by adapter, browser version and the shapes searched,
- * so the search runs once per device and browser. Where IndexedDB is missing or refuses (private
- * windows, some workers) the cache quietly does nothing and the search simply runs again.
+ * Autotuning results kept in IndexedDB, so the search runs once per device, browser and shape.
+ * The key holds everything a choice depends on: the adapter, the browser, the tool version, every
+ * dimension of the model and the decode batch, the weight format, and the candidate list itself,
+ * so a new kernel family is tried on a device that cached an older search. What is read back is
+ * untrusted (another version may have written it): it is validated, and each cached choice must
+ * still be one of today's candidates, or the search runs again. Where IndexedDB is missing or
+ * refuses (private windows, some workers) the cache quietly does nothing.
  */
 const DB = { name: 'webgpu-inference-bench-autotune', store: 'autotune', version: 1 } as const;
+
+export interface TuningKey {
+  adapter: AdapterRecord;
+  browser: string;
+  toolVersion: string;
+  config: ModelConfig;
+  batch: number;
+  /** Weights are f32 today; the format is part of the key so quantized formats never share a choice. */
+  weightFormat: 'f32';
+}
+
+export function tuningKey(k: TuningKey): string {
+  return JSON.stringify({ ...k, candidates: VARIANT_CANDIDATES });
+}
+
+const TrialSchema = z.object({
+  variant: z.string(),
+  valid: z.boolean(),
+  ms: z.number().nonnegative().nullable(),
+  error: z.string().optional(),
+});
+
+const CachedTuneSchema = z.object({
+  variants: z.object({
+    matmul: z.object({ family: z.string() }).passthrough(),
+    gemv: z.object({ family: z.string() }).passthrough(),
+    rmsnorm: z.object({ family: z.string() }).passthrough(),
+    attentionPrefill: z.object({ family: z.string() }).passthrough(),
+    attentionDecode: z.object({ family: z.string() }).passthrough(),
+  }),
+  choices: z.array(
+    z.object({
+      op: z.enum(['matmul', 'gemv', 'rmsnorm', 'attentionPrefill', 'attentionDecode']),
+      shape: z.string(),
+      chosen: z.string(),
+      trials: z.array(TrialSchema),
+    }),
+  ),
+  searchMs: z.number().nonnegative(),
+});
+
+/** A cached entry, if it validates and every variant in it is one of today's candidates. */
+export function validCachedTuning(value: unknown): TuneResult | undefined {
+  const parsed = CachedTuneSchema.safeParse(value);
+  if (!parsed.success) return undefined;
+  const variants = {} as Record<keyof KernelVariants, unknown>;
+  for (const op of Object.keys(VARIANT_CANDIDATES) as (keyof KernelVariants)[]) {
+    const name = variantName(parsed.data.variants[op] as KernelVariants[typeof op]);
+    const current = (VARIANT_CANDIDATES[op] as readonly KernelVariants[typeof op][]).find(
+      (v) => variantName(v) === name,
+    );
+    if (!current) return undefined;
+    variants[op] = current;
+  }
+  return { ...parsed.data, variants: variants as KernelVariants };
+}
 
 function open(): Promise<IDBDatabase | undefined> {
   if (typeof indexedDB === 'undefined') return Promise.resolve(undefined);
@@ -22,15 +86,16 @@ function open(): Promise<IDBDatabase | undefined> {
 export async function loadTuning(key: string): Promise<TuneResult | undefined> {
   const db = await open();
   if (!db?.objectStoreNames.contains(DB.store)) return undefined;
-  return new Promise((resolve) => {
+  const raw = await new Promise<unknown>((resolve) => {
     try {
       const req = db.transaction(DB.store, 'readonly').objectStore(DB.store).get(key);
-      req.onsuccess = () => resolve(req.result as TuneResult | undefined);
+      req.onsuccess = () => resolve(req.result);
       req.onerror = () => resolve(undefined);
     } catch {
       resolve(undefined);
     }
   });
+  return validCachedTuning(raw);
 }
 
 export async function saveTuning(key: string, value: TuneResult): Promise<void> {

@@ -1,5 +1,5 @@
 import { InputError } from '../errors.ts';
-import { BufferPool, BufferUsage, readBytes, readFloat32 } from '../gpu/buffers.ts';
+import { BufferPool, BufferUsage, readFloat32 } from '../gpu/buffers.ts';
 import { assertAlive, type Gpu } from '../gpu/device.ts';
 import { PipelineCache } from '../gpu/pipelines.ts';
 import type { Timing } from '../gpu/profiler.ts';
@@ -20,6 +20,7 @@ import { ArgmaxKernel, RmsNormKernel } from '../kernels/rowwise.ts';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../kernels/variants.ts';
 import { KvCache, type KvCacheOptions } from '../kv/cache.ts';
 import { dims, type ModelConfig } from './config.ts';
+import { BYTES } from './formats.ts';
 import { checkPlanFits, planMemory } from './plan.ts';
 import { ropeTable } from './rope.ts';
 import { get, lmHeadWeight, type ModelWeights, tensorSpecs } from './weights.ts';
@@ -108,6 +109,8 @@ interface PassBuffers {
 /** Per-batch-size decode state: every buffer and recorded call, built once and replayed each step. */
 interface DecodePlan {
   batch: number;
+  label: string;
+  inFlight: boolean;
   tokens: GPUBuffer; // u32[B]
   positions: GPUBuffer; // u32[B]
   slots: GPUBuffer; // u32[B]
@@ -117,6 +120,38 @@ interface DecodePlan {
   next: GPUBuffer; // u32[B]
   nextReadback: GPUBuffer; // u32[B], MAP_READ
   calls: KernelCall[];
+}
+
+function countByRole(calls: readonly KernelCall[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const c of calls) {
+    const role = c.role ?? c.kernel;
+    counts[role] = (counts[role] ?? 0) + 1;
+  }
+  return counts;
+}
+
+/** Prefill plans kept at once; each holds the activations of one prompt length. */
+const PREFILL_PLAN_CACHE = 4;
+
+/** One prefill pass's buffers and calls, built once per shape and replayed (see Model.prefillPlan). */
+interface PrefillPlan {
+  label: string;
+  inFlight: boolean;
+  outRows: number;
+  tokens: GPUBuffer; // u32[L]
+  positions: GPUBuffer; // u32[L]
+  slots: GPUBuffer; // u32[L]
+  blockTable: GPUBuffer; // u32[tableStride]
+  logits: GPUBuffer; // [outRows, vocab]
+  next: GPUBuffer; // u32[outRows]
+  nextReadback: GPUBuffer; // u32[outRows], MAP_READ
+  /** The last position's hidden row, copied out for the one-row LM head. */
+  lastRow?: { from: GPUBuffer; offset: number; to: GPUBuffer; bytes: number };
+  bodyCalls: KernelCall[];
+  headCalls: KernelCall[];
+  /** Every pooled buffer the plan holds, released when it is dropped. */
+  owned: GPUBuffer[];
 }
 
 /**
@@ -129,6 +164,12 @@ export class Model {
   readonly buffers: BufferPool;
   readonly pipelines: PipelineCache;
   private readonly decodePlans = new Map<number, DecodePlan>();
+  private readonly prefillPlans = new Map<string, PrefillPlan>();
+  /**
+   * Dispatches of the last prefill or decode, by kernel role (calls without a role under their
+   * kernel name): what the engine really recorded, for checking the cost model's count.
+   */
+  lastDispatches: Record<string, number> = {};
 
   private constructor(
     readonly gpu: Gpu,
@@ -259,16 +300,12 @@ export class Model {
     }
   }
 
-  private u32(label: string, values: readonly number[]): GPUBuffer {
-    const buffer = this.buffers.acquire(label, values.length * 4);
-    this.gpu.device.queue.writeBuffer(buffer, 0, new Uint32Array(values));
-    return buffer;
-  }
-
   /**
    * Runs the prompt tokens of each sequence through the model, appending their K/V to its cache
    * (after any tokens it already holds: chunked prefill and shared prefixes work the same way).
-   * All sequences are recorded into one command buffer and submitted once.
+   * The KV pages of all sequences are reserved first, all or nothing; then every sequence's pass is
+   * recorded into one command buffer and submitted once. Each pass replays a prefill plan built on
+   * the first call of its shape, so a repeated prefill builds nothing, as a decode step does not.
    */
   async prefill(
     requests: readonly PrefillRequest[],
@@ -276,94 +313,136 @@ export class Model {
     timing?: Timing,
   ): Promise<PrefillResult[]> {
     assertAlive(this.gpu);
-    const encoder = this.gpu.device.createCommandEncoder({ label: 'prefill' });
-    const held: GPUBuffer[] = [];
-    const calls: KernelCall[] = [];
-    const outputs: { seq: number; logits: GPUBuffer; next: GPUBuffer; rows: number }[] = [];
     for (const { seq, tokens } of requests) {
       if (tokens.length === 0) throw new InputError(`Prefill of sequence ${seq} has no tokens`);
       this.checkTokens(tokens);
-      const out = this.encodePrefill(encoder, seq, tokens, logitsMode, held, calls, timing);
-      outputs.push({ seq, ...out });
     }
-    timing?.profiler.resolve(encoder);
-    this.gpu.device.queue.submit([encoder.finish()]);
-    const results: PrefillResult[] = [];
-    for (const o of outputs) {
-      const next = new Uint32Array(await readBytes(this.gpu, o.next, o.rows * 4));
-      const logits =
-        logitsMode === 'none'
-          ? undefined
-          : await readFloat32(this.gpu, o.logits, o.rows * this.config.vocabSize * 4);
-      results.push({ seq: o.seq, nextToken: next[o.rows - 1], logits });
+    const starts = requests.map(({ seq }) => this.kv.allocator.length(seq));
+    const outRows = (L: number) => (logitsMode === 'all' ? L : 1);
+    // Plans are built (and may compile) before any page is reserved, so a failure leaves the cache alone.
+    const plans: PrefillPlan[] = [];
+    for (const [i, { tokens }] of requests.entries()) {
+      plans.push(await this.prefillPlan(i, tokens.length, starts[i], outRows(tokens.length)));
     }
-    disposeCalls(calls);
-    for (const b of held) this.buffers.release(b);
-    assertAlive(this.gpu);
-    return results;
+    // The plans of this call are the most recent, so trimming keeps them.
+    this.trimPrefillPlans(Math.max(PREFILL_PLAN_CACHE, plans.length));
+    return this.exclusiveAll(plans, async () => {
+      const encoder = this.gpu.device.createCommandEncoder({ label: 'prefill' });
+      // Copy-on-write copies are recorded first, before any pass writes into the copied pages.
+      const slots = this.kv.appendBatch(
+        encoder,
+        requests.map(({ seq, tokens }) => ({ seq, n: tokens.length })),
+      );
+      const queue = this.gpu.device.queue;
+      for (const [i, { seq, tokens }] of requests.entries()) {
+        const plan = plans[i];
+        queue.writeBuffer(plan.tokens, 0, new Uint32Array(tokens));
+        queue.writeBuffer(plan.positions, 0, new Uint32Array(tokens.map((_, j) => starts[i] + j)));
+        queue.writeBuffer(plan.slots, 0, new Uint32Array(slots[i]));
+        queue.writeBuffer(plan.blockTable, 0, new Uint32Array(this.kv.paddedTable(seq)));
+        encodePasses(encoder, `prefill seq ${seq} L=${tokens.length}`, plan.bodyCalls, timing);
+        if (plan.lastRow)
+          encoder.copyBufferToBuffer(
+            plan.lastRow.from,
+            plan.lastRow.offset,
+            plan.lastRow.to,
+            0,
+            plan.lastRow.bytes,
+          );
+        encodePasses(encoder, `prefill seq ${seq} head`, plan.headCalls, timing);
+        encoder.copyBufferToBuffer(plan.next, 0, plan.nextReadback, 0, plan.outRows * BYTES.u32);
+      }
+      this.lastDispatches = countByRole(plans.flatMap((p) => [...p.bodyCalls, ...p.headCalls]));
+      queue.submit([encoder.finish()]);
+      const results: PrefillResult[] = [];
+      for (const [i, { seq }] of requests.entries()) {
+        const plan = plans[i];
+        const bytes = plan.outRows * BYTES.u32;
+        await plan.nextReadback.mapAsync(GPUMapMode.READ, 0, bytes);
+        const next = new Uint32Array(plan.nextReadback.getMappedRange(0, bytes).slice(0));
+        plan.nextReadback.unmap();
+        const logits =
+          logitsMode === 'none'
+            ? undefined
+            : await readFloat32(this.gpu, plan.logits, plan.outRows * this.config.vocabSize * BYTES.f32);
+        results.push({ seq, nextToken: next[plan.outRows - 1], logits });
+      }
+      assertAlive(this.gpu);
+      return results;
+    });
   }
 
-  private encodePrefill(
-    encoder: GPUCommandEncoder,
-    seq: number,
-    tokens: readonly number[],
-    logitsMode: LogitsMode,
-    held: GPUBuffer[],
-    calls: KernelCall[],
-    timing: Timing | undefined,
-  ) {
+  /** `exclusive` over several plans at once (a prefill of several sequences). */
+  private async exclusiveAll<T>(plans: readonly PrefillPlan[], body: () => Promise<T>): Promise<T> {
+    const [first, ...rest] = plans;
+    if (!first) return body();
+    return this.exclusive(first, () => this.exclusiveAll(rest, body));
+  }
+
+  /**
+   * The buffers and calls of one prefill pass of L tokens after `start` cached ones, built once and
+   * replayed. Kept per (position in the request list, L, start, output rows), because the
+   * attention call's parameters hold `start`; the least recently used plans are dropped beyond
+   * PREFILL_PLAN_CACHE entries (see trimPrefillPlans).
+   */
+  private async prefillPlan(index: number, L: number, start: number, outRows: number): Promise<PrefillPlan> {
+    const key = `${index}:${L}:${start}:${outRows}`;
+    const cached = this.prefillPlans.get(key);
+    if (cached) {
+      this.prefillPlans.delete(key); // re-insert: the Map's order is the recency order
+      this.prefillPlans.set(key, cached);
+      return cached;
+    }
     const { d, ffn, vocab, qWidth, kvWidth } = dims(this.config);
     const k = this.kernels;
     const R = KERNEL_ROLES;
-    const L = tokens.length;
-    const start = this.kv.allocator.length(seq);
-    const slotList = this.kv.append(encoder, seq, L); // copy-on-write copies are recorded here
-    const acquire = (label: string, floats: number) => {
-      const b = this.buffers.acquire(label, floats * 4);
-      held.push(b);
+    const owned: GPUBuffer[] = [];
+    const f32 = (label: string, floats: number) => {
+      const b = this.buffers.acquire(`prefill L=${L} ${label}`, floats * BYTES.f32);
+      owned.push(b);
       return b;
     };
-    const upload = (label: string, values: readonly number[]) => {
-      const b = this.u32(label, values);
-      held.push(b);
+    const u32 = (label: string, n: number) => {
+      const b = this.buffers.acquire(`prefill L=${L} ${label}`, n * BYTES.u32);
+      owned.push(b);
       return b;
     };
-    const tokenIds = upload('prefill tokens', tokens); // u32[L]
-    const positions = upload(
-      'prefill positions',
-      tokens.map((_, i) => start + i),
-    ); // u32[L]
-    const slots = upload('prefill kv slots', slotList); // u32[L]
-    const blockTable = upload('prefill block table', this.kv.allocator.blockTable(seq)); // u32[pages]
-    const x = acquire('x', L * d); // [L, d] residual stream
-    const h = acquire('h', L * d); // [L, d] normed
-    const q = acquire('q', L * qWidth); // [L, heads, headDim]
-    const kNew = acquire('k', L * kvWidth); // [L, kvHeads, headDim]
-    const vNew = acquire('v', L * kvWidth); // [L, kvHeads, headDim]
-    const attn = acquire('attn', L * qWidth); // [L, heads, headDim]
-    const proj = acquire('proj', L * d); // [L, d]
-    const gate = acquire('gate', L * ffn); // [L, ffn]
-    const up = acquire('up', L * ffn); // [L, ffn]
-    const act = acquire('act', L * ffn); // [L, ffn]
-    const outRows = logitsMode === 'all' ? L : 1;
-    const logits = acquire('logits', outRows * vocab); // [outRows, vocab]
-    const next = acquire('next token', outRows); // u32[outRows]
+    const tokens = u32('tokens', L); // u32[L]
+    const positions = u32('positions', L); // u32[L]
+    const slots = u32('kv slots', L); // u32[L]
+    const blockTable = u32('block table', this.kv.tableStride); // u32[tableStride]
+    const x = f32('x', L * d); // [L, d] residual stream
+    const h = f32('h', L * d); // [L, d] normed
+    const q = f32('q', L * qWidth); // [L, heads, headDim]
+    const kNew = f32('k', L * kvWidth); // [L, kvHeads, headDim]
+    const vNew = f32('v', L * kvWidth); // [L, kvHeads, headDim]
+    const attn = f32('attn', L * qWidth); // [L, heads, headDim]
+    const proj = f32('proj', L * d); // [L, d]
+    const gate = f32('gate', L * ffn); // [L, ffn]
+    const up = f32('up', L * ffn); // [L, ffn]
+    const act = f32('act', L * ffn); // [L, ffn]
+    const logits = f32('logits', outRows * vocab); // [outRows, vocab]
+    const next = u32('next token', outRows); // u32[outRows]
+    const nextReadback = this.buffers.acquire(
+      `prefill L=${L} next readback`,
+      outRows * BYTES.u32,
+      BufferUsage.readback,
+    ); // u32[outRows], MAP_READ
+    owned.push(nextReadback);
 
-    const layerCalls = this.bodyCalls(
+    const bodyCalls = this.bodyCalls(
       L,
-      { tokens: tokenIds, positions, slots, x, h, q, k: kNew, v: vNew, attn, proj, gate, up, act },
+      { tokens, positions, slots, x, h, q, k: kNew, v: vNew, attn, proj, gate, up, act },
       (a, w, out, N, K) => k.matmul.call({ a, b: w, c: out, M: L, N, K }),
       (pool) => k.attentionPrefill.call({ q, pool, blockTable, out: attn, L, start }),
     );
-    calls.push(...layerCalls);
-    encodePasses(encoder, `prefill seq ${seq} L=${L}`, layerCalls, timing);
-
     // The LM head: every row for 'all'; otherwise only the last position's logits are needed to
     // continue, so its row is copied out and goes through a GEMV.
     let headIn = h;
+    let lastRow: PrefillPlan['lastRow'];
     if (outRows === 1) {
-      headIn = acquire('last hidden', d); // [1, d]
-      encoder.copyBufferToBuffer(h, (L - 1) * d * 4, headIn, 0, d * 4);
+      headIn = f32('last hidden', d); // [1, d]
+      lastRow = { from: h, offset: (L - 1) * d * BYTES.f32, to: headIn, bytes: d * BYTES.f32 };
     }
     const headCalls = [
       withRole(
@@ -374,9 +453,40 @@ export class Model {
       ),
       withRole(R.argmax, k.argmax.call({ x: logits, out: next, rows: outRows, n: vocab })),
     ];
-    calls.push(...headCalls);
-    encodePasses(encoder, `prefill seq ${seq} head`, headCalls, timing);
-    return { logits, next, rows: outRows };
+    const plan: PrefillPlan = {
+      label: `prefill of ${L} tokens after ${start}`,
+      inFlight: false,
+      outRows,
+      tokens,
+      positions,
+      slots,
+      blockTable,
+      logits,
+      next,
+      nextReadback,
+      lastRow,
+      bodyCalls,
+      headCalls,
+      owned,
+    };
+    this.prefillPlans.set(key, plan);
+    return plan;
+  }
+
+  /** Drops the least recently used prefill plans beyond `keep` (never one a pass is using). */
+  private trimPrefillPlans(keep: number): void {
+    for (const [key, plan] of this.prefillPlans) {
+      if (this.prefillPlans.size <= keep) break;
+      if (plan.inFlight) continue;
+      this.prefillPlans.delete(key);
+      this.disposePrefillPlan(plan);
+    }
+  }
+
+  private disposePrefillPlan(plan: PrefillPlan): void {
+    disposeCalls(plan.bodyCalls);
+    disposeCalls(plan.headCalls);
+    for (const b of plan.owned) this.buffers.release(b);
   }
 
   /**
@@ -397,35 +507,55 @@ export class Model {
       throw new InputError('A sequence appears twice in one decode batch');
     this.checkTokens(requests.map((r) => r.token));
     const plan = await this.decodePlan(B);
-    const encoder = this.gpu.device.createCommandEncoder({ label: `decode B=${B}` });
-    const positions: number[] = [];
-    const slots: number[] = [];
-    const tables: number[] = [];
-    const lengths: number[] = [];
-    for (const { seq } of requests) {
-      positions.push(this.kv.allocator.length(seq));
-      slots.push(this.kv.append(encoder, seq, 1)[0]);
-      tables.push(...this.kv.paddedTable(seq));
-      lengths.push(this.kv.allocator.length(seq));
+    return this.exclusive(plan, async () => {
+      const encoder = this.gpu.device.createCommandEncoder({ label: `decode B=${B}` });
+      const positions = requests.map(({ seq }) => this.kv.allocator.length(seq));
+      const slots = this.kv.appendBatch(
+        encoder,
+        requests.map(({ seq }) => ({ seq, n: 1 })),
+      );
+      const queue = this.gpu.device.queue;
+      queue.writeBuffer(plan.tokens, 0, new Uint32Array(requests.map((r) => r.token)));
+      queue.writeBuffer(plan.positions, 0, new Uint32Array(positions));
+      queue.writeBuffer(plan.slots, 0, new Uint32Array(slots.map((s) => s[0])));
+      queue.writeBuffer(
+        plan.tables,
+        0,
+        new Uint32Array(requests.flatMap(({ seq }) => this.kv.paddedTable(seq))),
+      );
+      queue.writeBuffer(plan.lengths, 0, new Uint32Array(positions.map((p) => p + 1)));
+      encodePasses(encoder, `decode B=${B}`, plan.calls, options.timing);
+      this.lastDispatches = countByRole(plan.calls);
+      encoder.copyBufferToBuffer(plan.next, 0, plan.nextReadback, 0, B * BYTES.u32);
+      queue.submit([encoder.finish()]);
+      await plan.nextReadback.mapAsync(GPUMapMode.READ, 0, B * BYTES.u32);
+      const nextTokens = [...new Uint32Array(plan.nextReadback.getMappedRange(0, B * BYTES.u32).slice(0))];
+      plan.nextReadback.unmap();
+      const logits = options.logits
+        ? await readFloat32(this.gpu, plan.logits, B * this.config.vocabSize * BYTES.f32)
+        : undefined;
+      assertAlive(this.gpu);
+      return { nextTokens, logits };
+    });
+  }
+
+  /**
+   * Runs `body` with `plan` marked in use. A plan's buffers (and its mapped readback) serve one pass
+   * at a time; a second pass of the same shape started before the first was awaited would overwrite
+   * its inputs and map its readback twice, so it is refused with a clear error instead.
+   */
+  private async exclusive<T>(plan: { inFlight: boolean; label: string }, body: () => Promise<T>): Promise<T> {
+    if (plan.inFlight) {
+      throw new InputError(
+        `A ${plan.label} is already in flight on this model; await it before starting another of the same shape.`,
+      );
     }
-    const queue = this.gpu.device.queue;
-    queue.writeBuffer(plan.tokens, 0, new Uint32Array(requests.map((r) => r.token)));
-    queue.writeBuffer(plan.positions, 0, new Uint32Array(positions));
-    queue.writeBuffer(plan.slots, 0, new Uint32Array(slots));
-    queue.writeBuffer(plan.tables, 0, new Uint32Array(tables));
-    queue.writeBuffer(plan.lengths, 0, new Uint32Array(lengths));
-    encodePasses(encoder, `decode B=${B}`, plan.calls, options.timing);
-    encoder.copyBufferToBuffer(plan.next, 0, plan.nextReadback, 0, B * 4);
-    options.timing?.profiler.resolve(encoder);
-    queue.submit([encoder.finish()]);
-    await plan.nextReadback.mapAsync(GPUMapMode.READ, 0, B * 4);
-    const nextTokens = [...new Uint32Array(plan.nextReadback.getMappedRange(0, B * 4).slice(0))];
-    plan.nextReadback.unmap();
-    const logits = options.logits
-      ? await readFloat32(this.gpu, plan.logits, B * this.config.vocabSize * 4)
-      : undefined;
-    assertAlive(this.gpu);
-    return { nextTokens, logits };
+    plan.inFlight = true;
+    try {
+      return await body();
+    } finally {
+      plan.inFlight = false;
+    }
   }
 
   /** Builds (once per batch size) the buffers and every call of a decode step. */
@@ -479,6 +609,8 @@ export class Model {
     );
     const plan: DecodePlan = {
       batch: B,
+      label: `decode step of batch ${B}`,
+      inFlight: false,
       tokens,
       positions,
       slots,
@@ -565,6 +697,8 @@ export class Model {
 
   /** Frees every GPU buffer of the model. */
   destroy(): void {
+    for (const plan of this.prefillPlans.values()) this.disposePrefillPlan(plan);
+    this.prefillPlans.clear();
     for (const plan of this.decodePlans.values()) disposeCalls(plan.calls);
     this.decodePlans.clear();
     this.buffers.destroyAll();

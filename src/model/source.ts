@@ -1,14 +1,31 @@
+import { z } from 'zod';
 import { presetConfig } from './config.ts';
 import { loadHfModel } from './hf.ts';
 import { type ModelWeights, randomWeights } from './weights.ts';
 
-/** Where a model's weights come from. Crosses the worker boundary, so it holds only clonable data. */
-export type ModelSource =
-  | { kind: 'preset'; preset: string; seed: number }
+/**
+ * Where a model's weights come from: the one definition, used by the spec schema, the worker API,
+ * the CLI and the page. It crosses the worker boundary, so it holds only clonable data.
+ */
+export const ModelSourceSchema = z.discriminatedUnion('kind', [
+  z
+    .object({ kind: z.literal('preset'), preset: z.string().min(1), seed: z.number().int().nonnegative() })
+    .strict(),
   /** A Hugging Face model folder served same-origin (the CLI serves `--model DIR` this way). */
-  | { kind: 'url'; baseUrl: string; weightsFile?: string }
-  /** Files the user picked in the page: config.json and model.safetensors. */
-  | { kind: 'files'; config: Blob; weights: Blob; name: string };
+  z
+    .object({ kind: z.literal('url'), baseUrl: z.string().min(1), weightsFile: z.string().min(1).optional() })
+    .strict(),
+  /** Files the user picked in the page: config.json and model.safetensors, as Blobs. */
+  z
+    .object({
+      kind: z.literal('files'),
+      config: z.instanceof(Blob),
+      weights: z.instanceof(Blob),
+      name: z.string(),
+    })
+    .strict(),
+]);
+export type ModelSource = z.infer<typeof ModelSourceSchema>;
 
 export interface LoadedModel {
   name: string;

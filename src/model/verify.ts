@@ -3,7 +3,7 @@ import type { ModelConfig } from './config.ts';
 import { Model } from './forward.ts';
 import { compare, referenceForward } from './reference.ts';
 import type { LoadedModel } from './source.ts';
-import { parameterCount, weightsChecksum } from './weights.ts';
+import { type ModelWeights, parameterCount, weightsChecksum } from './weights.ts';
 
 /**
  * Acceptance bound for full-model prefill logits against the float64 CPU reference, as a
@@ -63,5 +63,61 @@ export async function verifyModel(gpu: Gpu, loaded: LoadedModel, tokens: number[
     };
   } finally {
     model.destroy();
+  }
+}
+
+/** One check of the benchmark's validation pass. */
+export interface ValidationCheck {
+  name: string;
+  maxAbsErr: number;
+  maxRelErr: number;
+  passed: boolean;
+}
+
+/**
+ * The check every benchmark runs before timing anything: a prefill of four prompt tokens (every
+ * kernel of the prefill path) and one decode step through the KV cache (GEMV, decode attention),
+ * both against the float64 CPU reference, normwise within LOGITS_MAX_REL_ERR. The prompt must
+ * hold five token ids.
+ */
+export async function validateModel(
+  model: Model,
+  weights: ModelWeights,
+  tokens: readonly number[],
+): Promise<{ maxAbsErr: number; maxRelErr: number; passed: boolean; checks: ValidationCheck[] }> {
+  const vocab = weights.config.vocabSize;
+  const want = referenceForward(weights, [...tokens]); // [5, vocab]
+  const seq = model.createSequence();
+  try {
+    const [prefill] = await model.prefill([{ seq, tokens: tokens.slice(0, 4) }], 'all');
+    const step = await model.decode([{ seq, token: tokens[4] }], { logits: true });
+    const check = (name: string, got: Float32Array | undefined, ref: Float64Array): ValidationCheck => {
+      const scale = ref.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+      const c = compare(got ?? new Float32Array(ref.length), ref, {
+        atol: LOGITS_MAX_REL_ERR * scale,
+        rtol: 0,
+      });
+      return { name, maxAbsErr: c.maxAbsErr, maxRelErr: c.maxRelErr, passed: c.passed };
+    };
+    const checks = [
+      check(
+        'prefill logits, 4 tokens (all kernels of the prefill path)',
+        prefill.logits,
+        want.subarray(0, 4 * vocab),
+      ),
+      check(
+        'decode logits, 1 step through the KV cache (GEMV, decode attention)',
+        step.logits,
+        want.subarray(4 * vocab),
+      ),
+    ];
+    return {
+      maxAbsErr: Math.max(...checks.map((c) => c.maxAbsErr)),
+      maxRelErr: Math.max(...checks.map((c) => c.maxRelErr)),
+      passed: checks.every((c) => c.passed),
+      checks,
+    };
+  } finally {
+    model.freeSequence(seq);
   }
 }

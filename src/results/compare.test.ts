@@ -13,10 +13,23 @@ import { makeResult, scaleTimes } from './fixtures.ts';
 import type { BenchResult } from './schema.ts';
 
 /** A result whose points have the given medians, in fixture order (5 prefill, 3 decode). */
+/** The fixture (wall-placed points) with these wall-clock medians. */
 function withMedians(medians: readonly number[]): BenchResult {
   const r = makeResult();
   r.points.forEach((p, i) => {
     p.medianMs = medians[i];
+    p.wallMedianMs = medians[i];
+  });
+  return r;
+}
+
+/** The fixture with every point placed by GPU time, at these GPU medians (wall medians kept). */
+function gpuPlaced(medians: readonly number[]): BenchResult {
+  const r = makeResult();
+  r.points.forEach((p, i) => {
+    p.timebase = 'gpu';
+    p.medianMs = medians[i];
+    p.gpuMedianMs = medians[i];
   });
   return r;
 }
@@ -62,13 +75,13 @@ describe('parseResultFile', () => {
     );
   });
 
-  it('says which schema version a file has and which is supported', () => {
-    const v2 = JSON.stringify({ ...JSON.parse(valid), schemaVersion: 2 });
-    expect((errorOf(v2) as Error).message).toBe(
-      'b.json: schemaVersion 2 is not supported; this version reads schemaVersion 1',
+  it('says which schema version a file has and which are supported', () => {
+    const v3 = JSON.stringify({ ...JSON.parse(valid), schemaVersion: 3 });
+    expect((errorOf(v3) as Error).message).toBe(
+      'b.json: schemaVersion 3 is not supported; this version reads schemaVersion 1 and 2',
     );
     const missing = JSON.stringify({ ...JSON.parse(valid), schemaVersion: undefined });
-    expect((errorOf(missing) as Error).message).toMatch(/^b\.json: schemaVersion: Invalid input: expected 1/);
+    expect((errorOf(missing) as Error).message).toMatch(/^b\.json: schemaVersion: Invalid input: expected 2/);
   });
 
   it('does not echo a long value back', () => {
@@ -98,6 +111,7 @@ describe('compareResults', () => {
     expect(cmp.rows).toHaveLength(8);
     expect(cmp.rows[0]).toMatchObject({
       key: { preset: 'smollm2-135m', pass: 'prefill', tokens: 16, depth: 0, batch: 1 },
+      clock: 'wall',
       medianMs: [10, 5],
       speedup: [2],
     });
@@ -105,6 +119,23 @@ describe('compareResults', () => {
     expect(cmp.rows.map((r) => r.speedup[0])).toEqual([2, 1, 0.8, 1, 1, 1.25, 1, 0.5]);
     expect(cmp.rows[0].tokensPerSec).toEqual([a.points[0].tokensPerSec, b.points[0].tokensPerSec]);
     expect(cmp.warnings).toEqual([]);
+  });
+
+  it('compares GPU medians only where every file placed the point by GPU time, else wall medians', () => {
+    const gpu = [1, 2, 3, 4, 5, 6, 7, 8];
+    const both = compareResults([
+      { name: 'a', result: gpuPlaced(gpu) },
+      { name: 'b', result: gpuPlaced(gpu.map((x) => x * 2)) },
+    ]);
+    expect(both.rows.map((r) => [r.clock, r.speedup[0]])).toEqual(gpu.map(() => ['gpu', 0.5]));
+    // One file wall-placed: the row compares the wall medians both files have.
+    const wall = withMedians([10, 10, 10, 10, 10, 10, 10, 10]);
+    const mixed = compareResults([
+      { name: 'a', result: gpuPlaced(gpu) },
+      { name: 'b', result: wall },
+    ]);
+    expect(mixed.rows[0].clock).toBe('wall');
+    expect(mixed.rows[0].medianMs).toEqual([makeResult().points[0].wallMedianMs, 10]);
   });
 
   it('orders prefill by L, then decode by depth and batch, whatever the file order', () => {
@@ -215,25 +246,25 @@ describe('comparison output', () => {
     const md = comparisonToMarkdown(cmp);
     expect(md).toContain('1. a.json: Apple M2 Pro, Chrome 131, smollm2-135m');
     expect(md).toContain('2. b.json: evil \\| gpu second line, Chrome 131');
-    expect(md).toContain('| pass | L/depth | B | a.json ms | b.json ms | b.json/a.json speedup |');
-    expect(md).toMatch(/\| prefill \| 16 \| 1 \| [\d.]+ \| [\d.]+ \| 0\.50 \|/);
-    expect(md).toMatch(/\| decode \| 1024 \| 4 \| [\d.]+ \| [\d.]+ \| 0\.50 \|/);
+    expect(md).toContain('| pass | L/depth | B | clock | a.json ms | b.json ms | b.json/a.json speedup |');
+    expect(md).toMatch(/\| prefill \| 16 \| 1 \| wall \| [\d.]+ \| [\d.]+ \| 0\.50 \|/);
+    expect(md).toMatch(/\| decode \| 1024 \| 4 \| wall \| [\d.]+ \| [\d.]+ \| 0\.50 \|/);
     const missing = compareResults([
       { name: 'a.json', result: a },
       { name: 'c.json', result: makeResult({ points: a.points.slice(1) }) },
     ]);
-    expect(comparisonToMarkdown(missing)).toMatch(/\| prefill \| 16 \| 1 \| [\d.]+ \| – \| – \|/);
+    expect(comparisonToMarkdown(missing)).toMatch(/\| prefill \| 16 \| 1 \| wall \| [\d.]+ \| – \| – \|/);
   });
 
   it('renders CSV with per-file times, throughputs and speed-ups', () => {
     const lines = comparisonToCsv(cmp).split('\r\n');
     expect(lines[0]).toBe(
-      'preset,pass,tokens,depth,batch,a.json ms,b.json ms,a.json tok/s,b.json tok/s,b.json/a.json speedup',
+      'preset,pass,tokens,depth,batch,clock,a.json ms,b.json ms,a.json tok/s,b.json tok/s,b.json/a.json speedup',
     );
     expect(lines).toHaveLength(a.points.length + 2);
     const p = a.points[0];
     expect(lines[1]).toBe(
-      `smollm2-135m,prefill,16,0,1,${p.medianMs},${p.medianMs * 2},${p.tokensPerSec},${p.tokensPerSec / 2},0.5`,
+      `smollm2-135m,prefill,16,0,1,wall,${p.wallMedianMs},${p.wallMedianMs * 2},${p.tokensPerSec},${p.tokensPerSec / 2},0.5`,
     );
   });
 });

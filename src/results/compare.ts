@@ -11,7 +11,8 @@ import {
   markdownDelimiter,
   markdownRow,
 } from './export.ts';
-import { type BenchResult, BenchResultSchema, type Point, SCHEMA_VERSION } from './schema.ts';
+import { migrateResult, READABLE_VERSIONS } from './migrate.ts';
+import { type BenchResult, BenchResultSchema, type Point, SCHEMA_VERSION, type Timebase } from './schema.ts';
 
 /** Limits on untrusted result files. */
 export const RESULT_FILE_LIMITS = {
@@ -73,7 +74,9 @@ export function parseResultFile(text: string, fileName: string): BenchResult {
   } catch (e) {
     throw new ResultFileError(`${fileName}: not valid JSON: ${clip((e as Error).message)}`);
   }
-  // A version mismatch explains every later schema error, so it is reported on its own.
+  // Older files are brought to this version first; a version this build cannot read explains
+  // every later schema error, so it is reported on its own.
+  data = migrateResult(data);
   if (
     typeof data === 'object' &&
     data !== null &&
@@ -81,7 +84,7 @@ export function parseResultFile(text: string, fileName: string): BenchResult {
     data.schemaVersion !== SCHEMA_VERSION
   ) {
     throw new ResultFileError(
-      `${fileName}: schemaVersion ${describeValue(data.schemaVersion)} is not supported; this version reads schemaVersion ${SCHEMA_VERSION}`,
+      `${fileName}: schemaVersion ${describeValue(data.schemaVersion)} is not supported; this version reads schemaVersion ${READABLE_VERSIONS.join(' and ')}`,
     );
   }
   const parsed = BenchResultSchema.safeParse(data);
@@ -110,7 +113,12 @@ export interface ComparedFile {
 /** One joined point. Arrays are indexed by file; `speedup[i - 1]` is file i against file 0. */
 export interface ComparisonRow {
   key: PointKey;
-  /** Median wall-clock time in each file, ms; null where the file lacks the point. */
+  /**
+   * The clock compared: 'gpu' when every file placed this point by GPU time, else 'wall' (every
+   * point has a wall time), so a row never divides one clock by the other.
+   */
+  clock: Timebase;
+  /** Median time in each file on that clock, ms; null where the file lacks the point. */
   medianMs: (number | null)[];
   tokensPerSec: (number | null)[];
   /** median0 / median_i: above 1, file i is faster than file 0. Null unless both have the point. */
@@ -177,10 +185,12 @@ export function compareResults(files: readonly ComparedFile[]): Comparison {
 
   const rows = sorted.map(([id, key]): ComparisonRow => {
     const found = byFile.map((points) => points.get(id) ?? null);
-    const medianMs = found.map((p) => p?.medianMs ?? null);
+    const clock: Timebase = found.every((p) => p === null || p.timebase === 'gpu') ? 'gpu' : 'wall';
+    const medianMs = found.map((p) => (p === null ? null : clock === 'gpu' ? p.medianMs : p.wallMedianMs));
     const base = medianMs[0];
     return {
       key,
+      clock,
       medianMs,
       tokensPerSec: found.map((p) => p?.tokensPerSec ?? null),
       speedup: medianMs.slice(1).map((ms) => (base !== null && ms !== null && ms > 0 ? base / ms : null)),
@@ -232,21 +242,22 @@ export function comparisonToMarkdown(cmp: Comparison): string {
   const names = cmp.files.map((f) => escapeMarkdown(f.name));
   // Rows need a preset column only when the files mix presets.
   const withPreset = new Set(cmp.rows.map((r) => r.key.preset)).size > 1;
-  const keyHeaders = [...(withPreset ? ['preset'] : []), 'pass', 'L/depth', 'B'];
+  const keyHeaders = [...(withPreset ? ['preset'] : []), 'pass', 'L/depth', 'B', 'clock'];
   const header = [
     ...keyHeaders,
     ...names.map((n) => `${n} ms`),
     ...names.slice(1).map((n) => `${n}/${names[0]} speedup`),
   ];
-  // Preset and pass are text; sizes, times and ratios are numbers.
-  const textColumns = withPreset ? 2 : 1;
-  const alignment = 'l'.repeat(textColumns) + 'r'.repeat(header.length - textColumns);
+  // Preset and pass are text, then size and batch (numbers), the clock (text), times and ratios.
+  const lead = withPreset ? 'll' : 'l';
+  const alignment = `${lead}rrl${'r'.repeat(header.length - lead.length - 3)}`;
   const rows = cmp.rows.map((row) =>
     markdownRow([
       ...(withPreset ? [escapeMarkdown(row.key.preset)] : []),
       row.key.pass,
       String(row.key.pass === 'prefill' ? row.key.tokens : row.key.depth),
       String(row.key.batch),
+      row.clock,
       ...row.medianMs.map((ms) => (ms === null ? '–' : formatMs(ms))),
       ...row.speedup.map(formatSpeedup),
     ]),
@@ -268,6 +279,7 @@ export function comparisonToCsv(cmp: Comparison): string {
     'tokens',
     'depth',
     'batch',
+    'clock',
     ...names.map((n) => `${n} ms`),
     ...names.map((n) => `${n} tok/s`),
     ...names.slice(1).map((n) => `${n}/${names[0]} speedup`),
@@ -279,6 +291,7 @@ export function comparisonToCsv(cmp: Comparison): string {
       row.key.tokens,
       row.key.depth,
       row.key.batch,
+      row.clock,
       ...row.medianMs,
       ...row.tokensPerSec,
       ...row.speedup,

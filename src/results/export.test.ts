@@ -29,7 +29,7 @@ describe('fixture', () => {
 describe('JSON export', () => {
   it('round-trips the full record', () => {
     const text = toJson(result);
-    expect(text).toContain('\n  "schemaVersion": 1,');
+    expect(text).toContain('\n  "schemaVersion": 2,');
     expect(BenchResultSchema.parse(JSON.parse(text))).toEqual(result);
   });
 });
@@ -72,13 +72,25 @@ describe('CSV export', () => {
     expect(first).toMatchObject({
       pass: 'prefill',
       tokens: '16',
+      timebase: 'wall',
       medianMs: String(p.medianMs),
+      wallMedianMs: String(p.wallMedianMs),
       ci95Lo: String(p.ci95Ms[0]),
       ci95Hi: String(p.ci95Ms[1]),
       highVariance: 'true',
       gpuMedianMs: '',
+      ttftP50Ms: String(p.ttftMs?.p50),
+      tpotP50Ms: '',
       bound: p.bound,
     });
+    const decode = Object.fromEntries(
+      records
+        .at(-1)
+        ?.split(',')
+        .map((v, i) => [CSV_COLUMNS[i], v]) ?? [],
+    );
+    expect(decode.ttftP50Ms).toBe('');
+    expect(decode.itlP99Ms).toBe(String(r.points.at(-1)?.itlMs?.p99));
   });
 
   it('quotes fields as RFC 4180 says and defuses spreadsheet formulas', () => {
@@ -98,22 +110,29 @@ describe('Markdown report', () => {
     const lines = md.split('\n');
     const start = lines.indexOf(MARKDOWN_POINTS_HEADER);
     expect(MARKDOWN_POINTS_HEADER).toBe(
-      '| pass | L/depth | ms | tok/s | GFLOP/s | GB/s | FLOP/B | bound | % roof | predicted ms |',
+      '| pass | L/depth | clock | ms | wall ms | GPU ms | tok/s | GFLOP/s | GB/s | FLOP/B | bound | % roof | predicted ms |',
     );
     expect(start).toBeGreaterThan(0);
     const rows = lines.slice(start + 2, start + 2 + pointCount);
-    expect(rows.every((row) => row.split(' | ').length === 10)).toBe(true);
-    expect(rows[0]).toMatch(/^\| prefill \| 16 \| \d+\.\d+ ⚠ \|/);
+    expect(rows.every((row) => row.split(' | ').length === 13)).toBe(true);
+    expect(rows[0]).toMatch(/^\| prefill \| 16 \| wall \| \d+\.\d+ ⚠ \| \d+\.\d+ \| \d+\.\d+ \|/);
     expect(rows[1]).not.toContain('⚠');
-    expect(rows.at(-1)).toMatch(/^\| decode \| 1024 ×4 \|/);
+    expect(rows.at(-1)).toMatch(/^\| decode \| 1024 ×4 \| wall \|/);
   });
 
-  it('states the peaks and ridge point, latencies and kernels', () => {
+  it('states the roofs and ridge point, both clocks, per-point latencies and kernels', () => {
     expect(md).toContain(
-      'FMA 2000.0 GFLOP/s, copy 200.0 GB/s, dispatch 8.0 µs, submit 40.0 µs; ridge point 10.0 FLOP/B',
+      'FMA 2000.0 GFLOP/s, copy 200.0 GB/s, dispatch 8.0 µs (dependent, buffers bound; empty 3.0 µs), submit 40.0 µs; ridge point 10.0 FLOP/B',
     );
-    expect(md).toContain('| latency | p50 ms | p95 ms | p99 ms |');
-    expect(md).toMatch(/\| TTFT \| [\d.]+ \| [\d.]+ \| [\d.]+ \|/);
+    expect(md).toContain('GPU timestamps: yes, quantized to 100 µs');
+    expect(md).toContain('- **Clocks:** each point records both and says which placed it on the roofline.');
+    expect(md).toContain(
+      '| latency (wall clock) | L/depth | TTFT p50/p95/p99 ms | TPOT p50/p95/p99 ms | ITL p50/p95/p99 ms |',
+    );
+    expect(md).toMatch(/\| prefill \| 128 \| [\d.]+ \/ [\d.]+ \/ [\d.]+ \| – \| – \|/);
+    expect(md).toMatch(
+      /\| decode \| 512 \| – \| [\d.]+ \/ [\d.]+ \/ [\d.]+ \| [\d.]+ \/ [\d.]+ \/ [\d.]+ \|/,
+    );
     expect(md).toContain('| kernel | pass L/depth | calls | ms | % of pass | GFLOP/s | GB/s |');
     expect(md).toMatch(/\| matmul \| prefill 256 \| 210 \| [\d.]+ \| 70\.0 \|/);
     expect(md).not.toContain('Fallback');
@@ -123,13 +142,13 @@ describe('Markdown report', () => {
   it('warns loudly about a fallback adapter and reports an unfinished run', () => {
     const r = makeResult({
       status: 'cancelled',
-      error: 'stopped by the user',
+      error: { name: 'CancelledError', message: 'stopped by the user' },
       warnings: ['GPU was throttling'],
     });
     r.env.adapter.isFallbackAdapter = true;
     const text = toMarkdown(r);
     expect(text).toContain('**Fallback/software adapter**');
-    expect(text).toContain('**Status: cancelled**: stopped by the user');
+    expect(text).toContain('**Status: cancelled**: CancelledError: stopped by the user');
     expect(text).toContain('- GPU was throttling');
   });
 

@@ -12,7 +12,19 @@ import type { BenchResult, Point } from './schema.ts';
 export const EXPORT_FORMATS = ['json', 'jsonl', 'csv', 'md'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
-/** CSV columns, in order; each is a Point field except the two halves of the confidence interval. */
+/** Latency percentiles flattened into CSV columns, e.g. `tpotP95Ms`. */
+const LATENCY_COLUMNS = (['ttft', 'tpot', 'itl'] as const).flatMap((m) =>
+  (['p50', 'p95', 'p99'] as const).map((q) => ({
+    metric: `${m}Ms` as const,
+    q,
+    column: `${m}${q.toUpperCase()}Ms`,
+  })),
+);
+
+/**
+ * CSV columns, in order: Point fields, except the two halves of the confidence interval and the
+ * flattened latency percentiles (empty where a point has none).
+ */
 export const CSV_COLUMNS = [
   'pass',
   'tokens',
@@ -21,7 +33,10 @@ export const CSV_COLUMNS = [
   'pageSize',
   'kvMode',
   'reps',
+  'timebase',
   'medianMs',
+  'wallMedianMs',
+  'gpuMedianMs',
   'p95Ms',
   'stddevMs',
   'ci95Lo',
@@ -29,8 +44,8 @@ export const CSV_COLUMNS = [
   'cv',
   'highVariance',
   'driftPct',
-  'gpuMedianMs',
   'tokensPerSec',
+  ...LATENCY_COLUMNS.map((c) => c.column),
   'flops',
   'bytes',
   'intensity',
@@ -44,10 +59,9 @@ export const CSV_COLUMNS = [
 
 /** Header of the Markdown report's main table, exactly as it is printed. */
 export const MARKDOWN_POINTS_HEADER =
-  '| pass | L/depth | ms | tok/s | GFLOP/s | GB/s | FLOP/B | bound | % roof | predicted ms |';
+  '| pass | L/depth | clock | ms | wall ms | GPU ms | tok/s | GFLOP/s | GB/s | FLOP/B | bound | % roof | predicted ms |';
 
 /** Marks a point whose samples spread too widely to trust its median (Point.highVariance). */
-/** Marks a point whose samples spread too widely to trust its median. */
 export const HIGH_VARIANCE_MARK = '⚠';
 
 /** Stands in for a value that cannot be computed, e.g. a rate over zero time. */
@@ -181,18 +195,29 @@ export function toCsv(r: BenchResult): string {
       CSV_COLUMNS.map((column) => {
         if (column === 'ci95Lo') return p.ci95Ms[0];
         if (column === 'ci95Hi') return p.ci95Ms[1];
-        return p[column];
+        const latency = LATENCY_COLUMNS.find((c) => c.column === column);
+        if (latency) return p[latency.metric]?.[latency.q] ?? null;
+        return p[
+          column as Exclude<
+            (typeof CSV_COLUMNS)[number],
+            'ci95Lo' | 'ci95Hi' | (typeof LATENCY_COLUMNS)[number]['column']
+          >
+        ];
       }),
     ),
   );
   return csvRecord(CSV_COLUMNS) + rows.join('');
 }
 
+/** A report's wording of the roofs: throughputs, the realistic and the empty dispatch, the submit. */
+function peaksLine(p: BenchResult['peaks']): string {
+  const ridge = p.copyGBps > 0 ? `${formatIntensity(p.fmaGflops / p.copyGBps)} FLOP/B` : MISSING;
+  return `FMA ${fixed(p.fmaGflops, 1)} GFLOP/s, copy ${fixed(p.copyGBps, 1)} GB/s, dispatch ${fixed(p.dispatchUs, 1)} µs (dependent, buffers bound; empty ${fixed(p.emptyDispatchUs, 1)} µs), submit ${fixed(p.submitUs, 1)} µs; ridge point ${ridge}`;
+}
+
 function headerLines(r: BenchResult): string[] {
   const { adapter } = r.env;
   const c = r.model.config;
-  const { fmaGflops, copyGBps, dispatchUs, submitUs } = r.peaks;
-  const ridge = copyGBps > 0 ? `${formatIntensity(fmaGflops / copyGBps)} FLOP/B` : MISSING;
   const adapterDetails = [adapter.vendor, adapter.architecture, adapter.device]
     .filter(Boolean)
     .map(escapeMarkdown);
@@ -208,8 +233,9 @@ function headerLines(r: BenchResult): string[] {
     );
   }
   lines.push(
-    `- **Browser:** ${escapeMarkdown(r.env.browser)}; GPU timestamps: ${r.env.timestamps.supported ? 'yes' : 'no'}; cross-origin isolated: ${r.env.crossOriginIsolated ? 'yes' : 'no'}`,
-    `- **Peaks:** FMA ${fixed(fmaGflops, 1)} GFLOP/s, copy ${fixed(copyGBps, 1)} GB/s, dispatch ${fixed(dispatchUs, 1)} µs, submit ${fixed(submitUs, 1)} µs; ridge point ${ridge}`,
+    `- **Browser:** ${escapeMarkdown(r.env.browser)}; GPU timestamps: ${timestampsText(r.env.timestamps)}; cross-origin isolated: ${r.env.crossOriginIsolated ? 'yes' : 'no'}`,
+    `- **Clocks:** each point records both and says which placed it on the roofline. gpu = ${escapeMarkdown(r.env.clocks.gpu)}; wall = ${escapeMarkdown(r.env.clocks.wall)}`,
+    `- **Roofs (before the workloads; every point is placed against these):** ${peaksLine(r.peaks)}`,
     `- **Cold start:** compile ${formatMs(r.coldStart.compileMs)} ms, load ${formatMs(r.coldStart.loadMs)} ms`,
   );
   if (r.tuning?.enabled) {
@@ -222,8 +248,13 @@ function headerLines(r: BenchResult): string[] {
   } else if (r.tuning) {
     lines.push('- **Kernels:** defaults (autotune off)');
   }
+  if (r.peaksAfter) {
+    lines.push(`- **Roofs after the workloads (targets use the best of both):** ${peaksLine(r.peaksAfter)}`);
+  }
   if (r.status !== 'complete') {
-    lines.push(`- **Status: ${r.status}**${r.error ? `: ${escapeMarkdown(r.error)}` : ''}`);
+    lines.push(
+      `- **Status: ${r.status}**${r.error ? `: ${escapeMarkdown(r.error.name)}: ${escapeMarkdown(r.error.message)}` : ''}`,
+    );
   }
   const v = r.validation;
   const failed = v.checks.filter((check) => !check.passed).map((check) => escapeMarkdown(check.name));
@@ -234,15 +265,28 @@ function headerLines(r: BenchResult): string[] {
   return lines;
 }
 
+function timestampsText(t: BenchResult['env']['timestamps']): string {
+  if (!t.supported) return 'no';
+  return t.quantumNs === null ? 'yes, not quantized' : `yes, quantized to ${t.quantumNs / 1000} µs`;
+}
+
+/** A time in ms, or the missing mark for a clock the point does not have. */
+function optionalMs(ms: number | null): string {
+  return ms === null ? MISSING : formatMs(ms);
+}
+
 function pointsTable(points: readonly Point[]): string[] {
   return [
     MARKDOWN_POINTS_HEADER,
-    markdownDelimiter('lrrrrrrlrr'),
+    markdownDelimiter('llrrrrrrrrlrr'),
     ...points.map((p) =>
       markdownRow([
         p.pass,
         pointSize(p),
+        p.timebase,
         `${formatMs(p.medianMs)}${p.highVariance ? ` ${HIGH_VARIANCE_MARK}` : ''}`,
+        formatMs(p.wallMedianMs),
+        optionalMs(p.gpuMedianMs),
         fixed(p.tokensPerSec, 1),
         fixed(p.gflops, 1),
         fixed(p.gbps, 1),
@@ -282,14 +326,17 @@ function kernelPointsTable(points: NonNullable<BenchResult['kernelPoints']>): st
         .join(' '),
     );
   return [
-    '| kernel | variant | shape | ms | GFLOP/s | GB/s | bound | % roof |',
-    markdownDelimiter('lllrrrlr'),
+    '| kernel | variant | shape | clock | ms | wall ms | GPU ms | GFLOP/s | GB/s | bound | % roof |',
+    markdownDelimiter('llllrrrrrlr'),
     ...points.map((p) =>
       markdownRow([
         escapeMarkdown(p.name),
         escapeMarkdown(p.variant),
         shape(p.shape),
+        p.timebase,
         formatMs(p.medianMs),
+        formatMs(p.wallMedianMs),
+        optionalMs(p.gpuMedianMs),
         fixed(p.gflops, 2),
         fixed(p.gbps, 2),
         p.bound,
@@ -299,17 +346,20 @@ function kernelPointsTable(points: NonNullable<BenchResult['kernelPoints']>): st
   ];
 }
 
-function latencyTable(latency: BenchResult['latency']): string[] {
-  const rows = [
-    ['TTFT', latency.ttftMs],
-    ['TPOT', latency.tpotMs],
-    ['ITL', latency.itlMs],
-    ['E2E', latency.e2eMs],
-  ] as const;
+/** Latency per point, wall clock: TTFT of each prompt length, TPOT and ITL of each depth. */
+function latencyTable(points: readonly Point[]): string[] {
+  const q = (x: Point['ttftMs']) =>
+    x ? `${formatMs(x.p50)} / ${formatMs(x.p95)} / ${formatMs(x.p99)}` : MISSING;
   return [
-    markdownRow(['latency', 'p50 ms', 'p95 ms', 'p99 ms']),
-    markdownDelimiter('lrrr'),
-    ...rows.map(([name, q]) => markdownRow([name, formatMs(q.p50), formatMs(q.p95), formatMs(q.p99)])),
+    markdownRow([
+      'latency (wall clock)',
+      'L/depth',
+      'TTFT p50/p95/p99 ms',
+      'TPOT p50/p95/p99 ms',
+      'ITL p50/p95/p99 ms',
+    ]),
+    markdownDelimiter('llrrr'),
+    ...points.map((p) => markdownRow([p.pass, pointSize(p), q(p.ttftMs), q(p.tpotMs), q(p.itlMs)])),
   ];
 }
 
@@ -346,7 +396,7 @@ export function toMarkdown(r: BenchResult): string {
   if (r.kernelPoints && r.kernelPoints.length > 0) sections.push(kernelPointsTable(r.kernelPoints));
   if (r.points.length > 0 || !r.kernelPoints) {
     sections.push(r.points.length > 0 ? pointsTable(r.points) : ['No measured points.']);
-    sections.push(latencyTable(r.latency));
+    if (r.points.length > 0) sections.push(latencyTable(r.points));
   }
   if (r.points.some((p) => p.kernels.length > 0)) sections.push(kernelTable(r.points));
   if (r.warnings.length > 0) {

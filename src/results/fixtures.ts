@@ -12,7 +12,7 @@ const FIXTURE = {
   /** A real preset, so params and the config agree with what the engine would report. */
   preset: 'smollm2-135m',
   /** Peaks of a mid-range laptop GPU. */
-  peaks: { fmaGflops: 2000, copyGBps: 200, dispatchUs: 8, submitUs: 40 },
+  peaks: { fmaGflops: 2000, copyGBps: 200, dispatchUs: 8, emptyDispatchUs: 3, submitUs: 40 },
   /** Prompt lengths of the prefill sweep. */
   prefillTokens: [16, 32, 64, 128, 256],
   /** Decode points: one batched, so tables show `depth ×B`. */
@@ -130,6 +130,7 @@ function makePoint(s: PointShape): Point {
         ? (gbps / copyGBps) * 100
         : (overheadMs / medianMs) * 100;
   const gpuMedianMs = medianMs * FIXTURE.gpuShare;
+  // Wall-placed, as on an adapter whose timestamps are quantized; GPU times recorded beside.
   return {
     pass: s.pass,
     tokens: s.tokens,
@@ -138,8 +139,13 @@ function makePoint(s: PointShape): Point {
     pageSize: 16,
     kvMode: 'paged',
     reps: samplesMs.length,
+    timebase: 'wall',
+    timebaseNote: 'GPU timestamps are quantized to 100 µs',
     samplesMs,
+    wallSamplesMs: samplesMs,
+    gpuSamplesMs: samplesMs.map((x) => x * FIXTURE.gpuShare),
     medianMs,
+    wallMedianMs: medianMs,
     // Nearest-rank p95 of five samples is the largest.
     p95Ms: Math.max(...samplesMs),
     stddevMs,
@@ -149,6 +155,13 @@ function makePoint(s: PointShape): Point {
     driftPct: (samplesMs[samplesMs.length - 1] / samplesMs[0] - 1) * 100,
     gpuMedianMs,
     tokensPerSec: (s.tokens * s.batch) / (medianMs / 1000),
+    ...(s.pass === 'prefill'
+      ? { ttftMs: percentiles(medianMs) }
+      : {
+          tpotMs: percentiles(medianMs),
+          itlMs: percentiles(medianMs * 1.02),
+          itlSamplesMs: samplesMs.map((x) => x * 1.02),
+        }),
     flops: s.flops,
     bytes: s.bytes,
     intensity: s.flops / s.bytes,
@@ -186,13 +199,21 @@ export function makeResult(overrides: Partial<BenchResult> = {}): BenchResult {
     ...FIXTURE.prefillTokens.map((tokens, i) => makePoint(prefillShape(tokens, i))),
     ...FIXTURE.decode.map(({ depth, batch }, i) => makePoint(decodeShape(depth, batch, i))),
   ];
-  const ttft = points.find((p) => p.pass === 'prefill' && p.tokens === 128)?.medianMs ?? 0;
-  const tpot = points.find((p) => p.pass === 'decode' && p.depth === 128)?.medianMs ?? 0;
   const base: BenchResult = {
     schemaVersion: SCHEMA_VERSION,
     createdAt: FIXTURE.createdAt,
     tool: { name: 'webgpu-inference-bench', version: '0.1.0' },
     status: 'complete',
+    spec: {
+      suite: 'quick',
+      kv: { mode: 'paged', pageSize: 16 },
+      autotune: true,
+      workloads: [
+        { kind: 'prefill', lengths: [...FIXTURE.prefillTokens], reps: 5, warmup: 1, profile: false },
+        { kind: 'decode', depths: [128, 512], gen: 16, batch: 1, reps: 5, warmup: 1, profile: false },
+        { kind: 'decode', depths: [1024], gen: 16, batch: 4, reps: 5, warmup: 1, profile: false },
+      ],
+    },
     env: {
       userAgent:
         'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
@@ -210,7 +231,11 @@ export function makeResult(overrides: Partial<BenchResult> = {}): BenchResult {
         maxStorageBufferBindingSize: 4294967292,
         maxComputeWorkgroupSizeX: 256,
       },
-      timestamps: { supported: true, quantumNs: 1 },
+      timestamps: { supported: true, quantumNs: 100000 },
+      clocks: {
+        gpu: 'GPU timestamps (timestamp-query): begin to end of the compute passes, on the GPU',
+        wall: 'performance.now() in the engine worker: submit, GPU work and readback',
+      },
       crossOriginIsolated: true,
     },
     model: { preset: FIXTURE.preset, config, params, weightBytes },
@@ -220,18 +245,14 @@ export function makeResult(overrides: Partial<BenchResult> = {}): BenchResult {
         { kind: 'fma', label: 'vec4 x16, wg 256', value: FIXTURE.peaks.fmaGflops },
         { kind: 'fma', label: 'scalar x16, wg 64', value: FIXTURE.peaks.fmaGflops * 0.6 },
         { kind: 'copy', label: 'vec4 256 MiB', value: FIXTURE.peaks.copyGBps },
-        { kind: 'dispatch', label: 'empty kernel', value: FIXTURE.peaks.dispatchUs },
+        { kind: 'dispatch', label: 'dependent dispatch, buffers bound', value: FIXTURE.peaks.dispatchUs },
+        { kind: 'empty-dispatch', label: 'empty kernel', value: FIXTURE.peaks.emptyDispatchUs },
         { kind: 'submit', label: 'empty submit', value: FIXTURE.peaks.submitUs },
       ],
     },
+    peaksAfter: null,
     coldStart: { compileMs: 412.5, loadMs: 1830.25 },
     points,
-    latency: {
-      ttftMs: percentiles(ttft),
-      tpotMs: percentiles(tpot),
-      itlMs: percentiles(tpot * 1.02),
-      e2eMs: percentiles(ttft + 128 * tpot),
-    },
     validation: {
       maxAbsErr: 2.4e-5,
       maxRelErr: 3.1e-6,
@@ -247,8 +268,8 @@ export function makeResult(overrides: Partial<BenchResult> = {}): BenchResult {
 }
 
 /**
- * A copy of `r` as if every measured pass had taken `factor` times as long: samples, medians,
- * spreads, GPU and kernel times, latencies and cold start scale; throughput (tok/s, GFLOP/s,
+ * A copy of `r` as if every measured pass had taken `factor` times as long: samples and medians
+ * in both clocks, spreads, kernel times, per-point latencies and cold start scale; throughput (tok/s, GFLOP/s,
  * GB/s, % of roof) divides. The peaks and the cost model's predictions are properties of the
  * machine and model, not of this run, so they stay, and the prediction error follows the time.
  */
@@ -261,17 +282,18 @@ export function scaleTimes(r: BenchResult, factor: number): BenchResult {
   return BenchResultSchema.parse({
     ...r,
     coldStart: { compileMs: r.coldStart.compileMs * factor, loadMs: r.coldStart.loadMs * factor },
-    latency: {
-      ttftMs: scale(r.latency.ttftMs),
-      tpotMs: scale(r.latency.tpotMs),
-      itlMs: scale(r.latency.itlMs),
-      e2eMs: scale(r.latency.e2eMs),
-    },
     points: r.points.map(
       (p): Point => ({
         ...p,
         samplesMs: p.samplesMs.map((s) => s * factor),
+        wallSamplesMs: p.wallSamplesMs.map((s) => s * factor),
+        gpuSamplesMs: p.gpuSamplesMs === null ? null : p.gpuSamplesMs.map((s) => s * factor),
         medianMs: p.medianMs * factor,
+        wallMedianMs: p.wallMedianMs * factor,
+        ...(p.ttftMs ? { ttftMs: scale(p.ttftMs) } : {}),
+        ...(p.tpotMs ? { tpotMs: scale(p.tpotMs) } : {}),
+        ...(p.itlMs ? { itlMs: scale(p.itlMs) } : {}),
+        ...(p.itlSamplesMs ? { itlSamplesMs: p.itlSamplesMs.map((x) => x * factor) } : {}),
         p95Ms: p.p95Ms * factor,
         stddevMs: p.stddevMs * factor,
         ci95Ms: [p.ci95Ms[0] * factor, p.ci95Ms[1] * factor],

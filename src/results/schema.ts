@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BenchSpecSchema, WorkloadSchema } from '../measure/spec.ts';
 import { ModelConfigSchema } from '../model/config.ts';
 
 /**
@@ -6,7 +7,7 @@ import { ModelConfigSchema } from '../model/config.ts';
  * schema, and the page and the compare tool validate every imported file with it: one schema at
  * the edges, for output and for untrusted input alike.
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 const finite = z.number().finite();
 const nonNegative = finite.nonnegative();
@@ -16,7 +17,19 @@ export const PercentilesSchema = z.object({ p50: nonNegative, p95: nonNegative, 
 export const BoundSchema = z.enum(['compute', 'bandwidth', 'overhead']);
 export type Bound = z.infer<typeof BoundSchema>;
 
-/** Time and cost of one kernel within a pass (profile mode), summed over its calls in the pass. */
+/**
+ * The clock that placed a point on the roofline: 'gpu' (timestamp-query spans, what the kernels
+ * cost) where the adapter has timestamps, they are not quantized and every span was positive;
+ * 'wall' (performance.now() in the engine worker: submit, GPU work and readback) otherwise.
+ */
+export const TimebaseSchema = z.enum(['gpu', 'wall']);
+export type Timebase = z.infer<typeof TimebaseSchema>;
+
+/**
+ * GPU time and cost of one kernel role within a pass (profiled runs, one pass per kernel), summed
+ * over its calls in the pass; for decode, per step of the same generation the point measures.
+ * `calls` is what the engine recorded, which the cost model's dispatch count must equal.
+ */
 export const KernelTimeSchema = z
   .object({
     name: z.string().max(200),
@@ -27,20 +40,41 @@ export const KernelTimeSchema = z
   })
   .strict();
 
+/** Fields every timed point has, passes and kernels alike: both clocks, and which one placed it. */
+const timedFields = {
+  timebase: TimebaseSchema,
+  /** Why the point is wall-placed although the adapter has GPU timestamps (e.g. a non-positive span). */
+  timebaseNote: z.string().max(500).optional(),
+  /** One sample per repetition, in the timebase clock; the statistics below are of these. */
+  samplesMs: z.array(nonNegative).min(1),
+  /** The same repetitions in each clock; GPU null when the adapter has no timestamps (or they failed). */
+  wallSamplesMs: z.array(nonNegative).min(1),
+  gpuSamplesMs: z.array(nonNegative).nullable(),
+  /** Median of samplesMs. */
+  medianMs: nonNegative,
+  wallMedianMs: nonNegative,
+  gpuMedianMs: nonNegative.nullable(),
+  flops: nonNegative,
+  bytes: nonNegative,
+  gflops: nonNegative,
+  gbps: nonNegative,
+  bound: BoundSchema,
+  /** Percentage of the roof that binds this point (compute, bandwidth or the overhead floor). */
+  roofPct: nonNegative,
+};
+
 export const PointSchema = z
   .object({
     pass: z.enum(['prefill', 'decode']),
     /** Prefill: the prompt length L. Decode: 1 (tokens per sequence per step). */
     tokens: z.number().int().positive(),
-    /** Prefill: 0. Decode: the context length before the generated tokens. */
+    /** Prefill: 0. Decode: the context length before the generated tokens (0: a one-token prompt). */
     depth: z.number().int().nonnegative(),
     batch: z.number().int().positive(),
     pageSize: z.number().int().positive(),
     kvMode: z.enum(['paged', 'contiguous']),
     reps: z.number().int().positive(),
-    /** Wall-clock time of each measured pass (warm-up excluded), ms. */
-    samplesMs: z.array(nonNegative).min(1),
-    medianMs: nonNegative,
+    ...timedFields,
     p95Ms: nonNegative,
     stddevMs: nonNegative,
     ci95Ms: z.tuple([finite, finite]),
@@ -49,25 +83,34 @@ export const PointSchema = z
     highVariance: z.boolean(),
     /** Change from the first to the last sample, percent (throttling shows as positive drift). */
     driftPct: finite,
-    /** Median GPU time from timestamp queries, ms; null when the adapter has no timestamps. */
-    gpuMedianMs: nonNegative.nullable(),
+    /** Tokens per second of wall clock: L per prefill, or batch per TPOT. */
     tokensPerSec: nonNegative,
-    flops: nonNegative,
-    bytes: nonNegative,
-    /** FLOPs per byte moved. */
+    /** Prefill: time to first token for this prompt length (wall clock, no queue). Decode: of the depth prompt. */
+    ttftMs: PercentilesSchema.optional(),
+    /** Decode: time per output token, one sample per repetition (wall clock). */
+    tpotMs: PercentilesSchema.optional(),
+    /** Decode: every gap between consecutive tokens of this point's repetitions (wall clock). */
+    itlMs: PercentilesSchema.optional(),
+    /** Decode: those gaps themselves, for the ITL distribution. */
+    itlSamplesMs: z
+      .array(nonNegative)
+      .max(1 << 20)
+      .optional(),
+    /** FLOPs per compulsory byte. */
     intensity: nonNegative,
-    gflops: nonNegative,
-    gbps: nonNegative,
-    bound: BoundSchema,
-    /** Percentage of the roof that binds this point (compute, bandwidth or the overhead floor). */
-    roofPct: nonNegative,
     /** The cost model's predicted time, ms, and the measured time's error against it, percent. */
     predictedMs: nonNegative,
     predictionErrorPct: finite,
     dispatches: z.number().int().nonnegative(),
     kernels: z.array(KernelTimeSchema),
   })
-  .strict();
+  .strict()
+  .refine(
+    (p) => (p.pass === 'prefill' ? p.ttftMs !== undefined : p.tpotMs !== undefined && p.itlMs !== undefined),
+    {
+      message: 'a prefill point carries ttftMs; a decode point carries tpotMs and itlMs',
+    },
+  );
 export type Point = z.infer<typeof PointSchema>;
 
 /** One kernel timed alone at one shape (the kernel suite). */
@@ -78,14 +121,7 @@ export const KernelPointSchema = z
     variant: z.string().max(200),
     /** {M, K, N} for matmul-like kernels, {L, depth, batch, heads, headDim} for attention. */
     shape: z.record(z.string().max(50), nonNegative),
-    medianMs: nonNegative,
-    samplesMs: z.array(nonNegative).min(1),
-    flops: nonNegative,
-    bytes: nonNegative,
-    gflops: nonNegative,
-    gbps: nonNegative,
-    bound: z.enum(['compute', 'bandwidth']),
-    roofPct: nonNegative,
+    ...timedFields,
   })
   .strict();
 export type KernelPoint = z.infer<typeof KernelPointSchema>;
@@ -100,14 +136,54 @@ export const AdapterSchema = z
   })
   .strict();
 
+/** Roofs measured on the device in the same run. */
+export const PeaksSchema = z
+  .object({
+    fmaGflops: nonNegative,
+    copyGBps: nonNegative,
+    /**
+     * Cost of one more dispatch in a pass, µs: a dispatch with bound buffers that depends on the one
+     * before it (so the GPU must wait), as a model's dispatches do. Used for the overhead floor.
+     */
+    dispatchUs: nonNegative,
+    /** The same for an empty dispatch with nothing bound: the API's own floor, shown beside it. */
+    emptyDispatchUs: nonNegative,
+    /** Submit of a tiny command buffer plus a 4-byte readback, µs: the floor of any pass a user waits for. */
+    submitUs: nonNegative,
+    /** Every configuration tried; the peak is the best of each kind. */
+    trials: z.array(
+      z
+        .object({
+          kind: z.enum(['fma', 'copy', 'dispatch', 'empty-dispatch', 'submit']),
+          label: z.string().max(200),
+          value: finite,
+        })
+        .strict(),
+    ),
+  })
+  .strict();
+export type PeaksRecord = z.infer<typeof PeaksSchema>;
+
 export const BenchResultSchema = z
   .object({
     schemaVersion: z.literal(SCHEMA_VERSION),
     createdAt: z.iso.datetime(),
     tool: z.object({ name: z.string().max(200), version: z.string().max(100) }).strict(),
     status: z.enum(['complete', 'cancelled', 'failed']),
-    /** Why a run stopped early; its finished points are kept. */
-    error: z.string().max(5000).optional(),
+    /** Why a run stopped early (the error's class name and message); its finished records are kept. */
+    error: z
+      .object({ name: z.string().max(100), message: z.string().max(5000) })
+      .strict()
+      .optional(),
+    /** What was asked for: the workload list after fitting it to the model, and the engine settings. */
+    spec: z
+      .object({
+        suite: BenchSpecSchema.shape.suite,
+        kv: BenchSpecSchema.shape.kv,
+        autotune: z.boolean(),
+        workloads: z.array(WorkloadSchema).max(16),
+      })
+      .strict(),
     env: z
       .object({
         userAgent: z.string().max(1000),
@@ -115,7 +191,15 @@ export const BenchResultSchema = z
         adapter: AdapterSchema,
         features: z.array(z.string().max(200)).max(200),
         limits: z.record(z.string().max(200), finite),
-        timestamps: z.object({ supported: z.boolean(), quantumNs: nonNegative.nullable() }).strict(),
+        timestamps: z
+          .object({
+            supported: z.boolean(),
+            /** The tick every span was a multiple of, when the browser quantizes timestamps; null when it does not. */
+            quantumNs: nonNegative.nullable(),
+          })
+          .strict(),
+        /** What each clock is, by name, so a reader knows what a "ms" means. */
+        clocks: z.object({ gpu: z.string().max(300), wall: z.string().max(300) }).strict(),
         crossOriginIsolated: z.boolean(),
       })
       .strict(),
@@ -127,24 +211,13 @@ export const BenchResultSchema = z
         weightBytes: z.number().int().nonnegative(),
       })
       .strict(),
-    peaks: z
-      .object({
-        fmaGflops: nonNegative,
-        copyGBps: nonNegative,
-        dispatchUs: nonNegative,
-        submitUs: nonNegative,
-        /** Every configuration tried; the peak is the best of each kind. */
-        trials: z.array(
-          z
-            .object({
-              kind: z.enum(['fma', 'copy', 'dispatch', 'submit']),
-              label: z.string().max(200),
-              value: finite,
-            })
-            .strict(),
-        ),
-      })
-      .strict(),
+    /** The roofs measured before the workloads: every point and kernel is placed against these. */
+    peaks: PeaksSchema,
+    /**
+     * The roofs measured again after the workloads (null when the run stopped early). Targets are
+     * judged against the best of both, so a roof measured low on a busy machine flatters nothing.
+     */
+    peaksAfter: PeaksSchema.nullable(),
     coldStart: z.object({ compileMs: nonNegative, loadMs: nonNegative }).strict(),
     /** The per-device kernel search: what was tried, how fast, and what was chosen. */
     tuning: z
@@ -190,14 +263,6 @@ export const BenchResultSchema = z
           .strict(),
       )
       .optional(),
-    latency: z
-      .object({
-        ttftMs: PercentilesSchema,
-        tpotMs: PercentilesSchema,
-        itlMs: PercentilesSchema,
-        e2eMs: PercentilesSchema,
-      })
-      .strict(),
     validation: z
       .object({
         maxAbsErr: nonNegative,

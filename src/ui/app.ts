@@ -40,6 +40,9 @@ export class App {
   private readonly compareCount = h('span', { className: 'tab-count' });
   private gpu: GpuInfo | null = null;
   private running = false;
+  /** The id of the run in flight, which Cancel names. */
+  private runId = '';
+  private runs = 0;
 
   constructor(private readonly engine: Remote<EngineApi>) {
     this.compareView = new CompareView(
@@ -213,7 +216,8 @@ export class App {
     };
     let result: BenchResult;
     try {
-      result = await this.engine.run(spec, proxy(onProgress));
+      this.runId = `page-${++this.runs}-${Date.now()}`;
+      result = await this.engine.run(spec, proxy(onProgress), this.runId);
     } catch (e) {
       finished = true;
       const err = e as Error;
@@ -232,11 +236,11 @@ export class App {
     this.compareView.setCurrentAvailable(true);
     this.progress.finish(this.outcome(result));
     if (result.status === 'failed') {
-      const lost = result.error?.startsWith('DeviceLostError') === true;
+      const lost = result.error?.name === 'DeviceLostError';
       this.errors.show(
         'run',
         lost ? 'The GPU device was lost during the run.' : 'The run failed.',
-        `${result.error ?? ''}${result.points.length > 0 ? ` The ${result.points.length} finished points are kept below.` : ''}`,
+        `${result.error ? `${result.error.name}: ${result.error.message}` : ''}${result.points.length > 0 ? ` The ${result.points.length} finished points are kept below.` : ''}`,
       );
     }
     this.setRunning(false);
@@ -261,7 +265,7 @@ export class App {
     if (!this.running) return;
     this.cancelButton.disabled = true;
     this.cancelButton.textContent = 'Cancelling…';
-    await this.engine.cancel();
+    await this.engine.cancel(this.runId);
   }
 
   private setRunning(running: boolean): void {

@@ -2,10 +2,17 @@
  * The run configuration form. It builds a BenchSpec and validates it with the same zod schema the
  * CLI and the engine use (BenchSpecSchema); each zod issue is shown at the field its path names.
  */
-import type { z } from 'zod';
 import { PAGE_SIZES } from '../kv/cache.ts';
-import { type BenchSpec, BenchSpecSchema, SUITES, type SuiteName } from '../measure/spec.ts';
+import {
+  type BenchSpec,
+  buildSpec,
+  fitToModel,
+  SPEC_DEFAULTS,
+  type SpecOptions,
+  SUITES,
+} from '../measure/spec.ts';
 import { isPresetName, PRESET_NAMES, PRESETS, presetConfig } from '../model/config.ts';
+import { BYTES } from '../model/formats.ts';
 import { parameterCount } from '../model/weights.ts';
 import { h, uniqueId } from './dom.ts';
 import { formatCount } from './format.ts';
@@ -34,16 +41,19 @@ interface Field {
   wrapper: HTMLElement;
 }
 
-/** Defaults of the fields a suite does not set. */
+/** Defaults of the fields a suite does not set: the spec's own, so the CLI and the page agree. */
 const DEFAULTS = {
-  seed: 0,
-  warmup: 1,
-  pageSize: 16,
-  kvMode: 'paged',
-  batch: 1,
-  profile: false,
-  autotune: true,
+  seed: SPEC_DEFAULTS.seed,
+  warmup: SPEC_DEFAULTS.warmup,
+  pageSize: SPEC_DEFAULTS.pageSize,
+  kvMode: SPEC_DEFAULTS.kvMode,
+  batch: SPEC_DEFAULTS.batch,
+  profile: SPEC_DEFAULTS.profile,
+  autotune: SPEC_DEFAULTS.autotune,
 } as const;
+
+/** The suites the page offers; the kernel suite is a CLI job (npm run bench -- --suite kernels). */
+type PageSuite = 'quick' | 'full';
 
 /** Result of reading a comma- or space-separated list of whole numbers. */
 type ParsedList = { ok: true; values: number[] } | { ok: false; message: string };
@@ -60,30 +70,10 @@ function parseNumber(text: string): number | null {
   return t === '' || Number.isNaN(Number(t)) ? null : Number(t);
 }
 
-/** The field a zod issue belongs to, and its message with the list position when the path has one. */
-function fieldOf(issue: z.core.$ZodIssue): { field: FieldName | null; message: string } {
-  const [head, second] = issue.path;
-  if (head === 'model') {
-    return { field: second === 'seed' ? 'seed' : 'preset', message: issue.message };
-  }
-  if ((head === 'prefill' || head === 'depths') && typeof second === 'number') {
-    return { field: head, message: `value ${second + 1}: ${issue.message}` };
-  }
-  const known: readonly string[] = [
-    'suite',
-    'gen',
-    'reps',
-    'warmup',
-    'pageSize',
-    'kvMode',
-    'batch',
-    'profile',
-    'prefill',
-    'depths',
-  ];
-  return typeof head === 'string' && known.includes(head)
-    ? { field: head as FieldName, message: issue.message }
-    : { field: null, message: issue.message };
+/** The form field a spec option fills: the same name, except the model source (preset and seed). */
+function fieldOfOption(option: keyof SpecOptions | 'model' | null, message: string): FieldName | null {
+  if (option === 'model') return message.startsWith('seed') ? 'seed' : 'preset';
+  return option;
 }
 
 export class ConfigForm {
@@ -251,7 +241,7 @@ export class ConfigForm {
   }
 
   /** Fills the sweep fields with a built-in suite's values. */
-  applySuite(suite: SuiteName): void {
+  applySuite(suite: PageSuite): void {
     const s = SUITES[suite];
     this.setValue('suite', suite);
     this.setValue('prefill', s.prefill.join(', '));
@@ -317,7 +307,7 @@ export class ConfigForm {
     const config = presetConfig(name);
     const params = parameterCount(config);
     this.presetInfo.textContent = `${PRESETS[name].description}. ${formatCount(params)} parameters, ${(
-      (params * 4) / 2 ** 20
+      (params * BYTES.f32) / 2 ** 20
     ).toFixed(0)} MiB of f32 weights, up to ${config.maxSeqLen} tokens.`;
   }
 
@@ -339,39 +329,43 @@ export class ConfigForm {
       const c = this.control(name);
       return c instanceof HTMLInputElement && c.checked;
     };
-    const raw = {
-      model: this.localModel ?? { kind: 'preset', preset: this.text('preset'), seed: number('seed') },
-      suite: this.text('suite'),
+    const model = this.localModel ?? { kind: 'preset', preset: this.text('preset'), seed: number('seed') };
+    const options: SpecOptions = {
+      suite: this.text('suite') as SpecOptions['suite'],
       prefill: list('prefill'),
       depths: list('depths'),
       gen: number('gen'),
       reps: number('reps'),
       warmup: number('warmup'),
       pageSize: number('pageSize'),
-      kvMode: this.text('kvMode'),
+      kvMode: this.text('kvMode') as SpecOptions['kvMode'],
       batch: number('batch'),
       profile: checked('profile'),
       autotune: checked('autotune'),
     };
-    const parsed = BenchSpecSchema.safeParse(raw);
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues) {
-        const { field, message } = fieldOf(issue);
+    // The page always sends its sweep fields, so a named suite stays named only while they match it.
+    if (options.suite !== 'custom') {
+      options.prefill = undefined;
+      options.depths = undefined;
+      options.gen = undefined;
+      options.reps = undefined;
+    }
+    const built = buildSpec(model, options);
+    let spec: BenchSpec | null = null;
+    if (!built.ok) {
+      for (const issue of built.issues) {
+        const field = fieldOfOption(issue.option, issue.message);
+        const message =
+          issue.index === undefined ? issue.message : `value ${issue.index + 1}: ${issue.message}`;
         if (field === null) formErrors.push(message);
         else if (!errors.has(field)) errors.set(field, message);
       }
-    } else if (
-      parsed.data.suite === 'custom' &&
-      parsed.data.model.kind === 'preset' &&
-      isPresetName(parsed.data.model.preset)
-    ) {
-      // The engine rejects custom sweeps beyond the model's length; say so here, at the field.
-      const max = presetConfig(parsed.data.model.preset).maxSeqLen;
-      const longL = parsed.data.prefill.find((L) => L > max);
-      const deepD = parsed.data.depths.find((d) => d + parsed.data.gen > max);
-      if (longL !== undefined) errors.set('prefill', `${longL} exceeds the model's ${max} tokens`);
-      if (deepD !== undefined) {
-        errors.set('depths', `${deepD} + ${parsed.data.gen} generated exceeds the model's ${max} tokens`);
+    } else {
+      spec = built.spec;
+      if (spec.model.kind === 'preset' && isPresetName(spec.model.preset)) {
+        // The engine rejects typed sweep values beyond the model's length; say so here, at the field.
+        const { errors: unfit } = fitToModel(spec, presetConfig(spec.model.preset).maxSeqLen);
+        for (const u of unfit) if (!errors.has(u.option)) errors.set(u.option, u.message);
       }
     }
 
@@ -385,6 +379,6 @@ export class ConfigForm {
     }
     this.formError.textContent = formErrors.map((m) => m.charAt(0).toUpperCase() + m.slice(1)).join('. ');
     this.formError.hidden = formErrors.length === 0;
-    return parsed.success && errors.size === 0 ? parsed.data : null;
+    return spec !== null && errors.size === 0 ? spec : null;
   }
 }

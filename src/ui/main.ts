@@ -8,18 +8,22 @@ declare global {
   interface Window {
     /** The engine worker's API; the CLI drives it through Playwright. */
     engine: Remote<EngineApi>;
-    /** Runs a spec and forwards progress to `window.benchProgress` when the CLI has exposed one. */
-    benchRun: (spec: unknown) => Promise<BenchResult>;
+    /**
+     * Runs a spec under `runId` and forwards progress to `window.benchProgress` when the CLI has
+     * exposed one; `engine.cancel(runId)` cancels it, even before it has started.
+     */
+    benchRun: (spec: unknown, runId: string) => Promise<BenchResult>;
     benchProgress?: (p: Progress) => void;
   }
 }
 
 const engine = startEngine();
 window.engine = engine;
-window.benchRun = (spec) =>
+window.benchRun = (spec, runId) =>
   engine.run(
     spec,
     proxy((p: Progress) => window.benchProgress?.(p)),
+    runId,
   );
 
 const root = document.querySelector<HTMLElement>('#app');

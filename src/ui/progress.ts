@@ -1,22 +1,12 @@
 /**
- * Progress of a run: what is being measured, points finished of the total, elapsed time and ETA.
- * Before the first point (roofs, compile, validation) the bar is indeterminate, since the engine
- * cannot yet estimate those phases. data-done and data-total are hooks for tests.
+ * Progress of a run: which workload runs and what it measures, points finished of the total,
+ * elapsed time and ETA. While the engine sets up (roofs, autotune, model, validation) the bar is
+ * indeterminate, since it cannot yet estimate those steps. data-done, data-total and data-workload
+ * are hooks for tests.
  */
 import type { Progress } from '../worker/api.ts';
 import { h } from './dom.ts';
 import { formatClock } from './format.ts';
-
-/** What each phase before the sweeps is doing, in the user's words. */
-const PHASE_TEXT: Record<Progress['phase'], string> = {
-  peaks: 'Measuring the roofs',
-  model: 'Building the model',
-  validate: 'Validating against the CPU reference',
-  prefill: 'Prefill',
-  decode: 'Decode',
-  kernels: 'Timing each kernel alone',
-  done: 'Done',
-};
 
 export class ProgressView {
   readonly element: HTMLElement;
@@ -47,18 +37,18 @@ export class ProgressView {
   update(p: Progress): void {
     this.element.dataset.done = String(p.done);
     this.element.dataset.total = String(p.total);
-    this.element.dataset.phase = p.phase;
-    const sweeping = p.phase === 'prefill' || p.phase === 'decode' || p.phase === 'done' || p.done > 0;
-    this.label.textContent = sweeping ? p.label : `${PHASE_TEXT[p.phase]}…`;
+    this.element.dataset.workload = p.workload ?? '';
+    const measuring = p.workload !== null || p.done > 0;
+    this.label.textContent = p.workload ? `${p.workload}: ${p.label}` : p.label;
     this.count.textContent = `${p.done}/${p.total}`;
-    if (sweeping) {
+    if (measuring) {
       this.bar.max = Math.max(1, p.total);
       this.bar.value = p.done;
     } else {
-      // Indeterminate: the phases before the sweep have no measurable fraction.
+      // Indeterminate: the engine's set-up steps have no measurable fraction.
       this.bar.removeAttribute('value');
     }
-    const eta = p.etaMs !== null && p.phase !== 'done' ? ` · about ${formatClock(p.etaMs)} left` : '';
+    const eta = p.etaMs !== null && p.done < p.total ? ` · about ${formatClock(p.etaMs)} left` : '';
     this.meta.textContent = `elapsed ${formatClock(p.elapsedMs)}${eta}`;
   }
 

@@ -3,12 +3,12 @@
  * same columns (taken from its header), the same number formats, the same high-variance mark.
  */
 import { MARKDOWN_POINTS_HEADER } from '../results/export.ts';
-import type { BenchResult, Point } from '../results/schema.ts';
+import type { Point } from '../results/schema.ts';
 import { h } from './dom.ts';
-import { fixed, formatIntensity, formatMs, HIGH_VARIANCE_MARK, pointSize } from './format.ts';
+import { fixed, formatIntensity, formatMs, HIGH_VARIANCE_MARK, MISSING, pointSize } from './format.ts';
 import { type Column, sortableTable } from './sortable-table.ts';
 
-/** Column headers in the report's order: pass, L/depth, ms, tok/s, GFLOP/s, GB/s, FLOP/B, bound, % roof, predicted ms. */
+/** Column headers in the report's order: pass, L/depth, clock, ms, wall ms, GPU ms, tok/s, GFLOP/s, GB/s, FLOP/B, bound, % roof, predicted ms. */
 const HEADERS = MARKDOWN_POINTS_HEADER.split('|')
   .map((s) => s.trim())
   .filter(Boolean);
@@ -17,11 +17,18 @@ const HEADERS = MARKDOWN_POINTS_HEADER.split('|')
 const CELLS: Omit<Column<Point>, 'header'>[] = [
   { cell: (p) => p.pass, sortValue: (p) => p.pass },
   { cell: pointSize, sortValue: (p) => (p.pass === 'prefill' ? p.tokens : p.depth), numeric: true },
+  { cell: (p) => p.timebase, sortValue: (p) => p.timebase },
   {
     cell: (p) => `${formatMs(p.medianMs)}${p.highVariance ? ` ${HIGH_VARIANCE_MARK}` : ''}`,
     sortValue: (p) => p.medianMs,
     numeric: true,
     cellClass: (p) => (p.highVariance ? 'high-variance' : undefined),
+  },
+  { cell: (p) => formatMs(p.wallMedianMs), sortValue: (p) => p.wallMedianMs, numeric: true },
+  {
+    cell: (p) => (p.gpuMedianMs === null ? MISSING : formatMs(p.gpuMedianMs)),
+    sortValue: (p) => p.gpuMedianMs ?? -1,
+    numeric: true,
   },
   { cell: (p) => fixed(p.tokensPerSec, 1), sortValue: (p) => p.tokensPerSec, numeric: true },
   { cell: (p) => fixed(p.gflops, 1), sortValue: (p) => p.gflops, numeric: true },
@@ -34,7 +41,12 @@ const CELLS: Omit<Column<Point>, 'header'>[] = [
 
 /** Explanations shown on hover of the less obvious headers. */
 const HEADER_TITLES: Record<string, string> = {
-  ms: 'Median wall-clock time of the pass; ⚠ marks a high coefficient of variation',
+  clock:
+    'The clock that placed the point on the roofline: gpu (timestamps) or wall (submit and readback included)',
+  ms: 'Median of one sample per repetition, on the placing clock (prefill: one pass; decode: one TPOT); ⚠ marks a high coefficient of variation',
+  'wall ms': 'Median on the wall clock: what a user waits for, submit and readback included',
+  'GPU ms': 'Median on the GPU timestamps: what the kernels cost; – without timestamps',
+  'tok/s': 'Tokens per second of wall clock: L per prefill, or batch per TPOT',
   'FLOP/B': 'Arithmetic intensity: FLOPs per byte moved (x axis of the roofline)',
   bound: 'The roof that binds this pass: compute, bandwidth or launch/submit overhead',
   '% roof': 'Share of the binding roof the pass reaches',
@@ -51,32 +63,32 @@ export function resultsTable(points: readonly Point[]): HTMLElement {
   return sortableTable(COLUMNS, points, { testId: 'results-table', caption: 'Measured points' });
 }
 
-/** TTFT, TPOT, ITL and end-to-end latency percentiles, as in the report. */
-export function latencyTable(latency: BenchResult['latency']): HTMLElement {
-  const rows: [string, string, BenchResult['latency']['ttftMs']][] = [
-    ['TTFT', 'Time to first token', latency.ttftMs],
-    ['TPOT', 'Time per output token', latency.tpotMs],
-    ['ITL', 'Inter-token latency', latency.itlMs],
-    ['E2E', 'End-to-end request time', latency.e2eMs],
-  ];
+/** Latency of each point, wall clock, as in the report: TTFT per prompt length, TPOT and ITL per depth. */
+export function latencyTable(points: readonly Point[]): HTMLElement {
+  const q = (x: Point['ttftMs']) =>
+    x ? `${formatMs(x.p50)} / ${formatMs(x.p95)} / ${formatMs(x.p99)}` : MISSING;
   return h('div', { className: 'table-scroll' }, [
-    h('table', { className: 'data-table compact' }, [
-      h('caption', { text: 'Latency of the decode requests' }),
+    h('table', { className: 'data-table compact', testId: 'latency-table' }, [
+      h('caption', { text: 'Latency per point, wall clock (p50 / p95 / p99 ms)' }),
       h('thead', {}, [
         h('tr', {}, [
-          h('th', { text: 'latency', attrs: { scope: 'col' } }),
-          ...['p50 ms', 'p95 ms', 'p99 ms'].map((t) =>
-            h('th', { className: 'num', text: t, attrs: { scope: 'col' } }),
-          ),
+          h('th', { text: 'pass', attrs: { scope: 'col' } }),
+          h('th', { text: 'L/depth', attrs: { scope: 'col' } }),
+          ...[
+            ['TTFT', 'Time to first token: the prefill of this prompt, no queue'],
+            ['TPOT', 'Time per output token: one sample per repetition'],
+            ['ITL', 'Inter-token latency: every gap between tokens'],
+          ].map(([t, title]) => h('th', { className: 'num', text: t, attrs: { scope: 'col', title } })),
         ]),
       ]),
       h(
         'tbody',
         {},
-        rows.map(([name, long, p]) =>
+        points.map((p) =>
           h('tr', {}, [
-            h('th', { attrs: { scope: 'row', title: long }, text: name }),
-            ...[p.p50, p.p95, p.p99].map((v) => h('td', { className: 'num', text: formatMs(v) })),
+            h('th', { attrs: { scope: 'row' }, text: p.pass }),
+            h('td', { text: pointSize(p) }),
+            ...[p.ttftMs, p.tpotMs, p.itlMs].map((x) => h('td', { className: 'num', text: q(x) })),
           ]),
         ),
       ),

@@ -99,9 +99,7 @@ export class RunView {
         ? resultsTable(r.points)
         : h('p', { className: 'muted', text: 'No measured points.' }),
     );
-    this.latencyHost.replaceChildren(
-      r.points.some((p) => p.pass === 'decode') ? latencyTable(r.latency) : '',
-    );
+    this.latencyHost.replaceChildren(r.points.length > 0 ? latencyTable(r.points) : '');
     this.charts.update([{ label: adapterLabel(r.env.adapter), points: r.points, peaks: r.peaks }]);
   }
 
@@ -127,7 +125,11 @@ export class RunView {
         text: `Cold start: compile ${formatMs(r.coldStart.compileMs)} ms, load ${formatMs(r.coldStart.loadMs)} ms · validation against the CPU reference ${v.passed ? 'passed' : 'FAILED'} (max rel err ${v.maxRelErr.toExponential(1)}) · ${r.env.browser}`,
       }),
     ];
-    if (r.error) lines.push(h('p', { className: 'summary-line status-note', text: r.error }));
+    if (r.error) {
+      lines.push(
+        h('p', { className: 'summary-line status-note', text: `${r.error.name}: ${r.error.message}` }),
+      );
+    }
     if (r.warnings.length > 0) {
       lines.push(
         h(

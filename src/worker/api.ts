@@ -6,12 +6,12 @@
 import { transferHandlers } from 'comlink';
 import { ENGINE_ERRORS } from '../errors.ts';
 import type { AdapterRecord } from '../gpu/device.ts';
-import type { Progress } from '../measure/bench.ts';
+import type { Progress } from '../measure/run.ts';
 import type { ModelSource } from '../model/source.ts';
 import type { VerifyOutcome } from '../model/verify.ts';
 import type { BenchResult } from '../results/schema.ts';
 
-export type { Progress } from '../measure/bench.ts';
+export type { Progress } from '../measure/run.ts';
 export type { BenchSpec } from '../measure/spec.ts';
 export type { ModelSource } from '../model/source.ts';
 export type { BenchResult } from '../results/schema.ts';
@@ -42,11 +42,16 @@ export interface EngineApi {
   verify(request: VerifyRequest): Promise<VerifyResult>;
   /**
    * Runs a benchmark spec (validated here with the same schema the callers use). `onProgress` must
-   * be wrapped in comlink's `proxy()`. A cancel or device loss resolves with the finished points.
+   * be wrapped in comlink's `proxy()`. A cancel or device loss resolves with the finished records
+   * and `error: {name, message}`. `runId` names the run for `cancel`.
    */
-  run(spec: unknown, onProgress?: (p: Progress) => void): Promise<BenchResult>;
-  /** Asks a running benchmark to stop after the current repetition. */
-  cancel(): Promise<void>;
+  run(spec: unknown, onProgress?: (p: Progress) => void, runId?: string): Promise<BenchResult>;
+  /**
+   * Cancels run `runId` at its next check. A cancel that arrives before its run has started is
+   * kept, and that run starts cancelled: it resolves at once with no points. Without an id, every
+   * running run is cancelled.
+   */
+  cancel(runId?: string): Promise<void>;
 }
 
 export type { EngineErrorName } from '../errors.ts';

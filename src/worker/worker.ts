@@ -1,9 +1,10 @@
 /// <reference lib="webworker" />
 import { expose } from 'comlink';
 import { version } from '../../package.json';
+import { CancelledError } from '../errors.ts';
 import { acquireGpu, type Gpu } from '../gpu/device.ts';
-import { runBench } from '../measure/bench.ts';
 import { type BrandVersion, browserFromHints } from '../measure/env.ts';
+import { runBench } from '../measure/run.ts';
 import { parseBenchSpec } from '../measure/spec.ts';
 import { loadModel } from '../model/source.ts';
 import { verifyModel } from '../model/verify.ts';
@@ -12,7 +13,10 @@ import { type EngineApi, type GpuInfo, installErrorTransfer } from './api.ts';
 installErrorTransfer();
 
 let gpuPromise: Promise<Gpu> | undefined;
-let stopRequested = false;
+/** Running runs by id, and ids cancelled before their run started. */
+const running = new Map<string, AbortController>();
+const cancelledEarly = new Set<string>();
+let anonymousRuns = 0;
 
 /** One device per worker, acquired on first use; a lost device is replaced on the next call. */
 async function gpu(): Promise<Gpu> {
@@ -52,24 +56,38 @@ const api: EngineApi = {
     return { ...outcome, gpu: gpuInfoOf(g), modelName: loaded.name, warnings: loaded.warnings };
   },
 
-  async run(input, onProgress) {
-    const spec = parseBenchSpec(input);
-    stopRequested = false;
-    const env = {
-      userAgent: navigator.userAgent,
-      browser: await browserVersion(),
-      crossOriginIsolated: self.crossOriginIsolated,
-      toolVersion: version,
-    };
-    return runBench(await gpu(), spec, env, {
-      // Progress is advisory: a caller that went away must not fail the run.
-      onProgress: (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined),
-      shouldStop: () => stopRequested,
-    });
+  async run(input, onProgress, runId) {
+    const id = runId ?? `run-${++anonymousRuns}`;
+    const controller = new AbortController();
+    running.set(id, controller);
+    if (cancelledEarly.delete(id)) controller.abort(new CancelledError('Cancelled before the run started.'));
+    try {
+      const spec = parseBenchSpec(input);
+      const env = {
+        userAgent: navigator.userAgent,
+        browser: await browserVersion(),
+        crossOriginIsolated: self.crossOriginIsolated,
+        toolVersion: version,
+      };
+      return await runBench(await gpu(), spec, env, {
+        // Progress is advisory: a caller that went away must not fail the run.
+        onProgress: (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined),
+        signal: controller.signal,
+      });
+    } finally {
+      running.delete(id);
+    }
   },
 
-  async cancel() {
-    stopRequested = true;
+  async cancel(runId) {
+    const reason = () => new CancelledError('Cancelled by the user; the finished points are kept.');
+    if (runId === undefined) {
+      for (const c of running.values()) c.abort(reason());
+      return;
+    }
+    const controller = running.get(runId);
+    if (controller) controller.abort(reason());
+    else cancelledEarly.add(runId);
   },
 };
 

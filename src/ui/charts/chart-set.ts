@@ -47,7 +47,8 @@ export class ChartSet {
       emptyText: 'Points appear here as they are measured.',
       controls: [kernelToggle.element],
       caption:
-        'Each filled mark is one measured pass: prefill at prompt length L, decode at context depth d. ' +
+        'Each filled mark is one measured pass: prefill at prompt length L, decode at context depth d, ' +
+        'placed by the clock named above the chart (GPU time where timestamps are exact, else wall time). ' +
         'On the sloped line (copy bandwidth) a pass is bandwidth-bound; under the flat roof (FMA peak), ' +
         'compute-bound; near the dashed overhead ceiling, bound by kernel launches and submits. The ring ' +
         'marks the ridge point. A pass of F FLOPs and n dispatches can reach at most F / (n·dispatch + ' +
@@ -78,8 +79,8 @@ export class ChartSet {
       fileStem: stem('tpot'),
       emptyText: 'No decode points yet.',
       caption:
-        'Median wall time of one decode step at each context depth (solid); cost model dashed. ' +
-        'A rise with depth is attention reading a longer KV cache.',
+        'Median TPOT at each context depth, one sample per repetition: (last − first token) / (tokens − 1), ' +
+        'wall clock (solid); cost model dashed. A rise with depth is attention reading a longer KV cache.',
     });
     const itl = new ChartPanel({
       title: 'Inter-token latency',
@@ -87,8 +88,8 @@ export class ChartSet {
       fileStem: stem('itl'),
       emptyText: 'No decode points yet.',
       caption:
-        'Cumulative distribution of the time between consecutive generated tokens (every decode step ' +
-        'of every repetition). A steep curve is steady; a long tail is stutter.',
+        'Cumulative distribution of the wall time between consecutive generated tokens (every gap of ' +
+        'every repetition at that depth). A steep curve is steady; a long tail is stutter.',
     });
     const kernels = new ChartPanel({
       title: 'Where the GPU time goes',

@@ -97,3 +97,32 @@ export function colorByRun(runs: readonly ChartRun[]): Plot.ScaleOptions {
     legend: true,
   };
 }
+
+/**
+ * The cost model's prediction on the wall clock, for charts of what a user waits for (TTFT, TPOT,
+ * tokens/s). A point placed by GPU time was predicted without the submit and readback its GPU span
+ * does not hold; the wall clock holds them, so they are added back.
+ */
+export function predictedWallMs(p: Point, peaks: Roofs | null): number {
+  return p.timebase === 'wall' ? p.predictedMs : p.predictedMs + (peaks?.submitUs ?? 0) / 1000;
+}
+
+/** Which clock placed the passes drawn, in words, so a chart never mixes clocks silently. */
+export function clockNote(runs: readonly ChartRun[], kernelsShown: boolean): string {
+  const points = runs.flatMap((r) => r.points);
+  if (points.length === 0) return '';
+  const gpu = points.filter((p) => p.timebase === 'gpu').length;
+  const wall = points.length - gpu;
+  const passes =
+    wall === 0
+      ? 'Passes placed by GPU time (timestamps).'
+      : gpu === 0
+        ? 'Passes placed by wall time (submit and readback included).'
+        : `Passes placed by two clocks: ${gpu} by GPU time, ${wall} by wall time (submit and readback included).`;
+  const kernels = kernelsShown
+    ? wall > 0
+      ? ' Per-kernel points are GPU time: do not read them against the wall-timed passes.'
+      : ' Per-kernel points are GPU time too.'
+    : '';
+  return passes + kernels;
+}

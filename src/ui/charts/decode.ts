@@ -1,11 +1,20 @@
 /**
  * Decode: time per output token (TPOT) against the context depth, with the cost model's prediction
- * dashed, and the distribution of inter-token latencies as a CDF. Each decode sample is the wall
- * time of one decode step, i.e. the gap between two generated tokens, so the samples are the ITLs.
+ * dashed, and the distribution of inter-token latencies as a CDF. Both are wall clock, what a user
+ * waits for: TPOT is the median over repetitions of (last − first token) / (gen − 1), and the ITLs
+ * are every gap between two generated tokens of the point's repetitions.
  */
 import * as Plot from '@observablehq/plot';
 import { fixed, formatMs, pointLabel } from '../format.ts';
-import { baseOptions, type ChartRun, chartHeight, colorByRun, type PlotNode, RUN_COLORS } from './common.ts';
+import {
+  baseOptions,
+  type ChartRun,
+  chartHeight,
+  colorByRun,
+  type PlotNode,
+  predictedWallMs,
+  RUN_COLORS,
+} from './common.ts';
 
 const MEASURED = 'measured';
 const PREDICTED = 'cost model';
@@ -14,14 +23,18 @@ export function tpotChart(runs: readonly ChartRun[], width: number): PlotNode | 
   const single = runs.length === 1;
   const data = runs.flatMap((run) =>
     run.points
-      .filter((p) => p.pass === 'decode')
-      .map((p) => ({
-        run: run.label,
-        depth: p.depth,
-        ms: p.medianMs,
-        predictedMs: p.predictedMs,
-        title: `${run.label}\n${pointLabel(p)}: ${formatMs(p.medianMs)} ms/token measured (p95 ${formatMs(p.p95Ms)}), ${formatMs(p.predictedMs)} predicted`,
-      })),
+      .filter((p) => p.pass === 'decode' && p.tpotMs)
+      .map((p) => {
+        const tpot = p.tpotMs ?? { p50: 0, p95: 0, p99: 0 };
+        const predictedMs = predictedWallMs(p, run.peaks);
+        return {
+          run: run.label,
+          depth: p.depth,
+          ms: tpot.p50,
+          predictedMs,
+          title: `${run.label}\n${pointLabel(p)}: TPOT ${formatMs(tpot.p50)} ms measured (p95 ${formatMs(tpot.p95)}), ${formatMs(predictedMs)} predicted`,
+        };
+      }),
   );
   if (data.length === 0) return null;
   const color = single ? () => MEASURED : 'run';
@@ -63,8 +76,10 @@ export function itlChart(runs: readonly ChartRun[], width: number): PlotNode | n
   const single = runs.length === 1;
   const groups = runs.flatMap((run) => {
     const decode = run.points.filter((p) => p.pass === 'decode');
-    if (single) return decode.map((p) => ({ series: pointLabel(p), samples: p.samplesMs }));
-    return decode.length > 0 ? [{ series: run.label, samples: decode.flatMap((p) => p.samplesMs) }] : [];
+    if (single) return decode.map((p) => ({ series: pointLabel(p), samples: p.itlSamplesMs ?? [] }));
+    return decode.length > 0
+      ? [{ series: run.label, samples: decode.flatMap((p) => p.itlSamplesMs ?? []) }]
+      : [];
   });
   const data = groups.flatMap(({ series, samples }) =>
     [...samples]

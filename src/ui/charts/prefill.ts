@@ -1,12 +1,19 @@
 /**
- * Prefill against the prompt length L: throughput (tokens/s) and time to first token, each with the
- * cost model's prediction as a dashed line. The prediction is what the measured roofs allow
+ * Prefill against the prompt length L: throughput (tokens/s) and time to first token, both wall
+ * clock (what a user waits for), each with the cost model's prediction as a dashed line. The prediction is what the measured roofs allow
  * (max(compute, bandwidth) time plus launch overhead), so the gap between the lines is efficiency.
  */
 import * as Plot from '@observablehq/plot';
 import type { Point } from '../../results/schema.ts';
 import { fixed } from '../format.ts';
-import { baseOptions, type ChartRun, chartHeight, colorByRun, type PlotNode } from './common.ts';
+import {
+  baseOptions,
+  type ChartRun,
+  chartHeight,
+  colorByRun,
+  type PlotNode,
+  predictedWallMs,
+} from './common.ts';
 
 /** Series names of a single run's legend. */
 const MEASURED = 'measured';
@@ -22,7 +29,7 @@ interface Row {
 
 function rows(
   runs: readonly ChartRun[],
-  value: (p: Point, predicted: boolean) => number,
+  value: (p: Point, predicted: boolean, run: ChartRun) => number,
   unit: string,
 ): Row[] {
   return runs.flatMap((run) =>
@@ -33,15 +40,15 @@ function rows(
           run: run.label,
           series: MEASURED,
           L: p.tokens,
-          value: value(p, false),
-          title: `${run.label}\nL=${p.tokens}: ${fixed(value(p, false), 1)} ${unit} measured, ${fixed(value(p, true), 1)} predicted`,
+          value: value(p, false, run),
+          title: `${run.label}\nL=${p.tokens}: ${fixed(value(p, false, run), 1)} ${unit} measured, ${fixed(value(p, true, run), 1)} predicted`,
         },
         {
           run: run.label,
           series: PREDICTED,
           L: p.tokens,
-          value: value(p, true),
-          title: `${run.label}\nL=${p.tokens}: ${fixed(value(p, true), 1)} ${unit} predicted`,
+          value: value(p, true, run),
+          title: `${run.label}\nL=${p.tokens}: ${fixed(value(p, true, run), 1)} ${unit} predicted`,
         },
       ]),
   );
@@ -81,14 +88,21 @@ function lengthChart(runs: readonly ChartRun[], data: Row[], width: number, yLab
 export function prefillThroughputChart(runs: readonly ChartRun[], width: number): PlotNode | null {
   const data = rows(
     runs,
-    (p, predicted) =>
-      predicted ? (p.predictedMs > 0 ? p.tokens / (p.predictedMs / 1000) : 0) : p.tokensPerSec,
+    (p, predicted, run) => {
+      if (!predicted) return p.tokensPerSec;
+      const ms = predictedWallMs(p, run.peaks);
+      return ms > 0 ? p.tokens / (ms / 1000) : 0;
+    },
     'tok/s',
   );
   return lengthChart(runs, data, width, '↑ Prefill throughput (tokens/s)');
 }
 
 export function ttftChart(runs: readonly ChartRun[], width: number): PlotNode | null {
-  const data = rows(runs, (p, predicted) => (predicted ? p.predictedMs : p.medianMs), 'ms');
+  const data = rows(
+    runs,
+    (p, predicted, run) => (predicted ? predictedWallMs(p, run.peaks) : (p.ttftMs?.p50 ?? p.wallMedianMs)),
+    'ms',
+  );
   return lengthChart(runs, data, width, '↑ Time to first token (ms)');
 }

@@ -21,6 +21,7 @@ import {
   baseOptions,
   type ChartRun,
   chartHeight,
+  clockNote,
   colorByRun,
   PASS_COLORS,
   PASSES,
@@ -78,7 +79,9 @@ export function overheadCeiling(points: readonly Point[], peaks: Roofs): Overhea
       50,
     ),
   );
-  const overheadUs = dispatches * peaks.dispatchUs + peaks.submitUs;
+  // A wall-timed step also waits for one submit and readback; a GPU-timed one does not.
+  const wallTimed = basis.some((p) => p.timebase === 'wall');
+  const overheadUs = dispatches * peaks.dispatchUs + (wallTimed ? peaks.submitUs : 0);
   // FLOPs per µs ÷ 1e3 = GFLOP/s.
   return overheadUs > 0 && flops > 0 ? { gflops: flops / overheadUs / 1e3, flops, dispatches } : null;
 }
@@ -94,7 +97,7 @@ function pointDots(run: ChartRun): Dot[] {
       gflops: p.gflops,
       title: [
         `${run.label}`,
-        `${p.pass} ${pointLabel(p)}: ${formatMs(p.medianMs)} ms`,
+        `${p.pass} ${pointLabel(p)}: ${formatMs(p.medianMs)} ms (${p.timebase} clock)`,
         `${formatIntensity(p.intensity)} FLOP/B, ${fixed(p.gflops, 2)} GFLOP/s, ${fixed(p.gbps, 2)} GB/s`,
         `${p.bound}-bound, ${fixed(p.roofPct, 1)}% of roof`,
       ].join('\n'),
@@ -114,7 +117,7 @@ function kernelDots(run: ChartRun): Dot[] {
           label: k.name,
           intensity: k.flops / k.bytes,
           gflops,
-          title: `${run.label}\n${k.name} in ${p.pass} ${pointLabel(p)}: ${formatMs(k.medianMs)} ms\n${formatIntensity(k.flops / k.bytes)} FLOP/B, ${fixed(gflops, 2)} GFLOP/s`,
+          title: `${run.label}\n${k.name} in ${p.pass} ${pointLabel(p)}: ${formatMs(k.medianMs)} ms (GPU clock)\n${formatIntensity(k.flops / k.bytes)} FLOP/B, ${fixed(gflops, 2)} GFLOP/s`,
         };
       }),
   );
@@ -324,6 +327,7 @@ export function rooflineChart(runs: readonly ChartRun[], options: RooflineOption
 
   const node = Plot.plot({
     ...base,
+    subtitle: clockNote(runs, kernels.length > 0),
     x: {
       type: 'log',
       domain: xDomain,

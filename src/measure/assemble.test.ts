@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import { kernelBreakdown, PointSamples } from '../workloads/timing.ts';
+import type { PassRecord } from '../workloads/workload.ts';
+import { chooseTimebase, placeKernelRecord, placePass } from './assemble.ts';
+
+const exact = { timestamps: true, quantumNs: null };
+const roofs = { fmaGflops: 10, copyGBps: 2, dispatchUs: 10, submitUs: 300 };
+const span = (label: string, ms: number) => ({ label, ms, ns: ms * 1e6 });
+
+describe('the clock that places a point', () => {
+  it('is the GPU where timestamps exist, are exact and every span was positive', () => {
+    expect(chooseTimebase({ wallMs: [3, 4, 5], gpuMs: [1, 2, 3] }, exact)).toEqual({
+      timebase: 'gpu',
+      samplesMs: [1, 2, 3],
+    });
+  });
+
+  it('is the wall clock, with the reason, when timestamps are quantized', () => {
+    const t = chooseTimebase(
+      { wallMs: [3, 4, 5], gpuMs: [1, 2, 3] },
+      { timestamps: true, quantumNs: 100_000 },
+    );
+    expect(t).toEqual({
+      timebase: 'wall',
+      samplesMs: [3, 4, 5],
+      note: 'GPU timestamps are quantized to 100 µs',
+    });
+  });
+
+  it('treats a zero or negative span as no sample: the point falls back to wall time', () => {
+    const s = new PointSamples(true);
+    s.add(5, [span('a', 1), span('b', 2)]);
+    s.add(6, [span('a', 1), { label: 'b', ms: 0, ns: 0 }]);
+    s.add(7, [span('a', 1), span('b', 2)]);
+    const r = s.result();
+    expect(r.gpuMs).toBeNull();
+    expect(r.wallMs).toEqual([5, 6, 7]);
+    expect(r.gpuIssue).toContain('a GPU span of 0 ns (pass "b")');
+    expect(chooseTimebase(r, exact)).toMatchObject({ timebase: 'wall', samplesMs: [5, 6, 7] });
+  });
+
+  it("sums a repetition's spans, and averages them over the steps a sample stands for", () => {
+    const s = new PointSamples(true);
+    // A generation of 4 steps: TPOT on the GPU is the mean step, (1 + 2 + 3 + 2) / 4 = 2.
+    s.add(10, [span('s', 1), span('s', 2), span('s', 3), span('s', 2)], 4);
+    expect(s.result()).toEqual({ wallMs: [10], gpuMs: [2] });
+  });
+});
+
+describe('kernel breakdown', () => {
+  it('is the median over profiled runs of each role per step, with the calls the engine recorded', () => {
+    const cost = {
+      flops: 0,
+      bytes: 0,
+      dispatches: 3,
+      kernels: [
+        { role: 'rmsnorm' as const, flops: 0, bytes: 0, dispatches: 2 },
+        { role: 'lm head' as const, flops: 0, bytes: 0, dispatches: 1 },
+      ],
+    };
+    // Two profiled generations of 2 steps each. rmsnorm per step: run 1 (1+1+3+3)/2 = 4, run 2 (2+2+2+2)/2 = 4.
+    const runs = [
+      [
+        span('rmsnorm', 1),
+        span('rmsnorm', 1),
+        span('lm head', 5),
+        span('rmsnorm', 3),
+        span('rmsnorm', 3),
+        span('lm head', 7),
+      ],
+      [
+        span('rmsnorm', 2),
+        span('rmsnorm', 2),
+        span('lm head', 1),
+        span('rmsnorm', 2),
+        span('rmsnorm', 2),
+        span('lm head', 1),
+      ],
+    ];
+    const b = kernelBreakdown(runs, 2, { rmsnorm: 2, 'lm head': 1 }, cost);
+    // lm head per step: run 1 (5+7)/2 = 6, run 2 (1+1)/2 = 1; median of two = 3.5.
+    expect(b).toEqual([
+      { role: 'rmsnorm', medianMs: 4, calls: 2 },
+      { role: 'lm head', medianMs: 3.5, calls: 1 },
+    ]);
+  });
+});
+
+describe('placing a pass', () => {
+  const record: PassRecord = {
+    type: 'pass',
+    pass: 'decode',
+    tokens: 1,
+    depth: 16,
+    batch: 2,
+    reps: 3,
+    samples: { wallMs: [20, 10, 30], gpuMs: [8, 4, 6] },
+    latency: { ttftMs: [50, 60, 70], tpotMs: [20, 10, 30], itlMs: [10, 20, 30, 40] },
+    cost: { flops: 2e6, bytes: 4e6, dispatches: 40, kernels: [] },
+    kernels: [],
+  };
+
+  it('places by the GPU median and reports both clocks, tokens/s by the wall clock', () => {
+    const p = placePass(record, roofs, exact, { mode: 'paged', pageSize: 16 });
+    expect(p.timebase).toBe('gpu');
+    expect([p.medianMs, p.wallMedianMs, p.gpuMedianMs]).toEqual([6, 20, 6]);
+    expect(p.samplesMs).toEqual([8, 4, 6]);
+    // Two sequences, one token each per TPOT of 20 ms: 100 tokens/s.
+    expect(p.tokensPerSec).toBeCloseTo(100, 12);
+    // 4 MB in 6 ms: 0.667 GB/s; floors: compute 0.2 ms, bandwidth 2 ms, overhead 40 · 10 µs = 0.4 ms (no submit on the GPU clock).
+    expect(p.bound).toBe('bandwidth');
+    expect(p.gbps).toBeCloseTo(4e6 / 6e6, 12);
+    expect(p.predictedMs).toBeCloseTo(2 + 0.4, 12);
+    expect(p.tpotMs).toEqual({ p50: 20, p95: 29, p99: 29.8 });
+    expect(p.itlMs?.p50).toBe(25);
+    expect(p.itlSamplesMs).toEqual([10, 20, 30, 40]);
+  });
+
+  it('places a kernel whose launch outweighs its work as overhead-bound', () => {
+    const k = placeKernelRecord(
+      {
+        type: 'kernel',
+        name: 'residual add',
+        variant: 'elementwise',
+        shape: { M: 1, K: 128, N: 128 },
+        samples: { wallMs: [0.5, 0.5, 0.5], gpuMs: [0.02, 0.02, 0.02] },
+        cost: { flops: 128, bytes: 1536 },
+      },
+      roofs,
+      exact,
+    );
+    // 1536 B at 2 GB/s is 0.77 µs; one dependent dispatch is 10 µs: overhead, at 10 / 20 = 50%.
+    expect(k.bound).toBe('overhead');
+    expect(k.roofPct).toBeCloseTo(50, 9);
+  });
+});

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { SpecError } from '../errors.ts';
+import { kvCapacityTokens } from '../kv/cache.ts';
+import { buildSpec, engineNeeds, fitToModel, specFromOptions } from './spec.ts';
+
+const preset = { kind: 'preset', preset: 'ci-tiny', seed: 0 } as const;
+
+describe('specFromOptions', () => {
+  it('turns the quick suite into a prefill sweep and a decode sweep with the defaults', () => {
+    const spec = specFromOptions(preset, {});
+    expect(spec.suite).toBe('quick');
+    expect(spec.kv).toEqual({ mode: 'paged', pageSize: 16 });
+    expect(spec.autotune).toBe(true);
+    expect(spec.workloads).toEqual([
+      { kind: 'prefill', lengths: [16, 32, 64, 128, 256], reps: 3, warmup: 1, profile: false },
+      { kind: 'decode', depths: [16, 128, 512], gen: 16, batch: 1, reps: 3, warmup: 1, profile: false },
+    ]);
+  });
+
+  it('makes the list custom when sweep values are given, and drops an empty sweep', () => {
+    const spec = specFromOptions(preset, { suite: 'full', prefill: [7], depths: [], reps: 4 });
+    expect(spec.suite).toBe('custom');
+    expect(spec.workloads).toEqual([{ kind: 'prefill', lengths: [7], reps: 4, warmup: 1, profile: false }]);
+  });
+
+  it('makes --suite kernels the kernel suite alone', () => {
+    const spec = specFromOptions(preset, { suite: 'kernels', prefill: [16] });
+    expect(spec.workloads).toEqual([{ kind: 'kernels', reps: 3, warmup: 1 }]);
+  });
+
+  it('names the option at fault, with the list position', () => {
+    const r = buildSpec(preset, { prefill: [16, 0], reps: 2, pageSize: 12 });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.issues.map((i) => [i.option, i.index])).toEqual([
+      ['prefill', 1],
+      ['reps', undefined],
+      ['pageSize', undefined],
+    ]);
+    expect(() => specFromOptions(preset, { pageSize: 12 })).toThrow(SpecError);
+    expect(() => specFromOptions(preset, { pageSize: 12 })).toThrow('pageSize: must be one of 8, 16, 32');
+  });
+
+  it('refuses a list with nothing to measure', () => {
+    const r = buildSpec(preset, { prefill: [], depths: [] });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.issues[0].message).toContain('nothing to measure');
+  });
+});
+
+describe('fitToModel', () => {
+  it('drops what a named suite cannot fit, with a reason per value', () => {
+    // maxSeqLen 256: prefill 256 fits, decode depth 512 (+16 generated) does not, depth 128 does.
+    const { spec, dropped, errors } = fitToModel(specFromOptions(preset, {}), 256);
+    expect(errors).toEqual([]);
+    expect(dropped.map((d) => [d.option, d.value])).toEqual([['depths', 512]]);
+    expect(dropped[0].message).toBe("depth 512 + 16 generated tokens exceeds the model's maxSeqLen of 256");
+    expect(spec.workloads[1]).toMatchObject({ kind: 'decode', depths: [16, 128] });
+  });
+
+  it('refuses values a person typed, rather than dropping them', () => {
+    const { errors } = fitToModel(specFromOptions(preset, { prefill: [300], depths: [] }), 256);
+    expect(errors.map((e) => e.message)).toEqual(["prompt length 300 exceeds the model's maxSeqLen of 256"]);
+  });
+
+  it('counts a decode at depth 0 as a one-token prompt', () => {
+    // depth 0, gen 16: the prompt is 1 token, then 15 steps append 15: 16 tokens.
+    const spec = specFromOptions(preset, { prefill: [], depths: [0], gen: 16 });
+    expect(fitToModel(spec, 16).errors).toEqual([]);
+    expect(fitToModel(spec, 15).errors).toHaveLength(1);
+  });
+});
+
+describe('engine sizing', () => {
+  it('sizes the KV cache for a whole batch at its deepest, paged and contiguous', () => {
+    const spec = specFromOptions(preset, { prefill: [256], depths: [16, 512], gen: 16, batch: 4 });
+    const needs = engineNeeds(spec);
+    // Four sequences, each at most 512 + 15 tokens; the longest prompt 512.
+    expect(needs).toEqual({
+      maxPrompt: 512,
+      maxSequences: 4,
+      maxContextTokens: 4 * 527,
+      maxBatch: 4,
+      model: true,
+    });
+    // Paged: the tokens plus one partly filled page each (pages of 16).
+    expect(kvCapacityTokens('paged', 16, 1024, { sequences: 4, tokens: 2108 })).toBe(2108 + 64);
+    // Contiguous: a whole maxSeqLen slot for each of the four, however short.
+    expect(kvCapacityTokens('contiguous', 16, 1024, { sequences: 4, tokens: 2108 })).toBe(4096);
+  });
+
+  it('needs no model for the kernel suite alone', () => {
+    expect(engineNeeds(specFromOptions(preset, { suite: 'kernels' })).model).toBe(false);
+  });
+});

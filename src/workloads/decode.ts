@@ -1,0 +1,147 @@
+import { checkedRun } from '../gpu/device.ts';
+import { GpuProfiler, type Span } from '../gpu/profiler.ts';
+import { decodeCost, type PassCost } from '../measure/cost.ts';
+import { MAX_TIMED_PASSES, type WorkloadOf } from '../measure/spec.ts';
+import type { Model } from '../model/forward.ts';
+import { promptTokens } from './prompts.ts';
+import { kernelBreakdown, PointSamples } from './timing.ts';
+import { requireModel, type WorkloadRunner } from './workload.ts';
+
+/**
+ * The decode sweep. At each depth, a repetition is one request's life at batch B: B fresh
+ * sequences get a prompt of `depth` tokens (one prefill: the TTFT), then `gen − 1` decode steps
+ * produce the rest. One sample is that repetition's TPOT, (last token − first token) / (gen − 1):
+ * one independent number per repetition, never the correlated steps inside it. The ITLs of the
+ * point are every gap between tokens of its repetitions. GPU time is each step's timestamp span,
+ * averaged over the generation and read back only after the last token, so no readback sits inside
+ * a step. The kernel breakdown comes from a separate generation over the same steps, profiled.
+ */
+export const decodeSweep: WorkloadRunner<'decode'> = async (ctx, w) => {
+  const model = requireModel(ctx);
+  const steps = w.gen - 1;
+  // Timed runs put one pass per step in the profiler (gen is capped so they fit); profiled runs
+  // put one per kernel call and read back after every step.
+  const profiler = new GpuProfiler(ctx.gpu, MAX_TIMED_PASSES);
+  try {
+    for (const [i, depth] of w.depths.entries()) {
+      const label = `decode depth=${depth}${w.batch > 1 ? ` ×${w.batch}` : ''}`;
+      ctx.progress(i, w.depths.length, label);
+      const samples = new PointSamples(profiler.supported);
+      const latency = { ttftMs: [] as number[], tpotMs: [] as number[], itlMs: [] as number[] };
+      for (let r = 0; r < w.warmup + w.reps; r++) {
+        ctx.signal.throwIfAborted();
+        const once = () => generate(model, profiler, w, depth);
+        const run = r === 0 ? await checkedRun(ctx.gpu, `decode at depth ${depth}`, once) : await once();
+        if (r < w.warmup) continue;
+        const tpot = (run.arrivals[steps] - run.arrivals[0]) / steps;
+        samples.add(tpot, run.spans, steps);
+        latency.ttftMs.push(run.ttftMs);
+        latency.tpotMs.push(tpot);
+        for (let s = 1; s <= steps; s++) latency.itlMs.push(run.arrivals[s] - run.arrivals[s - 1]);
+      }
+      const profiled: Span[][] = [];
+      for (let r = 0; r < (w.profile ? w.reps : 1); r++) {
+        ctx.signal.throwIfAborted();
+        profiled.push(await profiledGeneration(model, profiler, w, depth));
+      }
+      const cost = generationCost(ctx.config, w, depth);
+      ctx.emit({
+        type: 'pass',
+        pass: 'decode',
+        tokens: 1,
+        depth,
+        batch: w.batch,
+        reps: w.reps,
+        samples: samples.result(),
+        latency,
+        cost,
+        kernels: kernelBreakdown(profiled, steps, model.lastDispatches, cost),
+      });
+      ctx.progress(i + 1, w.depths.length, label);
+    }
+  } finally {
+    profiler.destroy();
+  }
+};
+
+/** B fresh sequences, each with a distinct prompt of max(depth, 1) tokens. */
+function startSequences(model: Model, w: WorkloadOf<'decode'>, depth: number) {
+  const promptLength = Math.max(depth, 1);
+  const seqs = Array.from({ length: w.batch }, () => model.createSequence());
+  const prompts = seqs.map((seq, b) => ({
+    seq,
+    tokens: promptTokens(promptLength, model.config.vocabSize, depth + 31 * b + 7),
+  }));
+  return { seqs, prompts };
+}
+
+/** One timed generation: the prompt's prefill, then gen − 1 steps; spans read after the last token. */
+async function generate(model: Model, profiler: GpuProfiler, w: WorkloadOf<'decode'>, depth: number) {
+  const { seqs, prompts } = startSequences(model, w, depth);
+  try {
+    const start = performance.now();
+    let tokens = (await model.prefill(prompts, 'none')).map((r) => r.nextToken);
+    const arrivals = [performance.now()];
+    profiler.reset();
+    for (let s = 1; s < w.gen; s++) {
+      const step = await model.decode(
+        seqs.map((seq, b) => ({ seq, token: tokens[b] })),
+        { timing: { profiler, perKernel: false } },
+      );
+      arrivals.push(performance.now());
+      tokens = step.nextTokens;
+    }
+    return { ttftMs: arrivals[0] - start, arrivals, spans: await profiler.read() };
+  } finally {
+    for (const seq of seqs) model.freeSequence(seq);
+  }
+}
+
+/** The same generation with one pass per kernel, read back after each step (nothing here is a sample). */
+async function profiledGeneration(
+  model: Model,
+  profiler: GpuProfiler,
+  w: WorkloadOf<'decode'>,
+  depth: number,
+) {
+  const { seqs, prompts } = startSequences(model, w, depth);
+  try {
+    let tokens = (await model.prefill(prompts, 'none')).map((r) => r.nextToken);
+    const spans: Span[] = [];
+    for (let s = 1; s < w.gen; s++) {
+      profiler.reset();
+      const step = await model.decode(
+        seqs.map((seq, b) => ({ seq, token: tokens[b] })),
+        { timing: { profiler, perKernel: true } },
+      );
+      spans.push(...(await profiler.read()));
+      tokens = step.nextTokens;
+    }
+    return spans;
+  } finally {
+    for (const seq of seqs) model.freeSequence(seq);
+  }
+}
+
+/**
+ * The mean cost of the generation's steps: step s (1 … gen − 1) finds prompt + s − 1 tokens cached
+ * in each of the B sequences and appends one. A TPOT sample is the mean step, so this is its cost.
+ */
+function generationCost(config: Model['config'], w: WorkloadOf<'decode'>, depth: number): PassCost {
+  const prompt = Math.max(depth, 1);
+  const costs = Array.from({ length: w.gen - 1 }, (_, i) =>
+    decodeCost(config, Array(w.batch).fill(prompt + i)),
+  );
+  const n = costs.length;
+  const mean = (f: (c: PassCost) => number) => costs.reduce((a, c) => a + f(c), 0) / n;
+  return {
+    flops: mean((c) => c.flops),
+    bytes: mean((c) => c.bytes),
+    dispatches: costs[0].dispatches,
+    kernels: costs[0].kernels.map((k, j) => ({
+      ...k,
+      flops: mean((c) => c.kernels[j].flops),
+      bytes: mean((c) => c.kernels[j].bytes),
+    })),
+  };
+}

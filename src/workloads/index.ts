@@ -1,0 +1,15 @@
+import type { WorkloadKind } from '../measure/spec.ts';
+import { decodeSweep } from './decode.ts';
+import { kernelSuite } from './kernels.ts';
+import { prefillSweep } from './prefill.ts';
+import type { WorkloadRunner } from './workload.ts';
+
+/**
+ * Every workload, by the `kind` its spec section names. A new workload is one file here, one
+ * entry in this table and one section in measure/spec.ts; the type makes a missing entry an error.
+ */
+export const WORKLOADS: { [K in WorkloadKind]: WorkloadRunner<K> } = {
+  prefill: prefillSweep,
+  decode: decodeSweep,
+  kernels: kernelSuite,
+};

@@ -1,0 +1,69 @@
+import { type Span, spanValid } from '../gpu/profiler.ts';
+import type { PassCost } from '../measure/cost.ts';
+import { percentile } from '../measure/stats.ts';
+import type { KernelTimeRecord } from './workload.ts';
+
+/**
+ * Collects one point's samples in both clocks. A GPU sample is the sum of one repetition's pass
+ * spans; a zero or negative span is not a sample: it marks the point's GPU time unreliable, and the
+ * assembler places the point by wall time instead.
+ */
+export class PointSamples {
+  readonly wallMs: number[] = [];
+  private readonly gpu: number[] = [];
+  private issue: string | undefined;
+  private sawSpans = false;
+
+  constructor(private readonly timestamps: boolean) {}
+
+  /** One repetition: its wall time, and the GPU spans it covers (`perSample` passes averaged, e.g. decode steps). */
+  add(wallMs: number, spans: readonly Span[], perSample = 1): void {
+    this.wallMs.push(wallMs);
+    if (spans.length === 0) return;
+    this.sawSpans = true;
+    const bad = spans.find((s) => !spanValid(s));
+    if (bad) {
+      this.issue ??= `a GPU span of ${bad.ns} ns (pass "${bad.label}"): timestamps here cannot be trusted`;
+      return;
+    }
+    this.gpu.push(spans.reduce((a, s) => a + s.ms, 0) / perSample);
+  }
+
+  /** The samples for the record: GPU samples only when every repetition gave valid spans. */
+  result(): { wallMs: number[]; gpuMs: number[] | null; gpuIssue?: string } {
+    if (!this.timestamps || !this.sawSpans) return { wallMs: this.wallMs, gpuMs: null };
+    if (this.issue || this.gpu.length !== this.wallMs.length) {
+      return {
+        wallMs: this.wallMs,
+        gpuMs: null,
+        gpuIssue: this.issue ?? 'some repetitions had no GPU spans',
+      };
+    }
+    return { wallMs: this.wallMs, gpuMs: this.gpu };
+  }
+}
+
+/**
+ * Per-role GPU time from profiled runs, each a list of passes (one pass per kernel call, labelled
+ * by role). A run's role time is summed over its passes and divided by `stepsPerRun` (a profiled
+ * generation of several decode steps gives the mean step, as the point's cost does); the median
+ * over runs is reported. `calls` is what the engine recorded, not what the cost model assumes.
+ */
+export function kernelBreakdown(
+  runs: readonly Span[][],
+  stepsPerRun: number,
+  recorded: Record<string, number>,
+  cost: PassCost,
+): KernelTimeRecord[] {
+  if (runs.length === 0 || runs.every((r) => r.length === 0)) return [];
+  return cost.kernels.map((k) => ({
+    role: k.role,
+    medianMs: percentile(
+      runs.map(
+        (spans) => spans.filter((s) => s.label === k.role).reduce((a, s) => a + s.ms, 0) / stepsPerRun,
+      ),
+      50,
+    ),
+    calls: recorded[k.role] ?? 0,
+  }));
+}

@@ -1,0 +1,103 @@
+import { InternalError } from '../errors.ts';
+import type { Gpu } from '../gpu/device.ts';
+import type { PipelineCache } from '../gpu/pipelines.ts';
+import type { KernelVariants } from '../kernels/variants.ts';
+import type { Cost, PassCost } from '../measure/cost.ts';
+import type { Roofs } from '../measure/roofline.ts';
+import type { Workload, WorkloadKind, WorkloadOf } from '../measure/spec.ts';
+import type { ModelConfig } from '../model/config.ts';
+import type { Model } from '../model/forward.ts';
+import type { ValidationCheck } from '../model/verify.ts';
+
+/**
+ * The seam every workload plugs into. A workload gets the engine (device, model, kernels, the
+ * run's roofs), its own settings from the spec, and a signal; it measures, and hands each finished
+ * measurement to `emit` as a record. It never places anything on the roofline and never builds the
+ * result: the assembler does both, once, for every record of every workload.
+ */
+export interface WorkloadContext {
+  readonly gpu: Gpu;
+  readonly config: ModelConfig;
+  /** The model on the GPU; null when no workload of the run needs it (the kernel suite alone). */
+  readonly model: Model | null;
+  readonly pipelines: PipelineCache;
+  /** The kernel families chosen for this device. */
+  readonly variants: KernelVariants;
+  /** The roofs measured before the workloads ran. */
+  readonly roofs: Roofs;
+  /** Aborted on cancel; a workload checks it between repetitions (`signal.throwIfAborted()`). */
+  readonly signal: AbortSignal;
+  /** Hands a finished measurement to the assembler. */
+  emit(record: WorkloadRecord): void;
+  /** Says how far the workload has got, in its own units (points), and what it does now. */
+  progress(done: number, total: number, label: string): void;
+  /** Something the reader of the result should know. */
+  warn(message: string): void;
+  /** Records a check against the CPU reference in the result's validation. */
+  check(c: ValidationCheck): void;
+}
+
+/** Samples of one measured quantity in both clocks, one per repetition. */
+export interface ClockSamples {
+  /** Wall clock in the engine worker (`performance.now()`): what a user waits for. */
+  wallMs: number[];
+  /** GPU timestamps (`timestamp-query`); null when the adapter has none. */
+  gpuMs: number[] | null;
+  /** Why the GPU samples cannot be used although they exist (a zero or negative span), if so. */
+  gpuIssue?: string;
+}
+
+/** Per-role GPU time of a pass from profiled runs (one pass per kernel), with the calls recorded. */
+export interface KernelTimeRecord {
+  role: string;
+  /** Median over profiled runs of the role's GPU time per pass, ms. */
+  medianMs: number;
+  /** Dispatches of this role the engine actually recorded in one pass. */
+  calls: number;
+}
+
+/** A whole forward pass measured at one point of a sweep. */
+export interface PassRecord {
+  type: 'pass';
+  pass: 'prefill' | 'decode';
+  /** Prefill: the prompt length L. Decode: 1 (new tokens per sequence per step). */
+  tokens: number;
+  /** Prefill: 0. Decode: the context depth before generation. */
+  depth: number;
+  batch: number;
+  reps: number;
+  /** One sample per repetition: a whole prefill, or one generation's TPOT. */
+  samples: ClockSamples;
+  /** Latency samples in the wall clock, per point: TTFT (prefill), TPOT and ITL (decode). */
+  latency: { ttftMs?: number[]; tpotMs?: number[]; itlMs?: number[] };
+  /** FLOPs and bytes of the pass the sample stands for (decode: the mean step of the generation). */
+  cost: PassCost;
+  /** Per-kernel GPU time over the same steps as the cost; empty without timestamps. */
+  kernels: KernelTimeRecord[];
+}
+
+/** One kernel timed alone at one shape (the kernel suite). */
+export interface KernelRecord {
+  type: 'kernel';
+  name: string;
+  variant: string;
+  shape: Record<string, number>;
+  samples: ClockSamples;
+  cost: Cost;
+}
+
+export type WorkloadRecord = PassRecord | KernelRecord;
+
+/** Runs one workload. One file in src/workloads/ per kind; see index.ts for the registry. */
+export type WorkloadRunner<K extends WorkloadKind> = (
+  ctx: WorkloadContext,
+  settings: WorkloadOf<K>,
+) => Promise<void>;
+
+export type { Workload };
+
+/** The model, for workloads that run whole passes; the engine builds it whenever one is in the spec. */
+export function requireModel(ctx: WorkloadContext): Model {
+  if (!ctx.model) throw new InternalError('this workload needs the model, and the engine built none');
+  return ctx.model;
+}
