@@ -34,6 +34,34 @@ const layouts = (capacity: number) =>
     { paged: false, pageSize: capacity },
   ] as const;
 
+/** GQA ratios 1, 3 and 8 (heads / kvHeads), and an odd head count. */
+const GQA = [
+  { heads: 4, kvHeads: 4 },
+  { heads: 9, kvHeads: 3 },
+  { heads: 8, kvHeads: 1 },
+] as const;
+
+/** Head dims and contexts of real models, past a thousand tokens, none a multiple of a page. */
+const LONG = [
+  { headDim: 64, context: 1100 },
+  { headDim: 128, context: 2100 },
+  { headDim: 128, context: 1100 },
+  { headDim: 64, context: 2100 },
+] as const;
+
+/** Capacity of the contiguous slot in the long-context tests: room past the longest context. */
+const LONG_SLOT = 2304;
+
+/**
+ * Queries of a long prefill that run and are checked: the last ones, after context − 31 cached
+ * tokens. Fewer than one workgroup of queries, because on SwiftShader every query of a long context
+ * costs seconds; the short prefill tests cover queries spread over several workgroups.
+ */
+const LONG_PREFILL_QUERIES = 31;
+
+/** The long-context tests take up to a minute on SwiftShader, more when other jobs share its cores. */
+const LONG_TEST_TIMEOUT_MS = 240_000;
+
 test.describe('kernels against the CPU reference', () => {
   test.beforeEach(async ({ page }) => {
     await openHarness(page);
@@ -126,6 +154,67 @@ test.describe('kernels against the CPU reference', () => {
         for (const lengths of [[1], [7, 33, 100, 257], [65, 2, 130]]) {
           const shape = { lengths, heads: 6, kvHeads: 2, headDim: 32, ...layout, variant };
           expectPassed(await check(page, 'attentionDecode', shape));
+        }
+      }
+    }
+  });
+
+  test('rmsnorm: eps matters where the mean square is comparable to it, every variant', async ({ page }) => {
+    for (const variant of VARIANT_CANDIDATES.rmsnorm) {
+      for (const eps of [1e-5, 1e-6]) {
+        // Inputs uniform in ±sqrt(3·eps) have a mean square near eps: dropping eps scales the
+        // output by about √2, far outside the tolerance.
+        const spec = { rows: 33, d: 132, eps, scale: Math.sqrt(3 * eps), variant };
+        expectPassed(await check(page, 'rmsnorm', spec));
+        const withoutEps = await check(page, 'rmsnorm', { ...spec, referenceEps: 0 });
+        expect(
+          withoutEps.passed,
+          `rmsnorm ${withoutEps.variant} eps ${eps}: the reference without eps matches`,
+        ).toBe(false);
+        expect(withoutEps.maxRelErr).toBeGreaterThan(0.1);
+      }
+    }
+  });
+
+  test('rope against cos/sin from the closed form at every frequency, positions 0 to 4095', async ({
+    page,
+  }) => {
+    for (const headDim of [64, 128]) {
+      for (const theta of [10000, 500000]) {
+        expectPassed(await check(page, 'rope', { rows: 4096, heads: 2, headDim, start: 0, theta }));
+      }
+    }
+  });
+
+  // Every variant at every layout and GQA ratio; the (head dim, context) pair turns with the layout,
+  // so each variant also meets every GQA ratio at every head dim and context.
+  for (const variant of VARIANT_CANDIDATES.attentionPrefill) {
+    test(`long-context prefill attention (${variant.family}): the last ${LONG_PREFILL_QUERIES} queries over 1100 and 2100 tokens`, async ({
+      page,
+    }) => {
+      test.setTimeout(LONG_TEST_TIMEOUT_MS);
+      for (const [g, gqa] of GQA.entries()) {
+        for (const [l, layout] of layouts(LONG_SLOT).entries()) {
+          const { headDim, context } = LONG[(g + l) % LONG.length];
+          const L = LONG_PREFILL_QUERIES;
+          const shape = { L, start: context - L, ...gqa, headDim, ...layout, variant };
+          expectPassed(await check(page, 'attentionPrefill', shape));
+        }
+      }
+    });
+  }
+
+  test('long-context decode attention: contexts 2100 and 1100 in one batch, every variant, layout, GQA ratio and head dim', async ({
+    page,
+  }) => {
+    test.setTimeout(LONG_TEST_TIMEOUT_MS);
+    for (const variant of VARIANT_CANDIDATES.attentionDecode) {
+      for (const gqa of GQA) {
+        for (const headDim of [64, 128]) {
+          for (const layout of layouts(LONG_SLOT)) {
+            const shape = { lengths: [2100, 1100], ...gqa, headDim, ...layout, variant };
+            expectPassed(await check(page, 'attentionDecode', shape));
+          }
         }
       }
     }
