@@ -1,37 +1,44 @@
-import { expect, test } from '@playwright/test';
+import { expect, type Page, test } from '@playwright/test';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../src/kernels/variants.ts';
 
 /** A prompt of n token ids below ci-tiny's vocab of 509, deterministic. */
 const prompt = (n: number, seed = 1) => Array.from({ length: n }, (_, i) => (i * 131 + seed * 17 + 3) % 509);
 
-/** The GPU-oriented defaults and the barrier-free families the autotuner picks on CPU-backed adapters. */
-const FAMILY_SETS = {
-  default: DEFAULT_VARIANTS,
-  'barrier-free': {
-    matmul: { family: 'register', wgX: 8, wgY: 8 },
-    gemv: { family: 'rowwise', wg: 64 },
-    rmsnorm: { family: 'rowwise' },
-    attentionPrefill: { family: 'direct4' },
-    attentionDecode: { family: 'direct' },
-  },
-} as const satisfies Record<string, KernelVariants>;
+/**
+ * The kernel families the model tests run with: the GPU-oriented defaults, and the families the
+ * autotuner actually picks on this adapter (searched once, in the first test's page).
+ */
+const familySets: Record<string, KernelVariants | null> = { default: DEFAULT_VARIANTS, autotuned: null };
 
-for (const [familyName, variants] of Object.entries(FAMILY_SETS))
+async function useFamilies(page: Page, name: string) {
+  await page.goto('/e2e/harness/index.html');
+  if (!familySets[name]) {
+    familySets[name] = await page.evaluate(async () => (await window.harness).model.autotuned());
+  }
+  await page.evaluate(async (v) => {
+    (await window.harness).model.variants = v;
+  }, familySets[name]);
+}
+
+for (const familyName of Object.keys(familySets))
   test.describe(`model end to end on the GPU (${familyName} kernels)`, () => {
     test.beforeEach(async ({ page }) => {
-      await page.goto('/e2e/harness/index.html');
-      await page.evaluate(async (v) => {
-        (await window.harness).model.variants = v;
-      }, variants);
+      test.setTimeout(180_000);
+      await useFamilies(page, familyName);
     });
 
-    test('prefill logits match the CPU reference (max rel err ≤ 1e-3)', async ({ page }) => {
-      for (const L of [1, 7, 33, 100]) {
-        const r = await page.evaluate(
-          async (t) => (await window.harness).model.prefillVsReference(t),
-          prompt(L),
-        );
-        expect(r.maxRelErr, `L=${L}: ${JSON.stringify(r)}`).toBeLessThanOrEqual(1e-3);
+    test('prefill logits match the CPU reference (max rel err ≤ 1e-3), tied and untied', async ({ page }) => {
+      for (const untied of [false, true]) {
+        for (const L of [1, 7, 33, 100]) {
+          const r = await page.evaluate(
+            async ([t, u]) => (await window.harness).model.prefillVsReference(t, u),
+            [prompt(L), untied] as const,
+          );
+          expect(r.maxRelErr, `L=${L} untied=${untied}: ${JSON.stringify(r)}`).toBeLessThanOrEqual(1e-3);
+          expect(r.hasLmHead).toBe(untied);
+          // The dispatches the engine recorded are the ones the cost model counts, role by role.
+          expect(r.recorded).toEqual(r.assumed);
+        }
       }
     });
 
@@ -45,7 +52,10 @@ for (const [familyName, variants] of Object.entries(FAMILY_SETS))
       expect(new Set(r.tokens).size, 'generation should not collapse to one token').toBeGreaterThan(1);
     });
 
-    test('paged caches (8/16/32) give identical results to the contiguous cache', async ({ page }) => {
+    test('paged caches (8/16/32) give identical results to the contiguous cache across page boundaries', async ({
+      page,
+    }) => {
+      // 21 prompt tokens + 12 generated = 33: past a page boundary for every page size, 32 included.
       const r = await page.evaluate(
         async (p) => (await window.harness).model.pagedVsContiguous(p, 12),
         prompt(21),
@@ -57,7 +67,9 @@ for (const [familyName, variants] of Object.entries(FAMILY_SETS))
       }
     });
 
-    test('two sequences sharing prefix pages equal the same sequences run apart', async ({ page }) => {
+    test('two sequences sharing prefix pages, interleaved step by step, equal the same run apart', async ({
+      page,
+    }) => {
       const r = await page.evaluate(
         async ([p, a, b]) => (await window.harness).model.sharedPrefix(p, a, b, 6, 8),
         [prompt(13), prompt(5, 2), prompt(4, 3)],
@@ -70,11 +82,28 @@ for (const [familyName, variants] of Object.entries(FAMILY_SETS))
       expect(r.identicalB).toBe(true);
     });
 
-    test('a batch of sequences with different lengths decodes like each alone', async ({ page }) => {
-      const r = await page.evaluate(
-        async (ps) => (await window.harness).model.batchVsAlone(ps, 5),
-        [prompt(3), prompt(40, 2), prompt(17, 3), prompt(1, 4)],
-      );
-      expect(r.identical).toEqual([true, true, true, true]);
+    test('a batch of 2, 5 and 8 sequences of different lengths runs like each sequence alone', async ({
+      page,
+    }) => {
+      for (const B of [2, 5, 8]) {
+        const prompts = Array.from({ length: B }, (_, i) => prompt(1 + ((i * 37) % 41), i + 1));
+        const r = await page.evaluate(
+          async (ps) => (await window.harness).model.batchVsAlone(ps, 5),
+          prompts,
+        );
+        expect(r.identical, `B=${B}`).toEqual(Array(B).fill(true));
+      }
     });
   });
+
+test('running out of KV pages through the model throws and changes nothing', async ({ page }) => {
+  await page.goto('/e2e/harness/index.html');
+  const r = await page.evaluate(async () => (await window.harness).model.kvExhaustion());
+  expect(r.prefillError).toMatchObject({ name: 'KvCacheExhaustedError', isKvError: true });
+  expect(r.prefillError?.message).toContain('needs 1 more pages of 16 tokens but only 0 of 4 pages are free');
+  expect(r.decodeError).toMatchObject({ name: 'KvCacheExhaustedError' });
+  // All or nothing: a, which had room, did not grow either, and the pool is as it was.
+  expect(r.after).toEqual(r.before);
+  expect(r.bLength).toBe(0);
+  expect(r.recovered).toBe(1);
+});

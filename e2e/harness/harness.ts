@@ -1,6 +1,7 @@
 import { acquireGpu } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipelines.ts';
 import { measurePeaks } from '../../src/measure/peaks.ts';
+import { EngineChecks } from './engine-checks.ts';
 import { KernelChecks } from './kernel-checks.ts';
 import { ModelChecks } from './model-checks.ts';
 
@@ -12,6 +13,7 @@ async function createHarness() {
     features: gpu.features,
     kernels: new KernelChecks(gpu),
     model: new ModelChecks(gpu),
+    engine: new EngineChecks(),
     peaks: () => measurePeaks(gpu, new PipelineCache(gpu)),
   };
 }

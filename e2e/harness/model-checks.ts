@@ -1,8 +1,11 @@
+import { KvCacheExhaustedError } from '../../src/errors.ts';
 import type { Gpu } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipelines.ts';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../../src/kernels/variants.ts';
-import { presetConfig } from '../../src/model/config.ts';
-import { Model, type ModelOptions } from '../../src/model/forward.ts';
+import { autotune } from '../../src/measure/autotune.ts';
+import { prefillCost } from '../../src/measure/cost.ts';
+import { type ModelConfig, presetConfig } from '../../src/model/config.ts';
+import { Model, type ModelOptions, type PrefillResult } from '../../src/model/forward.ts';
 import { compare, referenceForward } from '../../src/model/reference.ts';
 import { randomWeights } from '../../src/model/weights.ts';
 
@@ -17,6 +20,13 @@ const contiguous = (capacityTokens = 4096): ModelOptions => ({
   kv: { mode: 'contiguous', pageSize: 16, capacityTokens },
   maxBatch: 8,
 });
+
+async function prefillEachAlone(model: Model, seqs: number[], prompts: number[][]): Promise<PrefillResult[]> {
+  const out: PrefillResult[] = [];
+  for (const [i, tokens] of prompts.entries())
+    out.push(...(await model.prefill([{ seq: seqs[i], tokens }], 'none')));
+  return out;
+}
 
 function bitwiseEqual(a: Float32Array, b: Float32Array): boolean {
   if (a.length !== b.length) return false;
@@ -36,18 +46,32 @@ export class ModelChecks {
   /** Kernel families for the models built next; the checks run once per family set. */
   variants: KernelVariants = DEFAULT_VARIANTS;
 
-  private async model(options: ModelOptions, seed = 1) {
-    const weights = randomWeights(presetConfig('ci-tiny'), seed);
+  private async model(options: ModelOptions, seed = 1, config: ModelConfig = presetConfig('ci-tiny')) {
+    const weights = randomWeights(config, seed);
     const variants = this.variants;
     return Model.create(this.gpu, weights, { ...options, pipelines: this.pipelines, variants }, 'ci-tiny');
   }
 
-  /** Full-model prefill logits at every position against the float64 CPU reference. */
-  async prefillVsReference(tokens: number[]) {
-    const model = await this.model(paged(16));
-    const weights = randomWeights(presetConfig('ci-tiny'), 1);
+  /** The families the autotuner picks for ci-tiny on this adapter (the model tests then run them). */
+  async autotuned(): Promise<KernelVariants> {
+    return (await autotune(this.gpu, this.pipelines, presetConfig('ci-tiny'), 8)).variants;
+  }
+
+  /**
+   * Full-model prefill logits at every position against the float64 CPU reference; `untied` gives
+   * the model an LM head of its own instead of the embedding table.
+   */
+  async prefillVsReference(tokens: number[], untied = false) {
+    const config = { ...presetConfig('ci-tiny'), tieWordEmbeddings: !untied };
+    const model = await this.model(paged(16), 1, config);
+    const weights = randomWeights(config, 1);
     const seq = model.createSequence();
     const [gpu] = await model.prefill([{ seq, tokens }], 'all');
+    // What the engine recorded, against what the cost model assumes, role by role.
+    const recorded = model.lastDispatches;
+    const assumed = Object.fromEntries(
+      prefillCost(config, tokens.length).kernels.map((k) => [k.role, k.dispatches]),
+    );
     model.destroy();
     const want = referenceForward(weights, tokens);
     const cmp = compare(gpu.logits!, want, PATH_TOLERANCE);
@@ -56,6 +80,9 @@ export class ModelChecks {
       maxRelErr: cmp.maxRelErr,
       mismatches: cmp.mismatches,
       rows: tokens.length,
+      hasLmHead: weights.tensors.has('lm_head.weight'),
+      recorded,
+      assumed,
     };
   }
 
@@ -120,17 +147,30 @@ export class ModelChecks {
 
   /**
    * Two sequences forked from one prefix (pages shared, the partly filled last page copied on
-   * write) against the same two sequences built apart: identical logits at every step.
+   * write) against the same two sequences built apart: identical logits at every step. Both arms
+   * interleave the two sequences step by step (a's tail, b's tail, then a, b, a, b, … one decode
+   * each), so a write of one into a page the other still reads would show.
    */
   async sharedPrefix(prefix: number[], tailA: number[], tailB: number[], steps: number, pageSize: number) {
-    const continueSeq = async (model: Model, seq: number, tail: number[]) => {
-      const [r] = await model.prefill([{ seq, tokens: tail }], 'last');
-      const logits = [r.logits!];
-      let token = r.nextToken;
+    const interleaved = async (model: Model, a: number, b: number) => {
+      const logits: Float32Array[][] = [[], []];
+      const tokens: number[] = [];
+      for (const [i, [seq, tail]] of (
+        [
+          [a, tailA],
+          [b, tailB],
+        ] as const
+      ).entries()) {
+        const [r] = await model.prefill([{ seq, tokens: tail }], 'last');
+        logits[i].push(r.logits!);
+        tokens.push(r.nextToken);
+      }
       for (let s = 1; s < steps; s++) {
-        const d = await model.decode([{ seq, token }], { logits: true });
-        token = d.nextTokens[0];
-        logits.push(d.logits!);
+        for (const [i, seq] of [a, b].entries()) {
+          const d = await model.decode([{ seq, token: tokens[i] }], { logits: true });
+          tokens[i] = d.nextTokens[0];
+          logits[i].push(d.logits!);
+        }
       }
       return logits;
     };
@@ -140,8 +180,7 @@ export class ModelChecks {
     const b = shared.fork(a);
     const sharedPagesAfterFork = shared.kv.stats().sharedPages;
     const pagesAfterFork = shared.kv.stats().usedPages;
-    const sharedA = await continueSeq(shared, a, tailA);
-    const sharedB = await continueSeq(shared, b, tailB);
+    const [sharedA, sharedB] = await interleaved(shared, a, b);
     const pagesAfterDivergence = shared.kv.stats().usedPages;
     const stillShared = shared.kv.stats().sharedPages;
     shared.destroy();
@@ -151,8 +190,7 @@ export class ModelChecks {
     const d = apart.createSequence();
     await apart.prefill([{ seq: c, tokens: prefix }], 'none');
     await apart.prefill([{ seq: d, tokens: prefix }], 'none');
-    const apartA = await continueSeq(apart, c, tailA);
-    const apartB = await continueSeq(apart, d, tailB);
+    const [apartA, apartB] = await interleaved(apart, c, d);
     apart.destroy();
     return {
       sharedPagesAfterFork,
@@ -164,15 +202,22 @@ export class ModelChecks {
     };
   }
 
-  /** A batch of sequences with different lengths decoded together against each decoded alone. */
+  /**
+   * A batch of sequences with different lengths, prefilled and decoded together, against each
+   * prefilled and decoded alone: bitwise identical logits (the kernels reduce each row the same
+   * way whatever the batch).
+   */
   async batchVsAlone(prompts: number[][], steps: number) {
     const run = async (batched: boolean) => {
       const model = await this.model(paged(16));
       const seqs = prompts.map(() => model.createSequence());
-      const first = await model.prefill(
-        prompts.map((tokens, i) => ({ seq: seqs[i], tokens })),
-        'none',
-      );
+      // Batched: one prefill of every prompt together; alone: each prompt's prefill by itself.
+      const first = batched
+        ? await model.prefill(
+            prompts.map((tokens, i) => ({ seq: seqs[i], tokens })),
+            'none',
+          )
+        : await prefillEachAlone(model, seqs, prompts);
       let tokens = first.map((r) => r.nextToken);
       const logits: Float32Array[][] = prompts.map(() => []);
       for (let s = 0; s < steps; s++) {
@@ -203,5 +248,56 @@ export class ModelChecks {
       batch: prompts.length,
       identical: together.map((seqLogits, i) => seqLogits.every((l, s) => bitwiseEqual(l, alone[i][s]))),
     };
+  }
+
+  /**
+   * Running out of KV pages through the model: a prefill that does not fit, then a batch decode
+   * whose second sequence needs a page that is not there. Both throw KvCacheExhaustedError and
+   * leave every sequence and the pool exactly as they were (the batch append is all or nothing).
+   */
+  async kvExhaustion() {
+    // 64 slots of 16: four pages.
+    const model = await this.model(paged(16, 64));
+    const a = model.createSequence();
+    await model.prefill([{ seq: a, tokens: Array.from({ length: 40 }, (_, i) => i) }], 'none'); // 3 pages
+    const c = model.createSequence();
+    await model.prefill([{ seq: c, tokens: Array.from({ length: 16 }, (_, i) => i) }], 'none'); // 1 page, full
+    const before = {
+      a: model.kv.allocator.length(a),
+      c: model.kv.allocator.length(c),
+      stats: model.kv.stats(),
+    };
+    const caught = async (f: () => Promise<unknown>) => {
+      try {
+        await f();
+        return null;
+      } catch (e) {
+        return {
+          name: (e as Error).name,
+          isKvError: e instanceof KvCacheExhaustedError,
+          message: (e as Error).message,
+        };
+      }
+    };
+    const b = model.createSequence();
+    const prefillError = await caught(() => model.prefill([{ seq: b, tokens: [1, 2, 3] }], 'none'));
+    // a has room in its last page (40 of 48 slots); c's page is full and needs a fifth page.
+    const decodeError = await caught(() =>
+      model.decode([
+        { seq: a, token: 1 },
+        { seq: c, token: 2 },
+      ]),
+    );
+    const after = {
+      a: model.kv.allocator.length(a),
+      c: model.kv.allocator.length(c),
+      stats: model.kv.stats(),
+    };
+    const bLength = model.kv.allocator.length(b);
+    // Freeing c makes room: the same decode of a alone then works.
+    model.freeSequence(c);
+    const recovered = (await model.decode([{ seq: a, token: 1 }])).nextTokens.length;
+    model.destroy();
+    return { prefillError, decodeError, before, after, recovered, bLength };
   }
 }

@@ -64,20 +64,22 @@ export class BufferPool {
    */
   acquire(label: string, bytes: number, usage: GPUBufferUsageFlags = BufferUsage.storage): GPUBuffer {
     assertAlive(this.gpu);
-    const size = 2 ** Math.ceil(Math.log2(alignedSize(bytes)));
     const limit = this.gpu.limits.maxStorageBufferBindingSize;
     if (usage & GPUBufferUsage.STORAGE && alignedSize(bytes) > limit) {
       throw new GpuValidationError(
         `Buffer "${label}" needs ${bytes} bytes, over maxStorageBufferBindingSize ${limit}`,
       );
     }
+    // A size class past the binding limit is clipped to it; the key is the size actually created,
+    // the one `release` files it under, so clipped buffers are reused like any other.
+    const size = Math.min(2 ** Math.ceil(Math.log2(alignedSize(bytes))), limit);
     const key = `${usage}:${size}`;
     const reused = this.free.get(key)?.pop();
     if (reused) {
       reused.label = label;
       return reused;
     }
-    const buffer = this.gpu.device.createBuffer({ label, size: Math.min(size, limit), usage });
+    const buffer = this.gpu.device.createBuffer({ label, size, usage });
     this.live.add(buffer);
     return buffer;
   }

@@ -161,6 +161,17 @@ export async function withErrorScopes<T>(gpu: Gpu, what: string, create: () => T
 }
 
 /**
+ * What really stopped a run that threw `e`: a lost device shows up first as whatever call noticed
+ * it (a failed map, a rejected submit), and only then as the device's `lost` promise, so wait for
+ * that promise briefly before naming the error. The loss, when there is one, is the root cause.
+ */
+export async function rootCause(gpu: Gpu, e: unknown, waitMs = 250): Promise<unknown> {
+  if (gpu.lostError) return gpu.lostError;
+  await Promise.race([gpu.device.lost, new Promise((resolve) => setTimeout(resolve, waitMs))]);
+  return gpu.lostError ?? e;
+}
+
+/**
  * Runs `body` (GPU work that submits and awaits) inside validation and out-of-memory error scopes,
  * and throws the typed error if either caught one. Every workload runs the first repetition of a
  * new shape through this, so a call WebGPU rejected ends the run instead of yielding a fast,

@@ -5,7 +5,7 @@ import {
   ReferenceMismatchError,
   ResultValidationError,
 } from '../errors.ts';
-import type { Gpu } from '../gpu/device.ts';
+import { type Gpu, rootCause } from '../gpu/device.ts';
 import { PipelineCache } from '../gpu/pipelines.ts';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../kernels/variants.ts';
 import { kvCapacityTokens } from '../kv/cache.ts';
@@ -281,8 +281,10 @@ export async function runBench(
       await WORKLOADS[w.kind](ctx, w as never);
     }
   } catch (e) {
-    status = e instanceof CancelledError || signal.aborted ? 'cancelled' : 'failed';
-    error = errorRecord(signal.aborted && !(e instanceof CancelledError) ? (signal.reason ?? e) : e);
+    // A cancel is a cancel whatever call noticed it; otherwise a lost device is the root cause.
+    const cause = signal.aborted ? (signal.reason ?? e) : await rootCause(gpu, e);
+    status = cause instanceof CancelledError ? 'cancelled' : 'failed';
+    error = errorRecord(cause);
   } finally {
     model?.destroy();
   }
