@@ -66,7 +66,8 @@ CI gates
 
   -h, --help             this text
 
-Exit codes: 0 done; 1 run failed, validation failed or regression; 2 bad arguments; 3 fallback adapter
+Exit codes: 0 done; 1 run failed, validation failed or regression; 2 bad arguments (flags, or a spec or
+model the engine rejects before measuring); 3 fallback adapter
 with --fail-on-fallback; 130 cancelled (Ctrl-C; the finished points are still written).`;
 
 function usage(message: string): never {
@@ -229,9 +230,16 @@ try {
   result = await session.page.evaluate(([s, id]) => window.benchRun(s, id), [spec, runId] as const);
 } catch (e) {
   if (process.stderr.isTTY) process.stderr.write('\n');
-  console.error(`bench: ${engineMessage(e)}`);
+  const message = engineMessage(e);
+  console.error(`bench: ${message}`);
   await session.close();
-  process.exit(EXIT.failed);
+  // The engine rejects bad input (a prompt past the model's length, a broken model file) before it
+  // measures anything: that is a usage error, like a bad flag.
+  process.exit(
+    /^(SpecError|ConfigError|InputError|SafetensorsError|WeightsError):/.test(message)
+      ? EXIT.usage
+      : EXIT.failed,
+  );
 }
 await session.close();
 if (process.stderr.isTTY) process.stderr.write('\n');

@@ -130,10 +130,10 @@ test('bench CLI: bad flags exit 2 with a clear message', async () => {
   expect(baseline.stderr).toContain('/no/such/result.json');
 });
 
-test('bench CLI: a prompt longer than the model exits 1 naming the limit, before measuring', async () => {
+test('bench CLI: a prompt longer than the model exits 2 naming the limit, before measuring', async () => {
   const run = await runCli('bench/bench.ts', ['--prefill', '2000', '--depth', '', '--no-autotune']);
-  expect(run.code).toBe(1);
-  expect(run.stderr).toContain("prompt length 2000 exceeds the model's maxSeqLen of 1024");
+  expect(run.code).toBe(2);
+  expect(run.stderr).toContain("SpecError: prompt length 2000 exceeds the model's maxSeqLen of 1024");
 });
 
 test('bench CLI: Ctrl-C exits 130 and writes the points finished so far', async () => {

@@ -94,7 +94,10 @@ export function installErrorTransfer(): void {
     deserialize(serialized: unknown): never {
       const s = serialized as SerializedError;
       const cls = (ENGINE_ERRORS as Record<string, { prototype: Error }>)[s.name];
-      const err: Error = cls ? Object.create(cls.prototype) : new Error(s.message);
+      // A real Error (so structured clone, DevTools and Playwright treat it as one), given the
+      // class's prototype so `instanceof` holds, without re-running the class's constructor.
+      const err = new Error(s.message);
+      if (cls) Object.setPrototypeOf(err, cls.prototype);
       Object.assign(err, s.fields);
       Object.defineProperty(err, 'message', { value: s.message, enumerable: false, writable: true });
       if (!cls) Object.defineProperty(err, 'name', { value: s.name, enumerable: false, writable: true });
