@@ -1,3 +1,4 @@
+import { InternalError } from '../errors.ts';
 import type { Gpu } from './device.ts';
 
 /** One timed compute pass. */
@@ -68,7 +69,7 @@ export class GpuProfiler {
   pass(label: string): GPUComputePassDescriptor {
     if (!this.querySet) return { label };
     if (this.labels.length >= this.capacity) {
-      throw new RangeError(`GpuProfiler: more than ${this.capacity} timed passes in one measurement`);
+      throw new InternalError(`GpuProfiler: more than ${this.capacity} timed passes in one measurement`);
     }
     const i = this.labels.length;
     this.labels.push(label);
@@ -100,7 +101,7 @@ export class GpuProfiler {
    */
   async read(): Promise<Span[]> {
     if (!this.querySet || !this.resolveBuffer || !this.readBuffer || this.labels.length === 0) return [];
-    if (this.reading) throw new Error('GpuProfiler.read: a read is already in flight');
+    if (this.reading) throw new InternalError('GpuProfiler.read: a read is already in flight');
     this.reading = true;
     try {
       const count = 2 * this.labels.length;

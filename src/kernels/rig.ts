@@ -1,5 +1,6 @@
 import { alignedSize, BufferUsage, readBytes } from '../gpu/buffers.ts';
 import type { Gpu } from '../gpu/device.ts';
+import { BYTES } from '../model/formats.ts';
 import { disposeCalls, encodeCall, type KernelCall } from './kernel.ts';
 
 /**
@@ -35,7 +36,7 @@ export class KernelRig {
   output(elements: number): GPUBuffer {
     const b = this.gpu.device.createBuffer({
       label: `${this.label} buffer ${this.buffers.length}`,
-      size: alignedSize(elements * 4),
+      size: alignedSize(elements * BYTES.f32),
       usage: BufferUsage.storage,
     });
     this.buffers.push(b);
@@ -49,12 +50,12 @@ export class KernelRig {
 
   /** The first `elements` f32 values of a buffer. */
   async read(b: GPUBuffer, elements: number): Promise<Float32Array> {
-    return new Float32Array(await readBytes(this.gpu, b, elements * 4));
+    return new Float32Array(await readBytes(this.gpu, b, elements * BYTES.f32));
   }
 
   /** The first `elements` u32 values of a buffer. */
   async readU32(b: GPUBuffer, elements: number): Promise<Uint32Array> {
-    return new Uint32Array(await readBytes(this.gpu, b, elements * 4));
+    return new Uint32Array(await readBytes(this.gpu, b, elements * BYTES.u32));
   }
 
   /** Takes ownership of a call's parameter buffers, freed with the rig. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KvCacheExhaustedError } from '../errors.ts';
+import { InputError, KvCacheExhaustedError } from '../errors.ts';
 import { PageAllocator, type PageCopy } from './allocator.ts';
 
 function allocator(numPages: number, pageSize: number, bytesPerTokenSlot = 1): PageAllocator {
@@ -18,7 +18,7 @@ describe('PageAllocator construction', () => {
       'bytesPerTokenSlot must be a positive integer, got -2',
     );
     expect(() => new PageAllocator({ numPages: Number.NaN, pageSize: 16, bytesPerTokenSlot: 1 })).toThrow(
-      RangeError,
+      InputError,
     );
   });
 
@@ -54,7 +54,7 @@ describe('appendTokens', () => {
     const kv = allocator(2, 4);
     const seq = kv.createSequence();
     expect(() => kv.appendTokens(seq, -1)).toThrow('token count must be a non-negative integer, got -1');
-    expect(() => kv.appendTokens(seq, 0.5)).toThrow(RangeError);
+    expect(() => kv.appendTokens(seq, 0.5)).toThrow(InputError);
     expect(kv.length(seq)).toBe(0);
   });
 
@@ -319,15 +319,15 @@ describe('unknown ids', () => {
     const b = kv.createSequence();
     kv.freeSequence(a);
     expect(() => kv.appendTokens(a, 1)).toThrow(`Unknown KV sequence id ${a} (live sequences: ${b})`);
-    expect(() => kv.fork(a)).toThrow(RangeError);
-    expect(() => kv.blockTable(a)).toThrow(RangeError);
-    expect(() => kv.freeSequence(a)).toThrow(RangeError);
+    expect(() => kv.fork(a)).toThrow(InputError);
+    expect(() => kv.blockTable(a)).toThrow(InputError);
+    expect(() => kv.freeSequence(a)).toThrow(InputError);
   });
 
   it('throws for a page id out of range', () => {
     const kv = allocator(4, 4);
     expect(() => kv.refCount(4)).toThrow('Page id 4 is out of range 0..3');
-    expect(() => kv.refCount(-1)).toThrow(RangeError);
+    expect(() => kv.refCount(-1)).toThrow(InputError);
   });
 });
 

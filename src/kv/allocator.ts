@@ -1,4 +1,4 @@
-import { KvCacheExhaustedError } from '../errors.ts';
+import { InputError, InternalError, KvCacheExhaustedError } from '../errors.ts';
 
 /** Sizes of a paged KV cache, all positive integers. */
 export interface PageAllocatorOptions {
@@ -84,7 +84,7 @@ export class PageAllocator {
     for (const key of ['numPages', 'pageSize', 'bytesPerTokenSlot'] as const) {
       const value = options[key];
       if (!Number.isSafeInteger(value) || value <= 0) {
-        throw new RangeError(`PageAllocator: ${key} must be a positive integer, got ${String(value)}`);
+        throw new InputError(`PageAllocator: ${key} must be a positive integer, got ${String(value)}`);
       }
     }
     this.numPages = options.numPages;
@@ -150,7 +150,7 @@ export class PageAllocator {
   appendTokens(seq: number, n: number): PageCopy[] {
     const s = this.sequence(seq);
     if (!Number.isSafeInteger(n) || n < 0) {
-      throw new RangeError(`appendTokens: token count must be a non-negative integer, got ${String(n)}`);
+      throw new InputError(`appendTokens: token count must be a non-negative integer, got ${String(n)}`);
     }
     if (n === 0) return [];
 
@@ -190,7 +190,7 @@ export class PageAllocator {
   appendTokensBatch(requests: readonly { seq: number; n: number }[]): PageCopy[][] {
     const seqs = requests.map((r) => r.seq);
     if (new Set(seqs).size !== seqs.length) {
-      throw new RangeError(`appendTokensBatch: a sequence appears twice in one batch (${seqs.join(', ')})`);
+      throw new InputError(`appendTokensBatch: a sequence appears twice in one batch (${seqs.join(', ')})`);
     }
     const undo: (() => void)[] = [];
     try {
@@ -258,14 +258,14 @@ export class PageAllocator {
     const s = this.live.get(seq);
     if (s === undefined) {
       const known = this.live.size === 0 ? 'none' : [...this.live.keys()].join(', ');
-      throw new RangeError(`Unknown KV sequence id ${String(seq)} (live sequences: ${known})`);
+      throw new InputError(`Unknown KV sequence id ${String(seq)} (live sequences: ${known})`);
     }
     return s;
   }
 
   private checkPage(page: number): void {
     if (!Number.isInteger(page) || page < 0 || page >= this.numPages) {
-      throw new RangeError(`Page id ${String(page)} is out of range 0..${this.numPages - 1}`);
+      throw new InputError(`Page id ${String(page)} is out of range 0..${this.numPages - 1}`);
     }
   }
 
@@ -315,7 +315,7 @@ class MinHeap {
     const items = this.items;
     const top = items[0];
     const last = items.pop();
-    if (last === undefined) throw new Error('MinHeap.pop on an empty heap');
+    if (last === undefined) throw new InternalError('MinHeap.pop on an empty heap');
     const n = items.length;
     if (n > 0) {
       let i = 0;

@@ -30,7 +30,7 @@ export function pageBytes(shape: KvCacheShape, pageSize: number): number {
 export function kvGeometry(shape: KvCacheShape, o: KvCacheOptions) {
   const pageSize = o.mode === 'paged' ? o.pageSize : shape.maxSeqLen;
   if (o.mode === 'paged' && !(PAGE_SIZES as readonly number[]).includes(o.pageSize)) {
-    throw new RangeError(`page size ${o.pageSize} is not one of ${PAGE_SIZES.join(', ')}`);
+    throw new InputError(`page size ${o.pageSize} is not one of ${PAGE_SIZES.join(', ')}`);
   }
   const numPages = Math.max(1, Math.ceil(o.capacityTokens / pageSize));
   return { pageSize, numPages, layerPoolBytes: numPages * pageBytes(shape, pageSize) };

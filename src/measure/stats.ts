@@ -1,3 +1,4 @@
+import { InternalError } from '../errors.ts';
 /**
  * Statistics for repeated timings. Percentiles use linear interpolation between order statistics
  * (numpy's default), the confidence interval is Student's t on the mean, and the coefficient of
@@ -14,7 +15,7 @@ const T95 = [
 ] as const;
 
 export function percentile(samples: readonly number[], p: number): number {
-  if (samples.length === 0) throw new RangeError('percentile of no samples');
+  if (samples.length === 0) throw new InternalError('percentile of no samples');
   const sorted = [...samples].sort((a, b) => a - b);
   const rank = (p / 100) * (sorted.length - 1);
   const lo = Math.floor(rank);

@@ -566,7 +566,7 @@ export class Model {
     const k = this.kernels;
     const R = KERNEL_ROLES;
     const alloc = (label: string, floats: number, usage: GPUBufferUsageFlags = BufferUsage.storage) =>
-      this.buffers.allocate(`decode B=${B} ${label}`, floats * 4, usage);
+      this.buffers.allocate(`decode B=${B} ${label}`, floats * BYTES.f32, usage);
     const tokens = await alloc('tokens', B); // u32[B]
     const positions = await alloc('positions', B); // u32[B]
     const slots = await alloc('kv slots', B); // u32[B]

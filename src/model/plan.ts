@@ -1,6 +1,7 @@
 import { DeviceLimitError } from '../errors.ts';
 import { type KvCacheOptions, kvGeometry } from '../kv/cache.ts';
 import { dims, type ModelConfig } from './config.ts';
+import { BYTES } from './formats.ts';
 import { elementCount, tensorSpecs } from './weights.ts';
 
 /** One GPU buffer the engine will create, with its size, known before anything is allocated. */
@@ -27,7 +28,7 @@ export function planMemory(config: ModelConfig, kv: KvCacheOptions, maxPrefill: 
   const { d, ffn, vocab, layers, qWidth, kvWidth, kvHeads, headDim } = dims(config);
   const buffers: PlannedBuffer[] = tensorSpecs(config).map((s) => ({
     name: s.name,
-    bytes: elementCount(s.shape) * 4,
+    bytes: elementCount(s.shape) * BYTES.f32,
     kind: 'weight',
   }));
   const geometry = kvGeometry({ layers, kvHeads, headDim, maxSeqLen: config.maxSeqLen }, kv);
@@ -35,7 +36,8 @@ export function planMemory(config: ModelConfig, kv: KvCacheOptions, maxPrefill: 
     buffers.push({ name: `kv pool layer ${l}`, bytes: geometry.layerPoolBytes, kind: 'kv' });
   }
   const L = maxPrefill;
-  const act = (name: string, floats: number) => buffers.push({ name, bytes: floats * 4, kind: 'activation' });
+  const act = (name: string, floats: number) =>
+    buffers.push({ name, bytes: floats * BYTES.f32, kind: 'activation' });
   act(`residual stream x [${L}, ${d}]`, L * d);
   act(`normed x [${L}, ${d}]`, L * d);
   act(`projection out [${L}, ${d}]`, L * d);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { WeightsError } from '../errors.ts';
 import { presetConfig } from './config.ts';
 import { loadHfModel } from './hf.ts';
 import { type ModelWeights, randomWeights } from './weights.ts';
@@ -35,7 +36,7 @@ export interface LoadedModel {
 
 async function fetchOk(url: string): Promise<Response> {
   const res = await fetch(url);
-  if (!res.ok) throw new Error(`Could not load ${url}: HTTP ${res.status}`);
+  if (!res.ok) throw new WeightsError(`Could not load ${url}: HTTP ${res.status}`);
   return res;
 }
 

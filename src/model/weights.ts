@@ -1,3 +1,4 @@
+import { WeightsError } from '../errors.ts';
 import { dims, type ModelConfig } from './config.ts';
 
 /** One weight tensor, named and shaped as Hugging Face's `LlamaForCausalLM` names it. Linear weights are [out, in]. */
@@ -67,7 +68,7 @@ export function lmHeadWeight(w: ModelWeights): Float32Array {
 
 export function get(w: ModelWeights, name: string): Float32Array {
   const t = w.tensors.get(name);
-  if (!t) throw new Error(`Missing weight tensor "${name}"`);
+  if (!t) throw new WeightsError(`Missing weight tensor "${name}"`);
   return t;
 }
 

@@ -4,7 +4,7 @@
  */
 import { proxy, type Remote } from 'comlink';
 import { isSoftwareAdapter } from '../gpu/device.ts';
-import type { Roofs } from '../measure/roofline.ts';
+import type { Peaks } from '../measure/peaks.ts';
 import { adapterLabel } from '../results/export.ts';
 import type { BenchResult, Point } from '../results/schema.ts';
 import type { EngineApi, GpuInfo, Progress } from '../worker/api.ts';
@@ -196,7 +196,7 @@ export class App {
     const label = adapterLabel(this.gpu.adapter);
     const points: Point[] = [];
     this.progress.start();
-    let peaks: Roofs | null = null;
+    let peaks: Peaks | null = null;
     this.runView.showLive(label, points, peaks);
     // Progress arrives on its own message port, so the last reports can land after the result;
     // once the result is in, they are stale.

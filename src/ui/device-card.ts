@@ -3,7 +3,7 @@
  * once a run has measured them, its roofs. Without WebGPU it says how to get it instead.
  */
 import { type AdapterRecord, isSoftwareAdapter } from '../gpu/device.ts';
-import type { Roofs } from '../measure/roofline.ts';
+import type { Peaks } from '../measure/peaks.ts';
 import type { GpuInfo } from '../worker/api.ts';
 import { type Child, card, h, setChildren } from './dom.ts';
 import { formatBinaryBytes, formatIntensity, formatNumber } from './format.ts';
@@ -95,7 +95,7 @@ export class DeviceCard {
   }
 
   /** The roofs measured by the latest run, or nothing before one. */
-  showPeaks(peaks: Roofs | null): void {
+  showPeaks(peaks: Peaks | null): void {
     if (!peaks) {
       this.peaks.replaceChildren();
       return;
@@ -106,7 +106,8 @@ export class DeviceCard {
       definitions([
         ['FMA', `${formatNumber(peaks.fmaGflops)} GFLOP/s`],
         ['Copy bandwidth', `${formatNumber(peaks.copyGBps)} GB/s`],
-        ['Dispatch', `${formatNumber(peaks.dispatchUs)} µs`],
+        ['Dispatch (dependent, bound)', `${formatNumber(peaks.dispatchUs)} µs`],
+        ['Dispatch (empty)', `${formatNumber(peaks.emptyDispatchUs)} µs`],
         ['Submit + readback', `${formatNumber(peaks.submitUs)} µs`],
         ['Ridge point', ridge],
       ]),
