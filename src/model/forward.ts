@@ -106,19 +106,23 @@ interface PassBuffers {
   act: GPUBuffer; // [rows, ffn]
 }
 
-/** Per-batch-size decode state: every buffer and recorded call, built once and replayed each step. */
-interface DecodePlan {
-  batch: number;
+/** What every pass plan has: its inputs, its sampled tokens, and a guard against overlapping use. */
+interface PlanIo {
   label: string;
   inFlight: boolean;
-  tokens: GPUBuffer; // u32[B]
-  positions: GPUBuffer; // u32[B]
-  slots: GPUBuffer; // u32[B]
+  tokens: GPUBuffer; // u32[rows]
+  positions: GPUBuffer; // u32[rows]
+  slots: GPUBuffer; // u32[rows] KV slot of each token
+  logits: GPUBuffer; // [outRows, vocab]
+  next: GPUBuffer; // u32[outRows]
+  nextReadback: GPUBuffer; // u32[outRows], MAP_READ
+}
+
+/** Per-batch-size decode state: every buffer and recorded call, built once and replayed each step. */
+interface DecodePlan extends PlanIo {
+  batch: number;
   tables: GPUBuffer; // u32[B, tableStride]
   lengths: GPUBuffer; // u32[B]
-  logits: GPUBuffer; // [B, vocab]
-  next: GPUBuffer; // u32[B]
-  nextReadback: GPUBuffer; // u32[B], MAP_READ
   calls: KernelCall[];
 }
 
@@ -135,17 +139,9 @@ function countByRole(calls: readonly KernelCall[]): Record<string, number> {
 const PREFILL_PLAN_CACHE = 4;
 
 /** One prefill pass's buffers and calls, built once per shape and replayed (see Model.prefillPlan). */
-interface PrefillPlan {
-  label: string;
-  inFlight: boolean;
+interface PrefillPlan extends PlanIo {
   outRows: number;
-  tokens: GPUBuffer; // u32[L]
-  positions: GPUBuffer; // u32[L]
-  slots: GPUBuffer; // u32[L]
   blockTable: GPUBuffer; // u32[tableStride]
-  logits: GPUBuffer; // [outRows, vocab]
-  next: GPUBuffer; // u32[outRows]
-  nextReadback: GPUBuffer; // u32[outRows], MAP_READ
   /** The last position's hidden row, copied out for the one-row LM head. */
   lastRow?: { from: GPUBuffer; offset: number; to: GPUBuffer; bytes: number };
   bodyCalls: KernelCall[];
@@ -544,7 +540,7 @@ export class Model {
    * at a time; a second pass of the same shape started before the first was awaited would overwrite
    * its inputs and map its readback twice, so it is refused with a clear error instead.
    */
-  private async exclusive<T>(plan: { inFlight: boolean; label: string }, body: () => Promise<T>): Promise<T> {
+  private async exclusive<T>(plan: PlanIo, body: () => Promise<T>): Promise<T> {
     if (plan.inFlight) {
       throw new InputError(
         `A ${plan.label} is already in flight on this model; await it before starting another of the same shape.`,

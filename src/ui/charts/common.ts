@@ -21,6 +21,10 @@ export interface ChartRun {
   peaks: Roofs | null;
 }
 
+/** Legend names of the two series of the measured-against-predicted charts. */
+export const MEASURED = 'measured';
+export const PREDICTED = 'cost model';
+
 /** Colours of the two passes when a single run is drawn. */
 export const PASS_COLORS = { prefill: '#2563eb', decode: '#ea580c' } as const;
 export const PASSES = ['prefill', 'decode'] as const;

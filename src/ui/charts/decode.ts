@@ -11,13 +11,12 @@ import {
   type ChartRun,
   chartHeight,
   colorByRun,
+  MEASURED,
   type PlotNode,
+  PREDICTED,
   predictedWallMs,
   RUN_COLORS,
 } from './common.ts';
-
-const MEASURED = 'measured';
-const PREDICTED = 'cost model';
 
 export function tpotChart(runs: readonly ChartRun[], width: number): PlotNode | null {
   const single = runs.length === 1;

@@ -1,7 +1,8 @@
 /**
  * Prefill against the prompt length L: throughput (tokens/s) and time to first token, both wall
- * clock (what a user waits for), each with the cost model's prediction as a dashed line. The prediction is what the measured roofs allow
- * (max(compute, bandwidth) time plus launch overhead), so the gap between the lines is efficiency.
+ * clock (what a user waits for), each with the cost model's prediction as a dashed line. The
+ * prediction is what the measured roofs allow (max(compute, bandwidth) time plus launch and submit
+ * overhead), so the gap between the lines is efficiency.
  */
 import * as Plot from '@observablehq/plot';
 import type { Point } from '../../results/schema.ts';
@@ -11,13 +12,11 @@ import {
   type ChartRun,
   chartHeight,
   colorByRun,
+  MEASURED,
   type PlotNode,
+  PREDICTED,
   predictedWallMs,
 } from './common.ts';
-
-/** Series names of a single run's legend. */
-const MEASURED = 'measured';
-const PREDICTED = 'cost model';
 
 interface Row {
   run: string;
