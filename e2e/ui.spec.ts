@@ -106,7 +106,9 @@ test('the form validates with the bench schema and shows each error at its field
   await page.getByLabel('Prefill lengths L').fill('16, abc');
   await expect(page.locator('.field-prefill .field-error')).toContainText('“abc” is not a whole number');
   await page.getByLabel('Prefill lengths L').fill('16, 4096');
-  await expect(page.locator('.field-prefill .field-error')).toContainText("prompt length 4096 exceeds the model's maxSeqLen of 1024");
+  await expect(page.locator('.field-prefill .field-error')).toContainText(
+    "prompt length 4096 exceeds the model's maxSeqLen of 1024",
+  );
   await expect(page.getByLabel('Suite')).toHaveValue('custom');
 
   await page.getByLabel('Prefill lengths L').fill('');
@@ -268,7 +270,17 @@ test('compare: imported files give a ratio table and overlaid charts; a bad file
   const table = page.getByTestId('compare-table');
   await expect(table).toBeVisible();
   const headers = await table.locator('thead th').allTextContents();
-  expect(headers).toEqual(['pass', 'L/depth', 'B', '#1 ms', '#2 ms', '#1 tok/s', '#2 tok/s', '#2 vs #1']);
+  expect(headers).toEqual([
+    'pass',
+    'L/depth',
+    'B',
+    'clock',
+    '#1 ms',
+    '#2 ms',
+    '#1 tok/s',
+    '#2 tok/s',
+    '#2 vs #1',
+  ]);
   await expect(table.locator('tbody tr')).toHaveCount(base.points.length);
   await expect(table.locator('tbody td.ratio')).toHaveText(Array(base.points.length).fill('2.00×'));
   await expect(page.locator('[data-testid=compare-roofline] [data-mark=point]')).toHaveCount(

@@ -232,7 +232,7 @@ export class CompareView {
         }),
         h('span', {
           className: 'compare-meta',
-          text: `FMA ${formatNumber(p.fmaGflops)} GFLOP/s · copy ${formatNumber(p.copyGBps)} GB/s · dispatch ${formatNumber(p.dispatchUs)} µs · submit ${formatNumber(p.submitUs)} µs`,
+          text: `FMA ${formatNumber(p.fmaGflops)} GFLOP/s · copy ${formatNumber(p.copyGBps)} GB/s · dispatch ${formatNumber(p.dispatchUs)} µs (empty ${formatNumber(p.emptyDispatchUs)}) · submit ${formatNumber(p.submitUs)} µs`,
         }),
       ]),
       button('Remove', () => this.remove(e.key), {
@@ -254,11 +254,17 @@ export class CompareView {
       { header: 'pass', cell: (r) => r.key.pass, sortValue: (r) => r.key.pass },
       { header: 'L/depth', cell: (r) => String(size(r)), sortValue: size, numeric: true },
       { header: 'B', cell: (r) => String(r.key.batch), sortValue: (r) => r.key.batch, numeric: true },
+      {
+        header: 'clock',
+        title: 'The clock compared: gpu when every run placed this point by GPU time, else wall',
+        cell: (r) => r.clock,
+        sortValue: (r) => r.clock,
+      },
     ];
     for (let i = 0; i < n; i++) {
       columns.push({
         header: `#${i + 1} ms`,
-        title: `Median time in ${cmp.files[i].name}`,
+        title: `Median time in ${cmp.files[i].name}, on the row's clock`,
         cell: (r) => (r.medianMs[i] === null ? '–' : formatMs(r.medianMs[i] ?? 0)),
         sortValue: (r) => r.medianMs[i] ?? Number.POSITIVE_INFINITY,
         numeric: true,
