@@ -1,12 +1,17 @@
-// Batched paged attention for decode without workgroup memory: one invocation per (sequence, head)
-// streams its whole context with an online softmax that rescales only when the running maximum
-// grows. No barriers: the fast family on CPU-backed adapters. Its parallelism is only
-// batch x heads, so GPUs prefer attention_decode.wgsl, which spreads each context over a workgroup.
+// Batched paged attention for decode without workgroup memory: one invocation per (sequence, KV
+// head, chunk of its query group) streams the whole context once for GROUP query heads (the whole
+// group unless that would hold more than MAX_SLOTS vec4s of queries), with an online softmax per
+// query that rescales only when its running maximum grows. Each K and V row is loaded once per
+// invocation and used by all its queries. No barriers: the fast family on CPU-backed adapters. Its
+// parallelism is only batch x kvHeads, so GPUs prefer attention_decode.wgsl, which spreads each
+// context over a workgroup. A query's arithmetic is the same, in the same order, whatever GROUP is.
 override WG: u32;
 override HEAD_DIM: u32;
 override PAGED: bool;
+override GROUP: u32;             // query heads per invocation, GROUP * HD4 <= MAX_SLOTS
 override HD4: u32 = HEAD_DIM / 4u;
-//#const MAX_HD4
+//#const MAX_GROUP
+//#const MAX_SLOTS
 //#include softmax
 //#include kv_layout
 
@@ -22,18 +27,25 @@ override HD4: u32 = HEAD_DIM / 4u;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3u) {
-  let index = gid.x;  // over batch * heads
-  if (index >= p.batch * p.heads) { return; }
-  let b = index / p.heads;
-  let h = index % p.heads;
-  let kvh = h / (p.heads / p.kvHeads);
+  let group = p.heads / p.kvHeads;
+  let chunks = (group + GROUP - 1u) / GROUP;
+  let index = gid.x;  // over batch * kvHeads * chunks
+  if (index >= p.batch * p.kvHeads * chunks) { return; }
+  let b = index / (p.kvHeads * chunks);
+  let kvh = (index / chunks) % p.kvHeads;
+  let first = kvh * group + (index % chunks) * GROUP;  // first query head of this invocation
+  let last = kvh * group + group - 1u;                 // last query head of the group
   let kvLayout = KvLayout(p.kvHeads, p.pageSize, HD4);
-  let qBase = (b * p.heads + h) * HD4;
-  var qv: array<vec4<f32>, MAX_HD4>;
-  var o: array<vec4<f32>, MAX_HD4>;
-  for (var d = 0u; d < HD4; d++) { qv[d] = q[qBase + d] * p.scale; }
-  var m = NEG_BIG;
-  var l = 0.0;
+  // Slots past the group's last head repeat it: computed, not written (a short last chunk).
+  var qv: array<vec4<f32>, MAX_SLOTS>;  // [GROUP][HD4]
+  var o: array<vec4<f32>, MAX_SLOTS>;   // [GROUP][HD4]
+  var m: array<f32, MAX_GROUP>;
+  var l: array<f32, MAX_GROUP>;
+  for (var g = 0u; g < GROUP; g++) {
+    let qBase = (b * p.heads + min(first + g, last)) * HD4;
+    for (var d = 0u; d < HD4; d++) { qv[g * HD4 + d] = q[qBase + d] * p.scale; }
+    m[g] = NEG_BIG;
+  }
   let len = seqLens[b];
   // Walk the context page by page: one block-table lookup per page, then consecutive rows, so the
   // paged cache costs no more per key than the contiguous one (a single page of maxSeqLen).
@@ -46,19 +58,35 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     let n = min(p.pageSize, len - t0);
     for (var j = 0u; j < n; j++) {
       let kRow = kBase + j * HD4;
-      var s = 0.0;
-      for (var d = 0u; d < HD4; d++) { s += dot(qv[d], pool[kRow + d]); }
-      if (s > m) {
-        let correction = exp(m - s);
-        l *= correction;
-        for (var d = 0u; d < HD4; d++) { o[d] *= correction; }
-        m = s;
+      // Explicit zeros: Chromium's compiler (Tint to SwiftShader, measured) does not re-zero a
+      // loop-scoped var declared without an initializer on each iteration.
+      var s = array<f32, MAX_GROUP>();
+      for (var d = 0u; d < HD4; d++) {
+        let k = pool[kRow + d];
+        for (var g = 0u; g < GROUP; g++) { s[g] += dot(qv[g * HD4 + d], k); }
       }
-      let pr = exp(s - m);
-      l += pr;
+      var pr = array<f32, MAX_GROUP>();
+      for (var g = 0u; g < GROUP; g++) {
+        if (s[g] > m[g]) {
+          let correction = exp(m[g] - s[g]);
+          l[g] *= correction;
+          for (var d = 0u; d < HD4; d++) { o[g * HD4 + d] *= correction; }
+          m[g] = s[g];
+        }
+        pr[g] = exp(s[g] - m[g]);
+        l[g] += pr[g];
+      }
       let vRow = vBase + j * HD4;
-      for (var d = 0u; d < HD4; d++) { o[d] = fma(vec4<f32>(pr), pool[vRow + d], o[d]); }
+      for (var d = 0u; d < HD4; d++) {
+        let v = pool[vRow + d];
+        for (var g = 0u; g < GROUP; g++) { o[g * HD4 + d] = fma(vec4<f32>(pr[g]), v, o[g * HD4 + d]); }
+      }
     }
   }
-  for (var d = 0u; d < HD4; d++) { out[qBase + d] = o[d] / l; }
+  for (var g = 0u; g < GROUP; g++) {
+    if (first + g <= last) {
+      let outBase = (b * p.heads + first + g) * HD4;
+      for (var d = 0u; d < HD4; d++) { out[outBase + d] = o[g * HD4 + d] / l[g]; }
+    }
+  }
 }

@@ -1,14 +1,18 @@
 // Causal paged attention for prefill, flash-style. L new queries of one sequence follow `start`
 // cached tokens; query i sits at position start + i and sees keys 0 ..= start + i.
-// Workgroup = BQ consecutive queries of one head. K/V tiles of BK keys are staged in workgroup
-// memory once and used by all BQ queries; softmax is online (running max and sum, rescaled once per
-// tile). Tiles are aligned to absolute positions, so a query's result does not depend on how the
-// prompt was chunked or on the page size.
-override BQ: u32;                // queries (= invocations) per workgroup
+// Workgroup = BQ consecutive queries x GROUP query heads that share one KV head (the whole group
+// unless BQ * GROUP would pass the invocation limit), one invocation per (query, head). K/V tiles of
+// BK keys are staged in workgroup memory once and used by all BQ * GROUP queries, so each K and V
+// row is loaded once per block of queries and group, not once per head. Softmax is online (running
+// max and sum, rescaled once per tile). Tiles are aligned to absolute positions, so a query's result
+// does not depend on how the prompt was chunked, on the page size or on GROUP.
+override BQ: u32;                // queries per workgroup
 override BK: u32;                // keys per tile, <= MAX_BK
+override GROUP: u32;             // query heads per workgroup
 override HEAD_DIM: u32;          // multiple of 4, <= 4 * MAX_HD4
 override PAGED: bool;            // false: contiguous cache, one page of pageSize = maxSeqLen per sequence
 override HD4: u32 = HEAD_DIM / 4u;
+override WG: u32 = BQ * GROUP;   // invocations: query lid % BQ of head lid / BQ
 //#const MAX_HD4
 //#const MAX_BK
 //#include softmax
@@ -37,12 +41,17 @@ fn tokenRow(t: u32, kvh: u32, which: u32) -> u32 {
   return kvRow(KvLayout(p.kvHeads, p.pageSize, HD4), page, which, kvh, offset);
 }
 
-@compute @workgroup_size(BQ)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
-  let h = wid.y;
-  let kvh = h / (p.heads / p.kvHeads);
-  let qi = wid.x * BQ + lid;
-  let isActive = qi < p.L;
+  // wid.y = kvh * chunks + chunk: chunk c of KV head kvh's group serves its heads c*GROUP ... .
+  let group = p.heads / p.kvHeads;
+  let chunks = (group + GROUP - 1u) / GROUP;
+  let kvh = wid.y / chunks;
+  let slot = (wid.y % chunks) * GROUP + lid / BQ;  // this invocation's head within the group
+  let h = kvh * group + slot;
+  let qi = wid.x * BQ + lid % BQ;
+  // Invocations past the group's last head (a short last chunk) or past L only help load tiles.
+  let isActive = qi < p.L && slot < group;
   let qpos = p.start + qi;
   let kvEnd = p.start + min(wid.x * BQ + BQ, p.L);  // keys the last query of this block sees
 
@@ -56,7 +65,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
   var s: array<f32, MAX_BK>;
 
   for (var t0 = 0u; t0 < kvEnd; t0 += BK) {
-    for (var i = lid; i < BK * HD4; i += BQ) {
+    for (var i = lid; i < BK * HD4; i += WG) {
       let t = t0 + i / HD4;
       if (t < kvEnd) {
         let d = i % HD4;

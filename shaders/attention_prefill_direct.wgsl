@@ -1,14 +1,21 @@
-// Causal paged attention for prefill without workgroup memory: one invocation per (query, head)
-// streams its visible keys straight from the page pool with an online softmax that rescales only
-// when the running maximum grows. No barriers, which suits CPU-backed adapters, where the tiled
+// Causal paged attention for prefill without workgroup memory. One invocation serves a register
+// block of QB consecutive queries x GROUP query heads that share one KV head (the whole group
+// unless the block would hold more than MAX_SLOTS vec4s of queries): it streams the keys the block
+// sees straight from the page pool, loading each K and V row once for the whole block, with an
+// online softmax per query that rescales only when its running maximum grows. QB = 1 is the
+// 'direct' family, QB = 4 'direct4'. No barriers, which suits CPU-backed adapters, where the tiled
 // attention_prefill.wgsl spends its time in barriers; GPUs prefer the tiled kernel's K/V reuse.
 // Keys are visited in position order 0 ..= start + i, so a query's result does not depend on how
-// the prompt was chunked or on the page size.
+// the prompt was chunked, on the page size, on QB or on GROUP.
 override WG: u32;
-override HEAD_DIM: u32;    // multiple of 4, <= 4 * MAX_HD4
+override HEAD_DIM: u32;          // multiple of 4
 override PAGED: bool;
+override QB: u32;                // queries per invocation
+override GROUP: u32;             // query heads per invocation
+override SLOTS: u32 = QB * GROUP;  // (query, head) pairs per invocation, SLOTS * HD4 <= MAX_SLOTS
 override HD4: u32 = HEAD_DIM / 4u;
-//#const MAX_HD4
+//#const MAX_SLOTS
+//#const MAX_BLOCK
 //#include softmax
 //#include kv_layout
 
@@ -23,20 +30,30 @@ override HD4: u32 = HEAD_DIM / 4u;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
-  let qi = wid.x * WG + lid;
-  let h = wid.y;
-  if (qi >= p.L) { return; }
-  let kvh = h / (p.heads / p.kvHeads);
+  let firstQuery = (wid.x * WG + lid) * QB;
+  if (firstQuery >= p.L) { return; }
+  // wid.y = kvh * chunks + chunk: chunk c of KV head kvh's group serves its heads c*GROUP ... .
+  let group = p.heads / p.kvHeads;
+  let chunks = (group + GROUP - 1u) / GROUP;
+  let kvh = wid.y / chunks;
+  let firstHead = kvh * group + (wid.y % chunks) * GROUP;
+  let lastHead = kvh * group + group - 1u;
   let kvLayout = KvLayout(p.kvHeads, p.pageSize, HD4);
-  let qBase = (qi * p.heads + h) * HD4;
-  var qv: array<vec4<f32>, MAX_HD4>;
-  var o: array<vec4<f32>, MAX_HD4>;
-  for (var d = 0u; d < HD4; d++) { qv[d] = q[qBase + d] * p.scale; }
-  var m = NEG_BIG;
-  var l = 0.0;
-  // Walk the visible keys page by page: one block-table lookup per page, then consecutive rows,
-  // so the paged cache costs no more per key than the contiguous one (a single page).
-  let visible = p.start + qi + 1u;
+  // Slot r * GROUP + g is query firstQuery + r of head firstHead + g. Slots past L or past the
+  // group's last head repeat the last one: computed, not written.
+  var qv: array<vec4<f32>, MAX_SLOTS>;  // [SLOTS][HD4]
+  var o: array<vec4<f32>, MAX_SLOTS>;   // [SLOTS][HD4]
+  var m: array<f32, MAX_BLOCK>;
+  var l: array<f32, MAX_BLOCK>;
+  for (var i = 0u; i < SLOTS; i++) {
+    let qi = min(firstQuery + i / GROUP, p.L - 1u);
+    let h = min(firstHead + i % GROUP, lastHead);
+    for (var d = 0u; d < HD4; d++) { qv[i * HD4 + d] = q[(qi * p.heads + h) * HD4 + d] * p.scale; }
+    m[i] = NEG_BIG;
+  }
+  // Walk the keys the block's last query sees page by page: one block-table lookup per page, then
+  // consecutive rows, so the paged cache costs no more per key than the contiguous one.
+  let visible = p.start + min(firstQuery + QB, p.L);
   for (var t0 = 0u; t0 < visible; t0 += p.pageSize) {
     var page = blockTable[0];
     if (PAGED) { page = blockTable[t0 / p.pageSize]; }
@@ -44,20 +61,41 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
     let vBase = kvRow(kvLayout, page, 1u, kvh, 0u);
     let n = min(p.pageSize, visible - t0);
     for (var j = 0u; j < n; j++) {
+      let t = t0 + j;
       let kRow = kBase + j * HD4;
-      var s = 0.0;
-      for (var d = 0u; d < HD4; d++) { s += dot(qv[d], pool[kRow + d]); }
-      if (s > m) {
-        let correction = exp(m - s);
-        l *= correction;
-        for (var d = 0u; d < HD4; d++) { o[d] *= correction; }
-        m = s;
+      // Explicit zeros: Chromium's compiler (Tint to SwiftShader, measured) does not re-zero a
+      // loop-scoped var declared without an initializer on each iteration.
+      var s = array<f32, MAX_BLOCK>();
+      for (var d = 0u; d < HD4; d++) {
+        let k = pool[kRow + d];
+        for (var i = 0u; i < SLOTS; i++) { s[i] += dot(qv[i * HD4 + d], k); }
       }
-      let pr = exp(s - m);
-      l += pr;
+      // A query that does not see key t (causal) gives it probability 0 and keeps its state.
+      var pr = array<f32, MAX_BLOCK>();
+      for (var i = 0u; i < SLOTS; i++) {
+        if (t <= p.start + firstQuery + i / GROUP) {
+          if (s[i] > m[i]) {
+            let correction = exp(m[i] - s[i]);
+            l[i] *= correction;
+            for (var d = 0u; d < HD4; d++) { o[i * HD4 + d] *= correction; }
+            m[i] = s[i];
+          }
+          pr[i] = exp(s[i] - m[i]);
+          l[i] += pr[i];
+        }
+      }
       let vRow = vBase + j * HD4;
-      for (var d = 0u; d < HD4; d++) { o[d] = fma(vec4<f32>(pr), pool[vRow + d], o[d]); }
+      for (var d = 0u; d < HD4; d++) {
+        let v = pool[vRow + d];
+        for (var i = 0u; i < SLOTS; i++) { o[i * HD4 + d] = fma(vec4<f32>(pr[i]), v, o[i * HD4 + d]); }
+      }
     }
   }
-  for (var d = 0u; d < HD4; d++) { out[qBase + d] = o[d] / l; }
+  for (var i = 0u; i < SLOTS; i++) {
+    let qi = firstQuery + i / GROUP;
+    let h = firstHead + i % GROUP;
+    if (qi < p.L && h <= lastHead) {
+      for (var d = 0u; d < HD4; d++) { out[(qi * p.heads + h) * HD4 + d] = o[i * HD4 + d] / l[i]; }
+    }
+  }
 }

@@ -2,14 +2,13 @@ import decodeCode from '../../shaders/attention_decode.wgsl?raw';
 import decodeDirectCode from '../../shaders/attention_decode_direct.wgsl?raw';
 import prefillCode from '../../shaders/attention_prefill.wgsl?raw';
 import prefillDirectCode from '../../shaders/attention_prefill_direct.wgsl?raw';
-import prefillDirect4Code from '../../shaders/attention_prefill_direct4.wgsl?raw';
 import { KernelError } from '../errors.ts';
 import { type KernelCall, type KernelContext, makeCall } from './kernel.ts';
-import { ATTENTION_LIMITS } from './limits.ts';
+import { ATTENTION_LIMITS, type AttentionGrouping, attentionGrouping } from './limits.ts';
 import type { AttentionVariant } from './variants.ts';
 import { composeShader, defineParams } from './wgsl.ts';
 
-export { ATTENTION_LIMITS };
+export { ATTENTION_LIMITS, attentionGrouping, attentionKvReadsPerRow } from './limits.ts';
 
 /** Params of every prefill attention shader. */
 const PREFILL_PARAMS = defineParams({
@@ -36,43 +35,37 @@ const DECODE_PARAMS = defineParams({
   scale: 'f32',
 });
 
-const MAX_HD4 = ATTENTION_LIMITS.maxHeadDim / 4;
+const MAX_GROUP = ATTENTION_LIMITS.maxGroup;
+const MAX_SLOTS = ATTENTION_LIMITS.directSlotVec4s;
 
-const PREFILL_SHADERS = {
-  tiled: composeShader({
-    label: 'attention_prefill',
-    code: prefillCode,
-    params: PREFILL_PARAMS,
-    constants: { MAX_HD4, MAX_BK: ATTENTION_LIMITS.maxPrefillKeys },
-  }),
-  direct: composeShader({
-    label: 'attention_prefill_direct',
-    code: prefillDirectCode,
-    params: PREFILL_PARAMS,
-    constants: { MAX_HD4 },
-  }),
-  direct4: composeShader({
-    label: 'attention_prefill_direct4',
-    code: prefillDirect4Code,
-    params: PREFILL_PARAMS,
-    constants: { MAX_HD4 },
-  }),
-} as const;
+const PREFILL_TILED = composeShader({
+  label: 'attention_prefill',
+  code: prefillCode,
+  params: PREFILL_PARAMS,
+  constants: { MAX_HD4: ATTENTION_LIMITS.maxHeadDim / 4, MAX_BK: ATTENTION_LIMITS.maxPrefillKeys },
+});
 
-const DECODE_SHADERS = {
-  tiled: composeShader({
-    label: 'attention_decode',
-    code: decodeCode,
-    params: DECODE_PARAMS,
-    constants: { MAX_HD4 },
-  }),
-  direct: composeShader({
-    label: 'attention_decode_direct',
-    code: decodeDirectCode,
-    params: DECODE_PARAMS,
-    constants: { MAX_HD4 },
-  }),
-} as const;
+/** Both barrier-free prefill families: 'direct' is QB = 1, 'direct4' QB = 4. */
+const PREFILL_DIRECT = composeShader({
+  label: 'attention_prefill_direct',
+  code: prefillDirectCode,
+  params: PREFILL_PARAMS,
+  constants: { MAX_SLOTS, MAX_BLOCK: ATTENTION_LIMITS.direct4Queries * MAX_GROUP },
+});
+
+const DECODE_TILED = composeShader({
+  label: 'attention_decode',
+  code: decodeCode,
+  params: DECODE_PARAMS,
+  constants: { MAX_GROUP },
+});
+
+const DECODE_DIRECT = composeShader({
+  label: 'attention_decode_direct',
+  code: decodeDirectCode,
+  params: DECODE_PARAMS,
+  constants: { MAX_GROUP, MAX_SLOTS },
+});
 
 export interface AttentionConfig {
   heads: number;
@@ -94,13 +87,18 @@ function checkConfig(c: AttentionConfig) {
     throw new KernelError(`attention heads ${c.heads} not a multiple of kvHeads ${c.kvHeads}`);
 }
 
-/** Causal paged flash attention over one sequence's new tokens and its cached prefix. */
+/**
+ * Causal paged flash attention over one sequence's new tokens and its cached prefix. Every family
+ * serves the query heads that share a KV head together, so each K/V row is loaded once per group
+ * (see attentionKvReadsPerRow), not once per query head.
+ */
 export class PagedAttentionPrefillKernel {
   private constructor(
     private readonly ctx: KernelContext,
     private readonly pipeline: GPUComputePipeline,
     readonly config: AttentionConfig,
     readonly variant: AttentionVariant,
+    private readonly grouping: AttentionGrouping,
   ) {}
 
   static async create(
@@ -109,25 +107,15 @@ export class PagedAttentionPrefillKernel {
     variant: AttentionVariant = { family: 'tiled' },
   ) {
     checkConfig(config);
-    const shader = PREFILL_SHADERS[variant.family];
-    const common = { HEAD_DIM: config.headDim, PAGED: config.paged ? 1 : 0 };
+    const grouping = attentionGrouping('prefill', variant, config);
+    const common = { HEAD_DIM: config.headDim, PAGED: config.paged ? 1 : 0, GROUP: grouping.headsPerPass };
+    const shader = variant.family === 'tiled' ? PREFILL_TILED : PREFILL_DIRECT;
     const constants =
       variant.family === 'tiled'
-        ? {
-            ...common,
-            BQ: ATTENTION_LIMITS.prefillQueries,
-            BK: ATTENTION_LIMITS.prefillKeysFor(config.headDim),
-          }
-        : { ...common, WG: ATTENTION_LIMITS.directWorkgroup };
+        ? { ...common, BQ: grouping.queriesPerBlock, BK: ATTENTION_LIMITS.prefillKeysFor(config.headDim) }
+        : { ...common, QB: grouping.queriesPerBlock, WG: ATTENTION_LIMITS.directWorkgroup };
     const pipeline = await ctx.pipelines.get(shader.label, shader.code, constants);
-    return new PagedAttentionPrefillKernel(ctx, pipeline, config, variant);
-  }
-
-  /** Queries one workgroup covers: BQ (tiled), one per invocation (direct), four per invocation (direct4). */
-  private queriesPerWorkgroup(): number {
-    const family = this.variant.family;
-    if (family === 'tiled') return ATTENTION_LIMITS.prefillQueries;
-    return ATTENTION_LIMITS.directWorkgroup * (family === 'direct4' ? 4 : 1);
+    return new PagedAttentionPrefillKernel(ctx, pipeline, config, variant, grouping);
   }
 
   /** q, out: [L, heads, headDim]; blockTable: u32 pages of this sequence; start: tokens cached before q. */
@@ -140,6 +128,13 @@ export class PagedAttentionPrefillKernel {
     start: number;
   }) {
     const c = this.config;
+    const g = this.grouping;
+    // A workgroup covers BQ queries (tiled) or WG invocations of QB queries each (direct), for one
+    // KV head's chunk of heads.
+    const queriesPerWorkgroup =
+      this.variant.family === 'tiled'
+        ? g.queriesPerBlock
+        : ATTENTION_LIMITS.directWorkgroup * g.queriesPerBlock;
     return makeCall(this.ctx, {
       name: 'attention_prefill',
       pipeline: this.pipeline,
@@ -153,18 +148,22 @@ export class PagedAttentionPrefillKernel {
         scale: 1 / Math.sqrt(c.headDim),
       },
       buffers: [a.q, a.pool, a.blockTable, a.out],
-      workgroups: [Math.ceil(a.L / this.queriesPerWorkgroup()), c.heads, 1],
+      workgroups: [Math.ceil(a.L / queriesPerWorkgroup), c.kvHeads * g.passes, 1],
     });
   }
 }
 
-/** Batched paged attention for decode: one query per sequence, each with its own table and length. */
+/**
+ * Batched paged attention for decode: one query per sequence, each with its own table and length.
+ * The query heads that share a KV head are served together (see attentionKvReadsPerRow).
+ */
 export class PagedAttentionDecodeKernel {
   private constructor(
     private readonly ctx: KernelContext,
     private readonly pipeline: GPUComputePipeline,
     readonly config: AttentionConfig,
     readonly variant: AttentionVariant,
+    private readonly grouping: AttentionGrouping,
   ) {}
 
   static async create(
@@ -173,15 +172,15 @@ export class PagedAttentionDecodeKernel {
     variant: AttentionVariant = { family: 'tiled' },
   ) {
     checkConfig(config);
-    if (variant.family === 'direct4')
-      throw new KernelError('decode attention has no direct4 family (one query per sequence)');
-    const shader = DECODE_SHADERS[variant.family];
+    const grouping = attentionGrouping('decode', variant, config); // throws for direct4
+    const shader = variant.family === 'tiled' ? DECODE_TILED : DECODE_DIRECT;
     const pipeline = await ctx.pipelines.get(shader.label, shader.code, {
       HEAD_DIM: config.headDim,
       PAGED: config.paged ? 1 : 0,
+      GROUP: grouping.headsPerPass,
       WG: variant.family === 'tiled' ? ATTENTION_LIMITS.decodeWorkgroup : ATTENTION_LIMITS.directWorkgroup,
     });
-    return new PagedAttentionDecodeKernel(ctx, pipeline, config, variant);
+    return new PagedAttentionDecodeKernel(ctx, pipeline, config, variant, grouping);
   }
 
   /**
@@ -198,6 +197,7 @@ export class PagedAttentionDecodeKernel {
     tableStride: number;
   }): KernelCall {
     const c = this.config;
+    const groups = c.kvHeads * this.grouping.passes;
     return makeCall(this.ctx, {
       name: 'attention_decode',
       pipeline: this.pipeline,
@@ -211,10 +211,11 @@ export class PagedAttentionDecodeKernel {
         scale: 1 / Math.sqrt(c.headDim),
       },
       buffers: [a.q, a.pool, a.blockTables, a.seqLens, a.out],
+      // tiled: a workgroup per (KV head chunk, sequence); direct: an invocation per the same pair.
       workgroups:
         this.variant.family === 'tiled'
-          ? [c.heads, a.batch, 1]
-          : [Math.ceil((a.batch * c.heads) / ATTENTION_LIMITS.directWorkgroup), 1, 1],
+          ? [groups, a.batch, 1]
+          : [Math.ceil((a.batch * groups) / ATTENTION_LIMITS.directWorkgroup), 1, 1],
     });
   }
 }

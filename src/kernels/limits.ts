@@ -1,3 +1,7 @@
+import { KernelError } from '../errors.ts';
+import { BYTES } from '../model/formats.ts';
+import type { AttentionVariant } from './variants.ts';
+
 // Shape limits baked into the shaders, kept free of shader imports so Node-side code (the CLI's
 // spec validation) can read them. The shaders get them through `//#const` lines (see wgsl.ts), so
 // each number is written here once.
@@ -14,9 +18,9 @@ export const GEMV_LIMITS = {
 
 /** Sizes baked into the attention shaders. */
 export const ATTENTION_LIMITS = {
-  /** Largest head dim (4 · const MAX_HD4 in every attention shader). */
+  /** Largest head dim (4 · const MAX_HD4 in the attention shaders). */
   maxHeadDim: 256,
-  /** Queries per prefill workgroup. */
+  /** Queries per prefill workgroup of the tiled family. */
   prefillQueries: 32,
   /** Most keys per prefill tile (const MAX_BK, the size of the private score array). */
   maxPrefillKeys: 64,
@@ -24,11 +28,98 @@ export const ATTENTION_LIMITS = {
   prefillTileBytes: 16384,
   /** Keys per prefill tile: two tiles of BK·headDim f32 must fit in prefillTileBytes. */
   prefillKeysFor(headDim: number) {
-    const fit = Math.floor(ATTENTION_LIMITS.prefillTileBytes / (2 * 4 * headDim));
+    const fit = Math.floor(ATTENTION_LIMITS.prefillTileBytes / (2 * BYTES.f32 * headDim));
     return Math.max(1, Math.min(ATTENTION_LIMITS.maxPrefillKeys, fit));
   },
   /** Invocations (keys per tile) in a decode workgroup; must be ≥ headDim / 4. */
   decodeWorkgroup: 64,
-  /** Invocations per workgroup of the direct (one invocation per query and head) kernels. */
+  /** Invocations per workgroup of the direct (barrier-free) kernels. */
   directWorkgroup: 32,
+  /** Queries per invocation of the direct4 prefill family (QB; 1 for direct). */
+  direct4Queries: 4,
+  /**
+   * Most query heads one workgroup (tiled) or invocation (direct) serves (const MAX_GROUP). A KV head
+   * whose group is larger is served in chunks, and its rows are read once per chunk. At 8 heads of
+   * dim 256 the tiled decode's workgroup memory (queries, scores, probabilities) is 12 KiB of 16.
+   */
+  maxGroup: 8,
+  /**
+   * Most query vec4s a direct invocation holds in private memory, and as many output accumulators
+   * (const MAX_SLOTS): what direct4 held per head at head dim 256 (4 · 64). Larger private arrays
+   * spill on GPUs; a group that would not fit is split into chunks.
+   */
+  directSlotVec4s: 256,
+  /** Invocations per workgroup every device allows (WebGPU's default maxComputeInvocationsPerWorkgroup). */
+  maxWorkgroupInvocations: 256,
 } as const;
+
+/** The two attention ops; their families share names ('tiled', 'direct') but not shaders. */
+export type AttentionOp = 'prefill' | 'decode';
+
+/** How an attention kernel covers the query heads that share a KV head, and the queries that share a load. */
+export interface AttentionGrouping {
+  /** Query heads one workgroup (tiled) or invocation (direct) serves: the shader's GROUP. */
+  headsPerPass: number;
+  /** Passes over each KV head's rows: ⌈(heads / kvHeads) / headsPerPass⌉, 1 when the group fits. */
+  passes: number;
+  /** Consecutive queries that share each row load: BQ (tiled prefill), 4 (direct4), else 1. */
+  queriesPerBlock: number;
+}
+
+/**
+ * The grouping each family implements. Tiled kernels serve up to maxGroup heads (the tiled prefill
+ * also stays within maxWorkgroupInvocations, one invocation per query and head); direct kernels
+ * serve as many as fit directSlotVec4s of private queries. A group larger than that is split into
+ * equal chunks, each one pass.
+ */
+export function attentionGrouping(
+  op: AttentionOp,
+  variant: AttentionVariant,
+  shape: { heads: number; kvHeads: number; headDim: number },
+): AttentionGrouping {
+  const lim = ATTENTION_LIMITS;
+  if (op === 'decode' && variant.family === 'direct4')
+    throw new KernelError('decode attention has no direct4 family (one query per sequence)');
+  let queriesPerBlock: number;
+  let cap: number;
+  if (variant.family === 'tiled') {
+    queriesPerBlock = op === 'prefill' ? lim.prefillQueries : 1;
+    cap =
+      op === 'prefill'
+        ? Math.min(lim.maxGroup, lim.maxWorkgroupInvocations / lim.prefillQueries)
+        : lim.maxGroup;
+  } else {
+    queriesPerBlock = variant.family === 'direct4' ? lim.direct4Queries : 1;
+    // At least one head per pass, the per-head form, however large the head dim.
+    cap = Math.max(
+      1,
+      Math.min(lim.maxGroup, Math.floor(lim.directSlotVec4s / (queriesPerBlock * (shape.headDim / 4)))),
+    );
+  }
+  const passes = Math.ceil(shape.heads / shape.kvHeads / cap);
+  return { headsPerPass: Math.ceil(shape.heads / shape.kvHeads / passes), passes, queriesPerBlock };
+}
+
+/**
+ * How many times the kernel, as implemented, loads each cached K row of a KV head (and as many
+ * times its V row), for one sequence in one call. With B = queriesPerBlock and P = passes:
+ * - decode (L = 1): P: each pass over the group streams the whole context once;
+ * - prefill over L new queries: a row cached before them is seen by all ⌈L/B⌉ blocks of queries,
+ *   so P · ⌈L/B⌉; the chunk's own row `row` (0 ≤ row < L) only by the blocks at or after its own,
+ *   so P · (⌈L/B⌉ − ⌊row/B⌋) (causal).
+ * Compulsory traffic is 1; the per-query-head kernels this replaces read heads/kvHeads times as
+ * often (P = heads / kvHeads).
+ */
+export function attentionKvReadsPerRow(
+  op: AttentionOp,
+  variant: AttentionVariant,
+  shape: { heads: number; kvHeads: number; headDim: number; L?: number; row?: number },
+): number {
+  const { passes, queriesPerBlock: B } = attentionGrouping(op, variant, shape);
+  const L = op === 'decode' ? 1 : (shape.L ?? 1);
+  const blocks = Math.ceil(L / B);
+  if (shape.row === undefined) return passes * blocks;
+  if (!Number.isInteger(shape.row) || shape.row < 0 || shape.row >= L)
+    throw new KernelError(`row ${shape.row} is not one of the ${L} new rows`);
+  return passes * (blocks - Math.floor(shape.row / B));
+}

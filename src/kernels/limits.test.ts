@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { KernelError } from '../errors.ts';
+import { attentionGrouping, attentionKvReadsPerRow } from './limits.ts';
+
+const smollm = { heads: 9, kvHeads: 3, headDim: 64 };
+
+describe('attentionKvReadsPerRow', () => {
+  it('reads each row once per group for SmolLM2-135M decode (3 query heads per KV head)', () => {
+    expect(attentionKvReadsPerRow('decode', { family: 'tiled' }, smollm)).toBe(1);
+    expect(attentionKvReadsPerRow('decode', { family: 'direct' }, smollm)).toBe(1);
+  });
+
+  it('counts prefill reads per block of queries, fewer for the chunk’s own rows (causal)', () => {
+    // tiled: blocks of 32 queries; L = 64 is two blocks, and row 40 is only in the second.
+    expect(attentionKvReadsPerRow('prefill', { family: 'tiled' }, { ...smollm, L: 64 })).toBe(2);
+    expect(attentionKvReadsPerRow('prefill', { family: 'tiled' }, { ...smollm, L: 64, row: 40 })).toBe(1);
+    // direct: every query reads for itself; row 10 is seen by queries 10 … 63.
+    expect(attentionKvReadsPerRow('prefill', { family: 'direct' }, { ...smollm, L: 64 })).toBe(64);
+    expect(attentionKvReadsPerRow('prefill', { family: 'direct' }, { ...smollm, L: 64, row: 10 })).toBe(54);
+    // direct4: blocks of 4 queries; row 10 is in block 2 of 16.
+    expect(attentionKvReadsPerRow('prefill', { family: 'direct4' }, { ...smollm, L: 64 })).toBe(16);
+    expect(attentionKvReadsPerRow('prefill', { family: 'direct4' }, { ...smollm, L: 64, row: 10 })).toBe(14);
+  });
+
+  it('splits a group that does not fit into passes, each reading the rows again', () => {
+    const wide = { heads: 16, kvHeads: 2, headDim: 256 }; // 8 per group, 64 vec4s per query
+    expect(attentionGrouping('decode', { family: 'tiled' }, wide)).toEqual({
+      headsPerPass: 8,
+      passes: 1,
+      queriesPerBlock: 1,
+    });
+    // direct: 256 private vec4s hold 4 queries of head dim 256.
+    expect(attentionGrouping('decode', { family: 'direct' }, wide).passes).toBe(2);
+    // direct4: 4 queries x 1 head already fill them: the per-head form, 8 passes.
+    expect(attentionGrouping('prefill', { family: 'direct4' }, wide).headsPerPass).toBe(1);
+    expect(attentionKvReadsPerRow('prefill', { family: 'direct4' }, { ...wide, L: 8 })).toBe(16);
+    // 12 heads per group, at most 8 per pass: two equal passes of 6.
+    expect(attentionGrouping('decode', { family: 'tiled' }, { heads: 24, kvHeads: 2, headDim: 64 })).toEqual({
+      headsPerPass: 6,
+      passes: 2,
+      queriesPerBlock: 1,
+    });
+  });
+
+  it('is one read per row per block for multi-head attention (group of 1)', () => {
+    const mha = { heads: 4, kvHeads: 4, headDim: 32 };
+    expect(attentionKvReadsPerRow('decode', { family: 'direct' }, mha)).toBe(1);
+    expect(attentionKvReadsPerRow('prefill', { family: 'tiled' }, { ...mha, L: 33 })).toBe(2);
+  });
+
+  it('throws KernelError for decode direct4 and for a row outside the chunk', () => {
+    expect(() => attentionKvReadsPerRow('decode', { family: 'direct4' }, smollm)).toThrow(KernelError);
+    expect(() => attentionKvReadsPerRow('prefill', { family: 'tiled' }, { ...smollm, L: 4, row: 4 })).toThrow(
+      KernelError,
+    );
+  });
+});
