@@ -52,10 +52,11 @@ describe('kernel breakdown', () => {
     const cost = {
       flops: 0,
       bytes: 0,
+      bytesAsImplemented: 0,
       dispatches: 3,
       kernels: [
-        { role: 'rmsnorm' as const, flops: 0, bytes: 0, dispatches: 2 },
-        { role: 'lm head' as const, flops: 0, bytes: 0, dispatches: 1 },
+        { role: 'rmsnorm' as const, flops: 0, bytes: 0, bytesAsImplemented: 0, dispatches: 2 },
+        { role: 'lm head' as const, flops: 0, bytes: 0, bytesAsImplemented: 0, dispatches: 1 },
       ],
     };
     // Two profiled generations of 2 steps each. rmsnorm per step: run 1 (1+1+3+3)/2 = 4, run 2 (2+2+2+2)/2 = 4.
@@ -96,7 +97,7 @@ describe('placing a pass', () => {
     reps: 3,
     samples: { wallMs: [20, 10, 30], gpuMs: [8, 4, 6] },
     latency: { ttftMs: [50, 60, 70], tpotMs: [20, 10, 30], itlMs: [10, 20, 30, 40] },
-    cost: { flops: 2e6, bytes: 4e6, dispatches: 40, kernels: [] },
+    cost: { flops: 2e6, bytes: 4e6, bytesAsImplemented: 5e6, dispatches: 40, kernels: [] },
     kernels: [],
   };
 
@@ -114,6 +115,8 @@ describe('placing a pass', () => {
     expect(p.tpotMs).toEqual({ p50: 20, p95: 29, p99: 29.8 });
     expect(p.itlMs?.p50).toBe(25);
     expect(p.itlSamplesMs).toEqual([10, 20, 30, 40]);
+    // Placement is by compulsory bytes; the bytes as implemented ride along.
+    expect(p.bytesAsImplemented).toBe(5e6);
   });
 
   it('places a kernel whose launch outweighs its work as overhead-bound', () => {

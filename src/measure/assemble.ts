@@ -76,6 +76,7 @@ export function placePass(r: PassRecord, roofs: Roofs, clock: ClockInfo, kv: Ben
     ...(r.latency.itlMs ? { itlMs: percentiles(r.latency.itlMs), itlSamplesMs: r.latency.itlMs } : {}),
     flops: r.cost.flops,
     bytes: r.cost.bytes,
+    bytesAsImplemented: r.cost.bytesAsImplemented,
     ...placement,
     dispatches: r.cost.dispatches,
     kernels: r.kernels.map((k) => {
@@ -85,6 +86,7 @@ export function placePass(r: PassRecord, roofs: Roofs, clock: ClockInfo, kv: Ben
         medianMs: k.medianMs,
         flops: cost?.flops ?? 0,
         bytes: cost?.bytes ?? 0,
+        bytesAsImplemented: cost?.bytesAsImplemented ?? 0,
         calls: k.calls,
       };
     }),

@@ -97,3 +97,30 @@ describe('cost model on ci-tiny, against a closed-form hand count', () => {
     expect(prefillCost(presetConfig('ci-tiny'), L).flops).toBe(222_165_757);
   });
 });
+
+describe('attention bytes, compulsory and as implemented (GQA)', () => {
+  // SmolLM2-135M's attention geometry: 9 query heads share 3 KV heads (groups of 3), head dim 64.
+  const smol: ModelConfig = { ...presetConfig('smollm2-135m') };
+  const attn = (c: { kernels: { role: string; bytes: number; bytesAsImplemented: number }[] }) =>
+    c.kernels.find((k) => k.role === KERNEL_ROLES.attention)!;
+  const kvRowBytes = 2 * 3 * 64 * 4; // K and V rows of all 3 KV heads, f32
+  const layers = 30;
+
+  it('a decode step loads each cached row once per group, the compulsory traffic', () => {
+    // depth 99: 100 rows of context. direct: one pass over the group of 3 heads.
+    const a = attn(decodeCost(smol, [99], { family: 'direct' }));
+    expect(a.bytesAsImplemented).toBe(a.bytes);
+    expect(a.bytes - layers * 2 * 9 * 64 * 4).toBe(layers * 100 * kvRowBytes);
+  });
+
+  it('prefill loads a cached row once per block of queries, a new row once per block at or after it', () => {
+    // L = 8 new rows after 16 cached, direct4 (blocks of 4 queries, 2 blocks): a cached row is loaded
+    // by both blocks; new rows 0..3 by both blocks, rows 4..7 by the second only: 16·2 + 4·2 + 4·1 = 44
+    // loads against 24 compulsory.
+    const a = attn(prefillCost(smol, 8, 16, { family: 'direct4' }));
+    expect(a.bytesAsImplemented - a.bytes).toBe(layers * (44 - 24) * kvRowBytes);
+    // With no family named, only the compulsory traffic is known.
+    const plain = attn(prefillCost(smol, 8, 16));
+    expect(plain.bytesAsImplemented).toBe(plain.bytes);
+  });
+});

@@ -164,6 +164,7 @@ function makePoint(s: PointShape): Point {
         }),
     flops: s.flops,
     bytes: s.bytes,
+    bytesAsImplemented: s.bytes,
     intensity: s.flops / s.bytes,
     gflops,
     gbps,
@@ -178,6 +179,7 @@ function makePoint(s: PointShape): Point {
           medianMs: gpuMedianMs * k.time,
           flops: s.flops * k.flops,
           bytes: s.bytes * k.bytes,
+          bytesAsImplemented: s.bytes * k.bytes,
           calls: k.callsPerLayer * layers,
         }))
       : [],

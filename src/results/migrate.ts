@@ -46,8 +46,14 @@ function v1ToV2(r: Json): Json {
         : p.pass === 'prefill'
           ? { ttftMs: percentiles(samples) }
           : { tpotMs: percentiles(samples), itlMs: percentiles(samples), itlSamplesMs: samples };
+    // Version 1 counted compulsory bytes only.
+    const kernels = Array.isArray(p.kernels)
+      ? p.kernels.map((k) => (isObject(k) ? { ...k, bytesAsImplemented: k.bytes } : k))
+      : p.kernels;
     return {
       ...p,
+      kernels,
+      bytesAsImplemented: p.bytes,
       timebase: 'wall',
       wallSamplesMs: samples,
       gpuSamplesMs: null,

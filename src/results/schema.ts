@@ -36,6 +36,8 @@ export const KernelTimeSchema = z
     medianMs: nonNegative,
     flops: nonNegative,
     bytes: nonNegative,
+    /** Bytes as the kernel really moves them (attention's K/V re-reads included); see Point. */
+    bytesAsImplemented: nonNegative,
     calls: z.number().int().nonnegative(),
   })
   .strict();
@@ -96,6 +98,11 @@ export const PointSchema = z
       .array(nonNegative)
       .max(1 << 20)
       .optional(),
+    /**
+     * Bytes the pass moves as implemented: `bytes` (compulsory, each input once) plus the K/V rows
+     * attention loads again (per block of queries, per pass over a group of query heads).
+     */
+    bytesAsImplemented: nonNegative,
     /** FLOPs per compulsory byte. */
     intensity: nonNegative,
     /** The cost model's predicted time, ms, and the measured time's error against it, percent. */

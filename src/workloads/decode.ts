@@ -1,5 +1,6 @@
 import { checkedRun } from '../gpu/device.ts';
 import { GpuProfiler, type Span } from '../gpu/profiler.ts';
+import type { AttentionVariant } from '../kernels/variants.ts';
 import { decodeCost, type PassCost } from '../measure/cost.ts';
 import { MAX_TIMED_PASSES, type WorkloadOf } from '../measure/spec.ts';
 import type { Model } from '../model/forward.ts';
@@ -44,7 +45,7 @@ export const decodeSweep: WorkloadRunner<'decode'> = async (ctx, w) => {
         ctx.signal.throwIfAborted();
         profiled.push(await profiledGeneration(model, profiler, w, depth));
       }
-      const cost = generationCost(ctx.config, w, depth);
+      const cost = generationCost(ctx.config, w, depth, ctx.variants.attentionDecode);
       ctx.emit({
         type: 'pass',
         pass: 'decode',
@@ -127,21 +128,28 @@ async function profiledGeneration(
  * The mean cost of the generation's steps: step s (1 … gen − 1) finds prompt + s − 1 tokens cached
  * in each of the B sequences and appends one. A TPOT sample is the mean step, so this is its cost.
  */
-function generationCost(config: Model['config'], w: WorkloadOf<'decode'>, depth: number): PassCost {
+function generationCost(
+  config: Model['config'],
+  w: WorkloadOf<'decode'>,
+  depth: number,
+  attention: AttentionVariant,
+): PassCost {
   const prompt = Math.max(depth, 1);
   const costs = Array.from({ length: w.gen - 1 }, (_, i) =>
-    decodeCost(config, Array(w.batch).fill(prompt + i)),
+    decodeCost(config, Array(w.batch).fill(prompt + i), attention),
   );
   const n = costs.length;
   const mean = (f: (c: PassCost) => number) => costs.reduce((a, c) => a + f(c), 0) / n;
   return {
     flops: mean((c) => c.flops),
     bytes: mean((c) => c.bytes),
+    bytesAsImplemented: mean((c) => c.bytesAsImplemented),
     dispatches: costs[0].dispatches,
     kernels: costs[0].kernels.map((k, j) => ({
       ...k,
       flops: mean((c) => c.kernels[j].flops),
       bytes: mean((c) => c.kernels[j].bytes),
+      bytesAsImplemented: mean((c) => c.kernels[j].bytesAsImplemented),
     })),
   };
 }

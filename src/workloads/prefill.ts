@@ -36,7 +36,7 @@ export const prefillSweep: WorkloadRunner<'prefill'> = async (ctx, w) => {
         ctx.signal.throwIfAborted();
         profiled.push((await timedPrefill(model, profiler, tokens, true)).spans);
       }
-      const cost = prefillCost(ctx.config, L);
+      const cost = prefillCost(ctx.config, L, 0, ctx.variants.attentionPrefill);
       ctx.emit({
         type: 'pass',
         pass: 'prefill',
