@@ -31,7 +31,7 @@ export const decodeSweep: WorkloadRunner<'decode'> = async (ctx, w) => {
       const latency = { ttftMs: [] as number[], tpotMs: [] as number[], itlMs: [] as number[] };
       for (let r = 0; r < w.warmup + w.reps; r++) {
         ctx.signal.throwIfAborted();
-        const once = () => generate(model, profiler, w, depth);
+        const once = () => generation(model, profiler, w, depth, false);
         const run = r === 0 ? await checkedRun(ctx.gpu, `decode at depth ${depth}`, once) : await once();
         if (r < w.warmup) continue;
         const tpot = (run.arrivals[steps] - run.arrivals[0]) / steps;
@@ -43,7 +43,7 @@ export const decodeSweep: WorkloadRunner<'decode'> = async (ctx, w) => {
       const profiled: Span[][] = [];
       for (let r = 0; r < (w.profile ? w.reps : 1); r++) {
         ctx.signal.throwIfAborted();
-        profiled.push(await profiledGeneration(model, profiler, w, depth));
+        profiled.push((await generation(model, profiler, w, depth, true)).spans);
       }
       const cost = generationCost(ctx.config, w, depth, ctx.variants.attentionDecode);
       ctx.emit({
@@ -65,60 +65,42 @@ export const decodeSweep: WorkloadRunner<'decode'> = async (ctx, w) => {
   }
 };
 
-/** B fresh sequences, each with a distinct prompt of max(depth, 1) tokens. */
-function startSequences(model: Model, w: WorkloadOf<'decode'>, depth: number) {
-  const promptLength = Math.max(depth, 1);
-  const seqs = Array.from({ length: w.batch }, () => model.createSequence());
-  const prompts = seqs.map((seq, b) => ({
-    seq,
-    tokens: promptTokens(promptLength, model.config.vocabSize, depth + 31 * b + 7),
-  }));
-  return { seqs, prompts };
-}
-
-/** One timed generation: the prompt's prefill, then gen − 1 steps; spans read after the last token. */
-async function generate(model: Model, profiler: GpuProfiler, w: WorkloadOf<'decode'>, depth: number) {
-  const { seqs, prompts } = startSequences(model, w, depth);
-  try {
-    const start = performance.now();
-    let tokens = (await model.prefill(prompts, 'none')).map((r) => r.nextToken);
-    const arrivals = [performance.now()];
-    profiler.reset();
-    for (let s = 1; s < w.gen; s++) {
-      const step = await model.decode(
-        seqs.map((seq, b) => ({ seq, token: tokens[b] })),
-        { timing: { profiler, perKernel: false } },
-      );
-      arrivals.push(performance.now());
-      tokens = step.nextTokens;
-    }
-    return { ttftMs: arrivals[0] - start, arrivals, spans: await profiler.read() };
-  } finally {
-    for (const seq of seqs) model.freeSequence(seq);
-  }
-}
-
-/** The same generation with one pass per kernel, read back after each step (nothing here is a sample). */
-async function profiledGeneration(
+/**
+ * One generation at batch B: B fresh sequences, each with a distinct prompt of max(depth, 1)
+ * tokens (one prefill), then gen − 1 decode steps. Timed (`perKernel` false): one pass per step,
+ * the spans read once after the last token, so no readback sits inside a step. Profiled
+ * (`perKernel` true): one pass per kernel, read back after each step; nothing of it is a sample.
+ */
+async function generation(
   model: Model,
   profiler: GpuProfiler,
   w: WorkloadOf<'decode'>,
   depth: number,
+  perKernel: boolean,
 ) {
-  const { seqs, prompts } = startSequences(model, w, depth);
+  const seqs = Array.from({ length: w.batch }, () => model.createSequence());
+  const prompts = seqs.map((seq, b) => ({
+    seq,
+    tokens: promptTokens(Math.max(depth, 1), model.config.vocabSize, depth + 31 * b + 7),
+  }));
   try {
+    const start = performance.now();
     let tokens = (await model.prefill(prompts, 'none')).map((r) => r.nextToken);
+    const arrivals = [performance.now()];
     const spans: Span[] = [];
+    profiler.reset();
     for (let s = 1; s < w.gen; s++) {
-      profiler.reset();
+      if (perKernel) profiler.reset();
       const step = await model.decode(
         seqs.map((seq, b) => ({ seq, token: tokens[b] })),
-        { timing: { profiler, perKernel: true } },
+        { timing: { profiler, perKernel } },
       );
-      spans.push(...(await profiler.read()));
+      arrivals.push(performance.now());
+      if (perKernel) spans.push(...(await profiler.read()));
       tokens = step.nextTokens;
     }
-    return spans;
+    if (!perKernel) spans.push(...(await profiler.read()));
+    return { ttftMs: arrivals[0] - start, arrivals, spans };
   } finally {
     for (const seq of seqs) model.freeSequence(seq);
   }
