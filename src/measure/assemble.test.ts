@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { kernelBreakdown, PointSamples } from '../workloads/timing.ts';
 import type { PassRecord } from '../workloads/workload.ts';
 import { chooseTimebase, placeKernelRecord, placePass } from './assemble.ts';
+import { kernelBreakdown, PointSamples } from './samples.ts';
 
 const exact = { timestamps: true, quantumNs: null };
 const roofs = { fmaGflops: 10, copyGBps: 2, dispatchUs: 10, submitUs: 300 };

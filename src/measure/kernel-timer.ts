@@ -1,8 +1,8 @@
 import type { GpuProfiler, Span } from '../gpu/profiler.ts';
 import { encodeCall, type KernelCall } from '../kernels/kernel.ts';
 import type { KernelRig } from '../kernels/rig.ts';
-import { PointSamples } from '../workloads/timing.ts';
 import type { ClockSamples } from '../workloads/workload.ts';
+import { PointSamples } from './samples.ts';
 import { percentile } from './stats.ts';
 
 /**

@@ -2,10 +2,10 @@ import { checkedRun } from '../gpu/device.ts';
 import { GpuProfiler, type Span } from '../gpu/profiler.ts';
 import type { AttentionVariant } from '../kernels/variants.ts';
 import { decodeCost, type PassCost } from '../measure/cost.ts';
+import { kernelBreakdown, PointSamples } from '../measure/samples.ts';
 import { MAX_TIMED_PASSES, type WorkloadOf } from '../measure/spec.ts';
 import type { Model } from '../model/forward.ts';
 import { promptTokens } from './prompts.ts';
-import { kernelBreakdown, PointSamples } from './timing.ts';
 import { requireModel, type WorkloadRunner } from './workload.ts';
 
 /**

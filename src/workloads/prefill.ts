@@ -1,10 +1,10 @@
 import { checkedRun } from '../gpu/device.ts';
 import { GpuProfiler, type Span } from '../gpu/profiler.ts';
 import { prefillCost } from '../measure/cost.ts';
+import { kernelBreakdown, PointSamples } from '../measure/samples.ts';
 import { MAX_TIMED_PASSES } from '../measure/spec.ts';
 import type { Model } from '../model/forward.ts';
 import { promptTokens } from './prompts.ts';
-import { kernelBreakdown, PointSamples } from './timing.ts';
 import { requireModel, type WorkloadRunner } from './workload.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { type Span, spanValid } from '../gpu/profiler.ts';
-import type { PassCost } from '../measure/cost.ts';
-import { percentile } from '../measure/stats.ts';
-import type { KernelTimeRecord } from './workload.ts';
+import type { KernelTimeRecord } from '../workloads/workload.ts';
+import type { PassCost } from './cost.ts';
+import { percentile } from './stats.ts';
 
 /**
  * Collects one point's samples in both clocks. A GPU sample is the sum of one repetition's pass
