@@ -136,7 +136,8 @@ if (args.preset && args.model) usage('give --preset or --model, not both');
 if (args.preset && !isPresetName(args.preset)) {
   usage(`unknown preset "${args.preset}"; known presets: ${PRESET_NAMES.join(', ')}`);
 }
-const SUITE_FLAGS = ['quick', 'full', 'kernels'] as const;
+/** The named suites (custom is what explicit sweep values make, not a flag value). */
+const SUITE_FLAGS = Object.keys(SUITES) as (keyof typeof SUITES)[];
 const suiteName = args.suite ?? SPEC_DEFAULTS.suite;
 if (!(SUITE_FLAGS as readonly string[]).includes(suiteName))
   usage(`--suite must be ${SUITE_FLAGS.join(', ')}, got "${suiteName}"`);
@@ -171,7 +172,7 @@ try {
           seed: int('--seed', args.seed) ?? SPEC_DEFAULTS.seed,
         },
     {
-      suite: suiteName as (typeof SUITE_FLAGS)[number],
+      suite: suiteName as keyof typeof SUITES,
       prefill: args.prefill === undefined ? undefined : intList('--prefill', args.prefill),
       depths: args.depth === undefined ? undefined : intList('--depth', args.depth),
       gen: int('--gen', args.gen),

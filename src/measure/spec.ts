@@ -261,7 +261,20 @@ export interface Unfit {
   message: string;
 }
 
-/** Context tokens a workload point needs at its longest: L for a prompt, depth + gen for a generation. */
+/**
+ * The prompt a decode point at `depth` starts from: `depth` tokens, or one at depth 0 (the first
+ * token must come from a real prefill of something).
+ */
+export function decodePrompt(depth: number): number {
+  return Math.max(depth, 1);
+}
+
+/** Context tokens a decode point reaches at its deepest: its prompt, then gen − 1 decode steps. */
+export function decodeContext(w: WorkloadOf<'decode'>, depth: number): number {
+  return decodePrompt(depth) + w.gen - 1;
+}
+
+/** Context tokens a workload point needs at its longest: L for a prompt, prompt + generated for a generation. */
 function unfitValues(w: Workload, maxSeqLen: number): Unfit[] {
   switch (w.kind) {
     case 'prefill':
@@ -275,7 +288,7 @@ function unfitValues(w: Workload, maxSeqLen: number): Unfit[] {
         }));
     case 'decode':
       return w.depths
-        .filter((d) => Math.max(d, 1) + w.gen - 1 > maxSeqLen)
+        .filter((d) => decodeContext(w, d) > maxSeqLen)
         .map((d) => ({
           kind: w.kind,
           option: 'depths' as const,
@@ -304,7 +317,7 @@ export function fitToModel(
       return lengths.length > 0 ? [{ ...w, lengths }] : [];
     }
     if (w.kind === 'decode') {
-      const depths = w.depths.filter((d) => Math.max(d, 1) + w.gen - 1 <= maxSeqLen);
+      const depths = w.depths.filter((d) => decodeContext(w, d) <= maxSeqLen);
       return depths.length > 0 ? [{ ...w, depths }] : [];
     }
     return [w];
@@ -353,8 +366,8 @@ export function engineNeeds(spec: BenchSpec): EngineNeeds {
       needs.maxContextTokens = Math.max(needs.maxContextTokens, ...w.lengths);
     } else if (w.kind === 'decode') {
       needs.model = true;
-      const deepest = Math.max(...w.depths.map((d) => Math.max(d, 1) + w.gen - 1));
-      needs.maxPrompt = Math.max(needs.maxPrompt, ...w.depths.map((d) => Math.max(d, 1)));
+      const deepest = Math.max(...w.depths.map((d) => decodeContext(w, d)));
+      needs.maxPrompt = Math.max(needs.maxPrompt, ...w.depths.map(decodePrompt));
       needs.maxSequences = Math.max(needs.maxSequences, w.batch);
       needs.maxBatch = Math.max(needs.maxBatch, w.batch);
       needs.maxContextTokens = Math.max(needs.maxContextTokens, w.batch * deepest);

@@ -126,6 +126,15 @@ interface DecodePlan extends PlanIo {
   calls: KernelCall[];
 }
 
+/** The `count` sampled token ids a submitted pass copied into its plan's readback buffer. */
+async function readNextTokens(plan: PlanIo, count: number): Promise<number[]> {
+  const bytes = count * BYTES.u32;
+  await plan.nextReadback.mapAsync(GPUMapMode.READ, 0, bytes);
+  const ids = [...new Uint32Array(plan.nextReadback.getMappedRange(0, bytes).slice(0))];
+  plan.nextReadback.unmap();
+  return ids;
+}
+
 function countByRole(calls: readonly KernelCall[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const c of calls) {
@@ -353,10 +362,7 @@ export class Model {
       const results: PrefillResult[] = [];
       for (const [i, { seq }] of requests.entries()) {
         const plan = plans[i];
-        const bytes = plan.outRows * BYTES.u32;
-        await plan.nextReadback.mapAsync(GPUMapMode.READ, 0, bytes);
-        const next = new Uint32Array(plan.nextReadback.getMappedRange(0, bytes).slice(0));
-        plan.nextReadback.unmap();
+        const next = await readNextTokens(plan, plan.outRows);
         const logits =
           logitsMode === 'none'
             ? undefined
@@ -524,9 +530,7 @@ export class Model {
       this.lastDispatches = countByRole(plan.calls);
       encoder.copyBufferToBuffer(plan.next, 0, plan.nextReadback, 0, B * BYTES.u32);
       queue.submit([encoder.finish()]);
-      await plan.nextReadback.mapAsync(GPUMapMode.READ, 0, B * BYTES.u32);
-      const nextTokens = [...new Uint32Array(plan.nextReadback.getMappedRange(0, B * BYTES.u32).slice(0))];
-      plan.nextReadback.unmap();
+      const nextTokens = await readNextTokens(plan, B);
       const logits = options.logits
         ? await readFloat32(this.gpu, plan.logits, B * this.config.vocabSize * BYTES.f32)
         : undefined;

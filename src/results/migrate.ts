@@ -4,6 +4,7 @@
  * warnings, what it could not carry over; the data is untrusted, so a step only reshapes what is
  * there and leaves every check to the schema.
  */
+import { percentiles } from '../measure/stats.ts';
 import { SCHEMA_VERSION } from './schema.ts';
 
 type Json = Record<string, unknown>;
@@ -11,19 +12,6 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const numbers = (v: unknown): number[] | null =>
   Array.isArray(v) && v.every((x) => typeof x === 'number') ? (v as number[]) : null;
-
-/** numpy-style linear-interpolation percentile, as measure/stats does (kept here so results/ stands alone). */
-function percentile(sorted: readonly number[], p: number): number {
-  const rank = (p / 100) * (sorted.length - 1);
-  const lo = Math.floor(rank);
-  const hi = Math.ceil(rank);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo);
-}
-
-function percentiles(samples: readonly number[]) {
-  const s = [...samples].sort((a, b) => a - b);
-  return { p50: percentile(s, 50), p95: percentile(s, 95), p99: percentile(s, 99) };
-}
 
 /**
  * Version 1 → 2. What changed: every point records both clocks and the one that placed it; one

@@ -3,7 +3,7 @@ import { GpuProfiler, type Span } from '../gpu/profiler.ts';
 import type { AttentionVariant } from '../kernels/variants.ts';
 import { decodeCost, type PassCost } from '../measure/cost.ts';
 import { kernelBreakdown, PointSamples } from '../measure/samples.ts';
-import { MAX_TIMED_PASSES, type WorkloadOf } from '../measure/spec.ts';
+import { decodePrompt, MAX_TIMED_PASSES, type WorkloadOf } from '../measure/spec.ts';
 import type { Model } from '../model/forward.ts';
 import { promptTokens } from './prompts.ts';
 import { requireModel, type WorkloadRunner } from './workload.ts';
@@ -81,7 +81,7 @@ async function generation(
   const seqs = Array.from({ length: w.batch }, () => model.createSequence());
   const prompts = seqs.map((seq, b) => ({
     seq,
-    tokens: promptTokens(Math.max(depth, 1), model.config.vocabSize, depth + 31 * b + 7),
+    tokens: promptTokens(decodePrompt(depth), model.config.vocabSize, depth + 31 * b + 7),
   }));
   try {
     const start = performance.now();
@@ -116,7 +116,7 @@ function generationCost(
   depth: number,
   attention: AttentionVariant,
 ): PassCost {
-  const prompt = Math.max(depth, 1);
+  const prompt = decodePrompt(depth);
   const costs = Array.from({ length: w.gen - 1 }, (_, i) =>
     decodeCost(config, Array(w.batch).fill(prompt + i), attention),
   );
