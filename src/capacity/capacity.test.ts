@@ -1,0 +1,222 @@
+import { describe, expect, it } from 'vitest';
+import { capacityInput, estimateCapacity, parseBytes, parseCapacityInput } from './estimate.ts';
+import {
+  admittedInOrder,
+  concurrencyForBudget,
+  kvBytesPerRequest,
+  kvBytesPerToken,
+  kvBytesPerTokenMha,
+} from './kv.ts';
+import {
+  type CapacityModel,
+  capacityModelFromDims,
+  capacityModelFromHfConfig,
+  capacityModelFromPreset,
+  llamaParameterCount,
+  weightsBytes,
+} from './model.ts';
+
+/** Llama-2-70B as its config.json gives it. */
+const LLAMA2_70B: CapacityModel = capacityModelFromHfConfig({
+  _name_or_path: 'meta-llama/Llama-2-70b-hf',
+  num_hidden_layers: 80,
+  num_attention_heads: 64,
+  num_key_value_heads: 8,
+  hidden_size: 8192,
+  intermediate_size: 28672,
+  vocab_size: 32000,
+  max_position_embeddings: 4096,
+  tie_word_embeddings: false,
+});
+
+/** A 7B MHA model (Llama-2-7B's shape): 32 layers, d 4096 = 32 heads × 128. */
+const MHA_7B = capacityModelFromDims({
+  layers: 32,
+  heads: 32,
+  hidden: 4096,
+  intermediate: 11008,
+  vocab: 32000,
+  contextLength: 4096,
+});
+
+describe('KV calculator: worked examples', () => {
+  it('Llama-2-70B at 4096 tokens in f16: 1.25 GiB per request, not the often quoted 1.07 GB', () => {
+    // 2 (K,V) · 80 layers · 8 kv heads · 128 head dim · 2 bytes = 327,680 bytes per token.
+    expect(kvBytesPerToken(LLAMA2_70B, 'f16')).toBe(327_680);
+    // 327,680 · 4096 = 1,342,177,280 bytes = 1.25 · 2^30. "1.07 GB" is 2^30 = 1,073,741,824: 20% low.
+    expect(kvBytesPerRequest(LLAMA2_70B, 'f16', 4096)).toBe(1_342_177_280);
+    expect(kvBytesPerRequest(LLAMA2_70B, 'f16', 4096) / 2 ** 30).toBe(1.25);
+    // MHA would cache all 64 heads: 2 · 80 · 64 · 128 · 2 · 4096 = 10,737,418,240 = 10 GiB (8× more).
+    expect(kvBytesPerTokenMha(LLAMA2_70B, 'f16') * 4096).toBe(10 * 2 ** 30);
+    // 2 × 80 GB of KV budget at 0.8 headroom = 128,000,000,000 bytes; ÷ 1,342,177,280 = 95.37 → 95.
+    expect(concurrencyForBudget(2 * 80e9 * 0.8, 1_342_177_280)).toBe(95);
+  });
+
+  it('a 7B MHA model at 4096 tokens in f16: 2 GiB per request', () => {
+    // 2 · 32 · 32 · 128 · 2 = 524,288 bytes per token; · 4096 = 2,147,483,648 = 2 GiB.
+    expect(kvBytesPerRequest(MHA_7B, 'f16', 4096)).toBe(2 * 2 ** 30);
+    expect(kvBytesPerTokenMha(MHA_7B, 'f16')).toBe(kvBytesPerToken(MHA_7B, 'f16'));
+  });
+
+  it('f32 and int8 scale the f16 figure by 2 and 1/2, and pages round each request up', () => {
+    expect(kvBytesPerToken(LLAMA2_70B, 'f32')).toBe(655_360);
+    expect(kvBytesPerToken(LLAMA2_70B, 'int8')).toBe(163_840);
+    // 3400 tokens in 16-token pages: 213 pages = 3408 slots.
+    expect(kvBytesPerRequest(LLAMA2_70B, 'f16', 3400, 16)).toBe(3408 * 327_680);
+  });
+
+  it('admission in order stops at the first request that does not fit', () => {
+    // 100 bytes per token, budget 1000: 3 (→ 4 with pages of 4) + 4 = 8 slots fit, the next 3 (→4) does not.
+    expect(admittedInOrder(1000, 100, [3, 4, 3, 1], (n) => Math.ceil(n / 4) * 4)).toBe(2);
+    expect(admittedInOrder(1000, 100, [3, 4, 3], (n) => n)).toBe(3);
+  });
+
+  it('parameters of Llama-2-70B: 68,976,648,192 by hand', () => {
+    // Per layer: q 8192² + k,v 2·8192·1024 + o 8192² + MLP 3·8192·28672 + 2 norms 2·8192
+    //   = 67,108,864 + 16,777,216 + 67,108,864 + 704,643,072 + 16,384 = 855,654,400; · 80 = 68,452,352,000.
+    // Embeddings and untied head 2 · 32000 · 8192 = 524,288,000; final norm 8192.
+    expect(llamaParameterCount(LLAMA2_70B)).toBe(68_976_648_192);
+    expect(weightsBytes(LLAMA2_70B, 'f16')).toBe(137_953_296_384);
+  });
+});
+
+describe('capacity estimator', () => {
+  it('50 sessions of 3000 in / 400 out, 20% long at 4×, on 4 × 80 GB with Llama-2-70B in f16', () => {
+    const e = estimateCapacity(
+      LLAMA2_70B,
+      capacityInput({ gpuMem: 80e9, gpus: 4, input: 3000, output: 400, sessions: 50, longShare: 0.2 }),
+    );
+    // Weights: 68,976,648,192 params · 2 bytes.
+    expect(e.weightsBytes).toBe(137_953_296_384);
+    // Mean session 3400 tokens · 327,680 = 1,114,112,000 bytes; 40 of them = 44,564,480,000.
+    // Long session 4 · 3400 = 13,600 tokens · 327,680 = 4,456,448,000; 10 of them = 44,564,480,000.
+    expect(e.classes.map((c) => [c.name, c.sessions, c.tokens, c.kvBytes])).toEqual([
+      ['mean', 40, 3400, 44_564_480_000],
+      ['long', 10, 13600, 44_564_480_000],
+    ]);
+    expect(e.kvBytesPerRequest).toBe(1_114_112_000);
+    expect(e.kvBytesTotal).toBe(89_128_960_000);
+    // Total 227,082,256,384 bytes; usable per GPU 80e9 · 0.85 = 68e9; 227.08 / 68 = 3.34 → 4 GPUs.
+    expect(e.totalBytes).toBe(227_082_256_384);
+    expect(e.gpusNeeded).toBe(4);
+    // KV budget on 4 GPUs: 272e9 − 137,953,296,384 = 134,046,703,616 bytes.
+    expect(e.kvBudgetBytes).toBe(134_046_703_616);
+    // Paged (16-token pages): 0.8 · 3408 + 0.2 · 13600 = 5446.4 slots a session, · 327,680 =
+    // 1,784,676,352 bytes; 134,046,703,616 / 1,784,676,352 = 75.1 → 75.
+    // Contiguous, each reserving the longest session, 13,600 tokens = 4,456,448,000 bytes → 30.08 → 30.
+    expect(e.maxConcurrency).toEqual({ paged: 75, contiguous: 30 });
+    expect(e.contiguousReserve).toBe(13_600);
+    // 13,600 tokens is past Llama-2's 4096 context: said, not hidden.
+    expect(e.notes.join(' ')).toMatch(/13600 tokens, past the model's context length of 4096/);
+    // No roofs: memory only, and the 50 sessions fit (89.1 GB of a 134.0 GB budget).
+    expect(e.tpotMs).toBeNull();
+    expect(e.utilization.kvMemory).toBeCloseTo(89_128_960_000 / 134_046_703_616, 12);
+    expect(e.bottleneck).toBeNull();
+  });
+
+  it('times from the roofs: a 7B f16 decode step is its bytes over the bandwidth', () => {
+    const e = estimateCapacity(
+      MHA_7B,
+      capacityInput({
+        gpuMem: 80e9,
+        input: 1000,
+        output: 2,
+        sessions: 1,
+        peakTflops: 100,
+        bandwidthGBs: 1000,
+      }),
+    );
+    // Params by hand: per layer 4 · 4096² + 3 · 4096 · 11008 + 2 · 4096 = 202,383,360; · 32 =
+    // 6,476,267,520; + 2 · 32000 · 4096 + 4096 = 6,738,415,616; f16: 13,476,831,232 bytes.
+    expect(e.weightsBytes).toBe(13_476_831_232);
+    // One session halfway through 2 output tokens: depth 1001, context 1002 tokens read.
+    // Bytes 13,476,831,232 + 1002 · 524,288 = 14,002,167,808 at 1e12 B/s = 14.002 ms; FLOPs ≈ 1.35e10
+    // at 1e14 FLOP/s = 0.13 ms, so bandwidth bounds it.
+    expect(e.tpotMs).toBeCloseTo(14.002167808, 9);
+    // Prefill of 1000 tokens: linear 2 · 1000 · 6,476,005,376 = 1.2952e13 FLOPs plus attention
+    // 32 layers · 32 heads · 500,500 pairs · 515 = 2.6394e11: 1.3216e13 at 1e14 = 132.16 ms (the
+    // norms, RoPE, SwiGLU and the head add 0.03%).
+    expect(Math.abs(e.prefillMs! - 132.16) / 132.16).toBeLessThan(1e-3);
+    // One request costs its prefill and 2 decode steps of a batch of 1.
+    expect(e.requestsPerSec!).toBeCloseTo(1000 / (e.prefillMs! + 2 * e.tpotMs!), 9);
+    expect(e.throughputTokensPerSec!).toBeCloseTo(2 * e.requestsPerSec!, 9);
+    // 132 ms of prefill against 28 ms of decode per request: prefill compute binds.
+    expect(e.bottleneck).toBe('prefill-compute');
+  });
+
+  it('names decode bandwidth when generation dominates, and KV memory when the sessions do not fit', () => {
+    const base = { gpuMem: 80e9, peakTflops: 100, bandwidthGBs: 1000 };
+    const decode = estimateCapacity(
+      MHA_7B,
+      capacityInput({ ...base, input: 100, output: 1000, sessions: 4 }),
+    );
+    expect(decode.bottleneck).toBe('decode-bandwidth');
+    expect(decode.utilization.decode!).toBeGreaterThan(decode.utilization.prefill!);
+    // 200 sessions of 4096 tokens need 200 · 2 GiB = 429 GB of KV; one GPU has 68e9 − 13.5e9 usable.
+    const memory = estimateCapacity(
+      MHA_7B,
+      capacityInput({ ...base, input: 4000, output: 96, sessions: 200 }),
+    );
+    expect(memory.bottleneck).toBe('kv-memory');
+    expect(memory.utilization.kvMemory).toBeGreaterThan(1);
+    // (68e9 − 13,476,831,232) / 2,147,483,648 = 25.39 → 25 sessions fit, paged or contiguous (4096 = maxLen).
+    expect(memory.maxConcurrency).toEqual({ paged: 25, contiguous: 25 });
+    expect(memory.expectedBatch).toBe(25);
+  });
+});
+
+describe('model sources and bad input', () => {
+  it('a preset, and a config.json with GQA', () => {
+    const tiny = capacityModelFromPreset('ci-tiny');
+    expect(kvBytesPerToken(tiny, 'f32')).toBe(2 * 2 * 2 * 32 * 4);
+    expect(() => capacityModelFromPreset('nope')).toThrow(/unknown preset "nope"/);
+  });
+
+  it('names the config.json field at fault', () => {
+    const cfg = {
+      num_hidden_layers: 32,
+      num_attention_heads: 32,
+      hidden_size: 4096,
+      intermediate_size: 11008,
+      vocab_size: 32000,
+      max_position_embeddings: 4096,
+    };
+    expect(() => capacityModelFromHfConfig({ ...cfg, num_key_value_heads: 5 })).toThrow(
+      /num_key_value_heads: heads \(32\) must be a multiple of kvHeads \(5\)/,
+    );
+    expect(() => capacityModelFromHfConfig({ ...cfg, num_attention_heads: 30 })).toThrow(
+      /num_attention_heads: hidden_size 4096 is not divisible/,
+    );
+    expect(() => capacityModelFromHfConfig({ ...cfg, num_hidden_layers: -2 })).toThrow(
+      /num_hidden_layers: must be positive/,
+    );
+    expect(() => capacityModelFromHfConfig({ ...cfg, vocab_size: undefined })).toThrow(/vocab_size/);
+  });
+
+  it('names the input field at fault', () => {
+    const ok = { gpuMem: 80e9, input: 10, output: 10, sessions: 1 };
+    const issue = (raw: Record<string, unknown>) => {
+      const r = parseCapacityInput(raw);
+      return r.ok ? null : r.issues[0];
+    };
+    expect(issue({ ...ok, headroom: 0 })).toEqual({ field: 'headroom', message: 'must be in (0, 1]' });
+    expect(issue({ ...ok, headroom: 1.2 })).toEqual({ field: 'headroom', message: 'must be in (0, 1]' });
+    expect(issue({ ...ok, gpuMem: -1 })?.field).toBe('gpuMem');
+    expect(issue({ ...ok, sessions: 0 })?.field).toBe('sessions');
+    expect(issue({ ...ok, gpus: 1.5 })?.field).toBe('gpus');
+    expect(issue({ ...ok, peakTflops: 10 })).toEqual({
+      field: 'bandwidthGBs',
+      message: 'give both peak compute and bandwidth, or neither',
+    });
+    expect(issue({ ...ok, headroom: 1 })).toBeNull();
+  });
+
+  it('parses memory sizes with decimal and binary units', () => {
+    expect(parseBytes('80GB')).toBe(80e9);
+    expect(parseBytes('80')).toBe(80e9);
+    expect(parseBytes('24GiB')).toBe(24 * 2 ** 30);
+    expect(parseBytes('512 MiB')).toBe(512 * 2 ** 20);
+    expect(() => parseBytes('-5GB', '--gpu-mem')).toThrow(/--gpu-mem: "-5GB" is not a size/);
+    expect(() => parseBytes('0GB', '--gpu-mem')).toThrow(/--gpu-mem: must be positive/);
+  });
+});

@@ -1,0 +1,152 @@
+import { describe, expect, it } from 'vitest';
+import { kvBytesPerToken } from '../capacity/kv.ts';
+import { capacityModelFromGguf } from '../capacity/model.ts';
+import { GgufTruncatedError, parseGgufHeader, readGgufHeader } from './gguf.ts';
+
+/** A hand-rolled GGUF v3 writer for the tests: only what the header needs, byte by byte. */
+class Writer {
+  private parts: number[] = [];
+  u8(v: number) {
+    this.parts.push(v & 0xff);
+  }
+  u32(v: number) {
+    for (let i = 0; i < 4; i++) this.u8(v >>> (8 * i));
+  }
+  u64(v: number) {
+    this.u32(v % 2 ** 32);
+    this.u32(Math.floor(v / 2 ** 32));
+  }
+  f32(v: number) {
+    const b = new Uint8Array(new Float32Array([v]).buffer);
+    for (const x of b) this.u8(x);
+  }
+  str(s: string) {
+    const b = new TextEncoder().encode(s);
+    this.u64(b.length);
+    for (const x of b) this.u8(x);
+  }
+  bytes() {
+    return new Uint8Array(this.parts);
+  }
+}
+
+type Meta = [key: string, kind: 'u32' | 'f32' | 'str' | 'strs', value: number | string | string[]];
+
+function gguf(meta: Meta[], tensors: [string, number[], number][]): Uint8Array {
+  const w = new Writer();
+  w.u32(0x46554747);
+  w.u32(3);
+  w.u64(tensors.length);
+  w.u64(meta.length);
+  for (const [key, kind, value] of meta) {
+    w.str(key);
+    if (kind === 'u32') {
+      w.u32(4);
+      w.u32(value as number);
+    } else if (kind === 'f32') {
+      w.u32(6);
+      w.f32(value as number);
+    } else if (kind === 'str') {
+      w.u32(8);
+      w.str(value as string);
+    } else {
+      w.u32(9);
+      w.u32(8);
+      w.u64((value as string[]).length);
+      for (const s of value as string[]) w.str(s);
+    }
+  }
+  let offset = 0;
+  for (const [name, dims, type] of tensors) {
+    w.str(name);
+    w.u32(dims.length);
+    for (const d of dims) w.u64(d);
+    w.u32(type);
+    w.u64(offset);
+    offset += 64;
+  }
+  return w.bytes();
+}
+
+/** A tiny llama GGUF: 2 layers, d 64, 4 heads of 16, 2 KV heads, vocab 1500 (a long token array). */
+const META: Meta[] = [
+  ['general.architecture', 'str', 'llama'],
+  ['general.name', 'str', 'tiny'],
+  ['llama.block_count', 'u32', 2],
+  ['llama.embedding_length', 'u32', 64],
+  ['llama.feed_forward_length', 'u32', 128],
+  ['llama.attention.head_count', 'u32', 4],
+  ['llama.attention.head_count_kv', 'u32', 2],
+  ['llama.context_length', 'u32', 2048],
+  ['llama.rope.freq_base', 'f32', 10000],
+  ['tokenizer.ggml.tokens', 'strs', Array.from({ length: 1500 }, (_, i) => `t${i}`)],
+];
+
+describe('GGUF header', () => {
+  it('reads metadata, summarises long arrays, and sizes tensors by their block format', () => {
+    const bytes = gguf(META, [
+      ['token_embd.weight', [64, 1500], 1], // F16: 96,000 elements · 2 = 192,000 bytes
+      ['blk.0.attn_q.weight', [64, 64], 8], // Q8_0: 4096 / 32 = 128 blocks · 34 = 4,352 bytes
+      ['blk.0.ffn_down.weight', [128, 64], 2], // Q4_0: 8192 / 32 = 256 blocks · 18 = 4,608 bytes
+      ['output_norm.weight', [64], 0], // F32: 256 bytes
+    ]);
+    const h = parseGgufHeader(bytes);
+    expect(h.version).toBe(3);
+    expect(h.metadata.get('llama.rope.freq_base')).toBe(10000);
+    expect(h.metadata.get('tokenizer.ggml.tokens')).toEqual({ array: null, length: 1500 });
+    expect(h.tensors[1]).toEqual({ name: 'blk.0.attn_q.weight', dims: [64, 64], type: 8, offset: 64 });
+    expect(h.dataOffset % 32).toBe(0);
+    expect(h.dataOffset).toBeGreaterThanOrEqual(bytes.length);
+    const m = capacityModelFromGguf(h);
+    expect(m).toMatchObject({
+      name: 'tiny',
+      layers: 2,
+      heads: 4,
+      kvHeads: 2,
+      headDim: 16,
+      hidden: 64,
+      vocab: 1500,
+      contextLength: 2048,
+      tied: true,
+    });
+    expect(m.weightsBytes).toBe(192_000 + 4_352 + 4_608 + 256);
+    // 2 · 2 layers · 2 kv heads · 16 · 2 bytes = 256 bytes per token in f16.
+    expect(kvBytesPerToken(m, 'f16')).toBe(256);
+  });
+
+  it('asks for more bytes when the header is cut, and reads it in growing chunks', async () => {
+    const bytes = gguf(META, [['output.weight', [64, 1500], 0]]);
+    expect(() => parseGgufHeader(bytes.subarray(0, 100))).toThrow(GgufTruncatedError);
+    const reads: number[] = [];
+    const h = await readGgufHeader(
+      async (n) => {
+        reads.push(n);
+        return bytes.subarray(0, n);
+      },
+      'tiny.gguf',
+      64,
+    );
+    expect(reads[0]).toBe(64);
+    expect(reads.length).toBeGreaterThan(2);
+    expect(capacityModelFromGguf(h).tied).toBe(false);
+    await expect(readGgufHeader(async () => bytes.subarray(0, 100), 'cut.gguf', 1 << 20)).rejects.toThrow(
+      /ends inside its GGUF header/,
+    );
+  });
+
+  it('rejects what is not GGUF, an old version, and inconsistent heads, naming the key', () => {
+    expect(() => parseGgufHeader(new TextEncoder().encode('{"not":"gguf"}'), 'x.gguf')).toThrow(
+      /x.gguf is not a GGUF file/,
+    );
+    const v1 = gguf(META, []);
+    v1[4] = 1;
+    expect(() => parseGgufHeader(v1)).toThrow(/GGUF version 1 is not supported/);
+    const bad = gguf(
+      META.map((m): Meta => (m[0] === 'llama.attention.head_count_kv' ? [m[0], 'u32', 3] : m)),
+      [],
+    );
+    expect(() => capacityModelFromGguf(parseGgufHeader(bad))).toThrow(
+      /llama.attention.head_count_kv: heads \(4\) must be a multiple of kvHeads \(3\)/,
+    );
+  });
+});
