@@ -34,11 +34,14 @@ Model
   --seed N               seed of the random weights (default 0)
 
 Workloads
-  --suite quick|full|kernels   a preset list of workloads (default ${SPEC_DEFAULTS.suite}):
+  --suite quick|full|kernels|capacity   a preset list of workloads (default ${SPEC_DEFAULTS.suite}):
                            quick: prefill sweep L=${SUITES.quick.prefill.join(',')}; decode sweep depth=${SUITES.quick.depths.join(',')}, gen ${SUITES.quick.gen}; reps ${SUITES.quick.reps}
                            full:  prefill sweep L=${SUITES.full.prefill.join(',')}; decode sweep depth=${SUITES.full.depths.join(',')}, gen ${SUITES.full.gen}; reps ${SUITES.full.reps}
                            kernels: the kernel suite, each kernel alone at the model's shapes (matmul,
                            GEMV, attention, element-wise), validated then timed
+                           capacity: the capacity probe: builds a real KV pool (--pool-mib), admits seeded
+                           sequences until allocation fails, paged then contiguous, and checks the counts
+                           against the KV calculator (see npm run capacity for the estimator)
   --prefill L,L,...      prompt lengths of the prefill sweep ("" for none); makes the list custom
   --depth D,D,...        context depths of the decode sweep ("" for none; 0 is a one-token prompt)
   --gen N                tokens generated per decode repetition (≥ 2); one TPOT sample per repetition
@@ -47,6 +50,8 @@ Workloads
   --page-size N          KV page size: 8, 16 or 32 (default ${SPEC_DEFAULTS.pageSize})
   --kv paged|contiguous  KV cache layout (default ${SPEC_DEFAULTS.kvMode}; contiguous is the A/B baseline)
   --batch N              sequences per decode step, 1…8 (default ${SPEC_DEFAULTS.batch})
+  --pool-mib N           KV pool of the capacity probe, MiB over all layers (default ${SPEC_DEFAULTS.poolMiB});
+                         the device's per-buffer limit may cap it
   --profile              time every kernel in every repetition (default: one profiled pass per point)
   --no-autotune          skip the per-device kernel search and use the GPU-oriented default kernels
 
@@ -106,6 +111,7 @@ function parse() {
         'page-size': { type: 'string' },
         kv: { type: 'string' },
         batch: { type: 'string' },
+        'pool-mib': { type: 'string' },
         profile: { type: 'boolean', default: false },
         'no-autotune': { type: 'boolean', default: false },
         out: { type: 'string' },
@@ -181,6 +187,7 @@ try {
       pageSize: int('--page-size', args['page-size']),
       kvMode: args.kv as 'paged' | 'contiguous' | undefined,
       batch: int('--batch', args.batch),
+      poolMiB: int('--pool-mib', args['pool-mib']),
       profile: args.profile,
       autotune: !args['no-autotune'],
     },

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { makeResult } from '../results/fixtures.ts';
 import { capacityInput, estimateCapacity, parseBytes, parseCapacityInput } from './estimate.ts';
 import {
   admittedInOrder,
@@ -7,6 +8,7 @@ import {
   kvBytesPerToken,
   kvBytesPerTokenMha,
 } from './kv.ts';
+import { firstLengths } from './lengths.ts';
 import {
   type CapacityModel,
   capacityModelFromDims,
@@ -15,6 +17,7 @@ import {
   llamaParameterCount,
   weightsBytes,
 } from './model.ts';
+import { roofsFromResult } from './roofs.ts';
 
 /** Llama-2-70B as its config.json gives it. */
 const LLAMA2_70B: CapacityModel = capacityModelFromHfConfig({
@@ -218,5 +221,43 @@ describe('model sources and bad input', () => {
     expect(parseBytes('512 MiB')).toBe(512 * 2 ** 20);
     expect(() => parseBytes('-5GB', '--gpu-mem')).toThrow(/--gpu-mem: "-5GB" is not a size/);
     expect(() => parseBytes('0GB', '--gpu-mem')).toThrow(/--gpu-mem: must be positive/);
+  });
+});
+
+describe('sequence lengths of the capacity probe', () => {
+  const mix = { meanTokens: 100, longShare: 0.25, longFactor: 4, maxTokens: 350, seed: 7 };
+  it('is reproducible, bounded, and mixes the classes in their shares', () => {
+    const a = firstLengths(mix, 4000);
+    expect(firstLengths(mix, 4000)).toEqual(a);
+    expect(firstLengths({ ...mix, seed: 8 }, 50)).not.toEqual(a.slice(0, 50));
+    expect(Math.min(...a)).toBeGreaterThanOrEqual(50);
+    expect(Math.max(...a)).toBe(350);
+    // Mean-class lengths are uniform on [50, 150]; long ones on [200, 600], clamped to 350.
+    const long = a.filter((n) => n >= 200).length / a.length;
+    expect(long).toBeGreaterThan(0.22);
+    expect(long).toBeLessThan(0.28);
+    const short = a.filter((n) => n <= 150);
+    expect(short.reduce((s, n) => s + n, 0) / short.length).toBeCloseTo(100, -1);
+  });
+});
+
+describe('roofs from a saved result', () => {
+  it('takes the FMA peak and copy bandwidth, the better of before and after', () => {
+    // The fixture measured 2000 GFLOP/s and 200 GB/s before; 2500 and 150 after.
+    const after = { ...makeResult().peaks, fmaGflops: 2500, copyGBps: 150 };
+    const roofs = roofsFromResult(makeResult({ peaksAfter: after }), 'run.json');
+    expect(roofs.peakTflops).toBe(2.5);
+    expect(roofs.bandwidthGBs).toBe(200);
+    expect(roofs.roofsSource).toMatch(/^run\.json \(/);
+  });
+
+  it('rejects a run that never measured them, naming the field', () => {
+    const failed = makeResult({
+      status: 'failed',
+      peaks: { ...makeResult().peaks, fmaGflops: 0, copyGBps: 0 },
+    });
+    expect(() => roofsFromResult(failed, 'failed.json')).toThrow(
+      /roofs: failed.json has no measured roofs \(peaks.fmaGflops 0, peaks.copyGBps 0\)/,
+    );
   });
 });

@@ -294,7 +294,7 @@ export function estimateCapacity(model: CapacityModel, input: CapacityInput): Ca
     return result;
   }
   notes.push(
-    `Roofs: ${input.peakTflops} TFLOP/s and ${input.bandwidthGBs} GB/s per GPU, from ${input.roofsSource ?? 'the inputs'}.`,
+    `Roofs: ${input.peakTflops.toPrecision(3)} TFLOP/s and ${input.bandwidthGBs.toPrecision(3)} GB/s per GPU, from ${input.roofsSource ?? 'the inputs'}.`,
   );
   const flopsPerSec = input.peakTflops * 1e12 * input.gpus;
   const bytesPerSec = input.bandwidthGBs * 1e9 * input.gpus;
@@ -328,6 +328,12 @@ export function estimateCapacity(model: CapacityModel, input: CapacityInput): Ca
     prefill: (offered * prefillMix) / 1000,
     decode: (offered * input.output * decode.ms) / expectedBatch / 1000,
   };
+  const busy = utilization.prefill + utilization.decode;
+  if (busy > 1) {
+    notes.push(
+      `The offered load (${offered.toPrecision(3)} requests/s) needs ${(busy * 100).toFixed(0)}% of the GPUs' time: they cannot keep up, requests queue, and prefills interleaved with decode make the real TPOT longer than estimated.`,
+    );
+  }
   const candidates: [Bottleneck, number][] = [
     ['kv-memory', utilization.kvMemory],
     [prefills[0].bound === 'compute' ? 'prefill-compute' : 'prefill-bandwidth', utilization.prefill],

@@ -1,5 +1,4 @@
 import { InputError } from '../errors.ts';
-import { bestPeaks } from '../measure/peaks.ts';
 import type { BenchResult } from '../results/schema.ts';
 
 /** Roofs of one GPU for the estimator, in its units. */
@@ -15,7 +14,12 @@ export interface CapacityRoofs {
  * (it failed first) is rejected by name rather than read as zero.
  */
 export function roofsFromResult(result: BenchResult, fileName: string): CapacityRoofs {
-  const peaks = result.peaksAfter ? bestPeaks(result.peaks, result.peaksAfter) : result.peaks;
+  // The higher of before and after, as measure/peaks.ts bestPeaks judges targets (not imported:
+  // that module carries the WGSL probes, and this one must load in plain Node for the CLI).
+  const peaks = {
+    fmaGflops: Math.max(result.peaks.fmaGflops, result.peaksAfter?.fmaGflops ?? 0),
+    copyGBps: Math.max(result.peaks.copyGBps, result.peaksAfter?.copyGBps ?? 0),
+  };
   if (!(peaks.fmaGflops > 0) || !(peaks.copyGBps > 0)) {
     throw new InputError(
       `roofs: ${fileName} has no measured roofs (peaks.fmaGflops ${peaks.fmaGflops}, peaks.copyGBps ${peaks.copyGBps}); use a result of a run that completed its roof measurement`,

@@ -18,6 +18,7 @@ import { parameterCount } from '../model/weights.ts';
 import {
   type BenchResult,
   BenchResultSchema,
+  type CapacityResult,
   type KernelPoint,
   type Point,
   SCHEMA_VERSION,
@@ -99,6 +100,7 @@ export async function runBench(
   const warnings: string[] = [];
   const points: Point[] = [];
   const kernelPoints: KernelPoint[] = [];
+  let capacity: CapacityResult | undefined;
   const pipelines = new PipelineCache(gpu);
   let peaks: Peaks | undefined;
   let unitsDone = 0;
@@ -179,7 +181,7 @@ export async function runBench(
     }
 
     let variants: KernelVariants = DEFAULT_VARIANTS;
-    if (run.autotune) {
+    if (run.autotune && needs.kernels) {
       report(null, 'Autotuning: validating and timing each kernel family on this device');
       const key = tuningKey({
         adapter: gpu.adapter,
@@ -243,6 +245,9 @@ export async function runBench(
             point,
           },
         );
+      } else if (record.type === 'capacity') {
+        capacity = record.result;
+        report(current, 'capacity probe: admission counted and checked');
       } else {
         const kernelPoint = placeKernelRecord(record, roofs, clock);
         kernelPoints.push(kernelPoint);
@@ -338,6 +343,7 @@ export async function runBench(
     tuning,
     points,
     ...(kernelPoints.length > 0 ? { kernelPoints } : {}),
+    ...(capacity ? { capacity } : {}),
     validation,
     warnings,
   };

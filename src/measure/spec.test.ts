@@ -82,6 +82,7 @@ describe('engine sizing', () => {
       maxContextTokens: 4 * 527,
       maxBatch: 4,
       model: true,
+      kernels: true,
     });
     // Paged: the tokens plus one partly filled page each (pages of 16).
     expect(kvCapacityTokens('paged', 16, 1024, { sequences: 4, tokens: 2108 })).toBe(2108 + 64);
@@ -91,5 +92,25 @@ describe('engine sizing', () => {
 
   it('needs no model for the kernel suite alone', () => {
     expect(engineNeeds(specFromOptions(preset, { suite: 'kernels' })).model).toBe(false);
+  });
+
+  it('the capacity suite is the capacity probe alone: no model, no tuned kernels', () => {
+    const spec = specFromOptions(preset, { suite: 'capacity', pageSize: 32, poolMiB: 8 });
+    expect(spec.suite).toBe('capacity');
+    expect(spec.workloads).toEqual([
+      {
+        kind: 'capacity',
+        poolMiB: 8,
+        pageSize: 32,
+        meanTokens: null,
+        longShare: 0.2,
+        longFactor: 4,
+        seed: 0,
+      },
+    ]);
+    const needs = engineNeeds(spec);
+    expect(needs.model).toBe(false);
+    expect(needs.kernels).toBe(false);
+    expect(() => specFromOptions(preset, { suite: 'capacity', poolMiB: 0 })).toThrow(/poolMiB/);
   });
 });

@@ -28,6 +28,11 @@ const depth = z
   .nonnegative()
   .max(1 << 17);
 
+/** Tokens per KV page: one of the sizes the paged cache supports. */
+const pageSize = z.number().refine((v) => (PAGE_SIZES as readonly number[]).includes(v), {
+  message: `must be one of ${PAGE_SIZES.join(', ')}`,
+});
+
 /** Repetitions every timed workload shares: discarded warm-ups, then measured samples. */
 const repetitions = {
   /** Measured repetitions per point, after the warm-up. Three at the least, so spread can be judged. */
@@ -81,10 +86,41 @@ export const KernelsWorkloadSchema = z
   })
   .strict();
 
+/**
+ * The capacity probe: builds the largest paged KV pool the device's buffer limits allow within
+ * `poolMiB`, admits seeded sequences until allocation fails, once paged and once contiguous
+ * (each sequence reserving maxSeqLen), and checks the reached counts against the calculator's.
+ */
+export const CapacityWorkloadSchema = z
+  .object({
+    kind: z.literal('capacity'),
+    /** KV pool to build, all layers together, MiB (the device's buffer limits may allow less). */
+    poolMiB: z
+      .number()
+      .int()
+      .min(1)
+      .max(1 << 20),
+    pageSize: pageSize,
+    /** Mean context tokens of a sequence; null: the model's maxSeqLen ÷ 8. */
+    meanTokens: z
+      .number()
+      .int()
+      .positive()
+      .max(1 << 17)
+      .nullable(),
+    /** Share of long sequences. */
+    longShare: z.number().min(0).max(1),
+    /** A long sequence holds this many times the mean (capped at maxSeqLen). */
+    longFactor: z.number().min(1).max(64),
+    seed: z.number().int().nonnegative(),
+  })
+  .strict();
+
 export const WorkloadSchema = z.discriminatedUnion('kind', [
   PrefillWorkloadSchema,
   DecodeWorkloadSchema,
   KernelsWorkloadSchema,
+  CapacityWorkloadSchema,
 ]);
 export type Workload = z.infer<typeof WorkloadSchema>;
 export type WorkloadKind = Workload['kind'];
@@ -93,7 +129,7 @@ export type WorkloadOf<K extends WorkloadKind> = Extract<Workload, { kind: K }>;
 // ---------------------------------------------------------------------------------------------
 // The spec
 
-export const SUITE_NAMES = ['quick', 'full', 'kernels', 'custom'] as const;
+export const SUITE_NAMES = ['quick', 'full', 'kernels', 'capacity', 'custom'] as const;
 export type SuiteName = (typeof SUITE_NAMES)[number];
 
 export const BenchSpecSchema = z
@@ -105,9 +141,7 @@ export const BenchSpecSchema = z
       .object({
         /** 'paged' (pages of pageSize tokens) or 'contiguous' (maxSeqLen per sequence, the A/B baseline). */
         mode: z.enum(['paged', 'contiguous']),
-        pageSize: z.number().refine((v) => (PAGE_SIZES as readonly number[]).includes(v), {
-          message: `must be one of ${PAGE_SIZES.join(', ')}`,
-        }),
+        pageSize,
       })
       .strict(),
     /** Search the kernel families for this device before measuring (false: the GPU-oriented defaults). */
@@ -135,6 +169,7 @@ export const SUITES = {
   quick: { prefill: [16, 32, 64, 128, 256], depths: [16, 128, 512], gen: 16, reps: 3 },
   full: { prefill: [16, 32, 64, 128, 256, 512, 1024], depths: [0, 256, 1024], gen: 32, reps: 5 },
   kernels: { prefill: [], depths: [], gen: 16, reps: 3 },
+  capacity: { prefill: [], depths: [], gen: 16, reps: 3 },
 } as const satisfies Record<Exclude<SuiteName, 'custom'>, unknown>;
 
 /** Defaults of every setting a suite does not fix. */
@@ -148,6 +183,10 @@ export const SPEC_DEFAULTS = {
   batch: 1,
   profile: false,
   autotune: true,
+  /** The capacity probe's pool, MiB: enough for a few hundred ci-tiny sequences, quick to verify on a CPU. */
+  poolMiB: 32,
+  longShare: 0.2,
+  longFactor: 4,
 } as const;
 
 /**
@@ -167,6 +206,7 @@ export const SpecOptionsSchema = z
     batch: DecodeWorkloadSchema.shape.batch.default(SPEC_DEFAULTS.batch),
     profile: z.boolean().default(SPEC_DEFAULTS.profile),
     autotune: z.boolean().default(SPEC_DEFAULTS.autotune),
+    poolMiB: CapacityWorkloadSchema.shape.poolMiB.default(SPEC_DEFAULTS.poolMiB),
   })
   .strict();
 export type SpecOptions = z.input<typeof SpecOptionsSchema>;
@@ -204,12 +244,23 @@ export function buildSpec(model: unknown, options: SpecOptions): SpecBuild {
   }
   const o = parsed.data;
   const custom = o.prefill !== undefined || o.depths !== undefined;
-  const suite: SuiteName = o.suite === 'kernels' ? 'kernels' : custom ? 'custom' : o.suite;
+  const alone = o.suite === 'kernels' || o.suite === 'capacity';
+  const suite: SuiteName = alone ? o.suite : custom ? 'custom' : o.suite;
   const base = SUITES[o.suite === 'custom' ? 'quick' : o.suite];
   const reps = o.reps ?? base.reps;
   const workloads: Workload[] = [];
   if (suite === 'kernels') {
     workloads.push({ kind: 'kernels', reps, warmup: o.warmup });
+  } else if (suite === 'capacity') {
+    workloads.push({
+      kind: 'capacity',
+      poolMiB: o.poolMiB,
+      pageSize: o.pageSize,
+      meanTokens: null,
+      longShare: SPEC_DEFAULTS.longShare,
+      longFactor: SPEC_DEFAULTS.longFactor,
+      seed: 0,
+    });
   } else {
     const lengths = o.prefill ?? [...base.prefill];
     const depths = o.depths ?? [...base.depths];
@@ -296,6 +347,7 @@ function unfitValues(w: Workload, maxSeqLen: number): Unfit[] {
           message: `depth ${d} + ${w.gen} generated tokens exceeds the model's maxSeqLen of ${maxSeqLen}`,
         }));
     case 'kernels':
+    case 'capacity':
       return [];
   }
 }
@@ -345,6 +397,8 @@ export interface EngineNeeds {
   maxBatch: number;
   /** Whether any workload runs the whole model (the kernel suite needs only its shapes). */
   model: boolean;
+  /** Whether any workload runs the kernel families the autotuner picks (the capacity probe runs only kv-write). */
+  kernels: boolean;
 }
 
 /**
@@ -358,6 +412,7 @@ export function engineNeeds(spec: BenchSpec): EngineNeeds {
     maxContextTokens: VALIDATION_TOKENS,
     maxBatch: 1,
     model: false,
+    kernels: spec.workloads.some((w) => w.kind !== 'capacity'),
   };
   for (const w of spec.workloads) {
     if (w.kind === 'prefill') {
@@ -388,6 +443,9 @@ export function workloadUnits(w: Workload): number {
       return w.depths.length;
     case 'kernels':
       return 0;
+    case 'capacity':
+      // Paged, then contiguous.
+      return 2;
   }
 }
 
@@ -400,5 +458,7 @@ export function workloadLabel(w: Workload): string {
       return `decode sweep (depth = ${w.depths.join(', ')}${w.batch > 1 ? `, batch ${w.batch}` : ''})`;
     case 'kernels':
       return 'kernel suite';
+    case 'capacity':
+      return `capacity probe (${w.poolMiB} MiB KV pool, pages of ${w.pageSize})`;
   }
 }

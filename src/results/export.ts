@@ -246,7 +246,9 @@ function headerLines(r: BenchResult): string[] {
       `- **Kernels (autotuned${r.tuning.cached ? ', cached' : ''} in ${formatMs(r.tuning.searchMs)} ms):** ${chosen}`,
     );
   } else if (r.tuning) {
-    lines.push('- **Kernels:** defaults (autotune off)');
+    // The capacity probe alone runs no tuned kernel family, so nothing was searched even with autotune on.
+    const why = r.spec.autotune ? 'no workload of this run uses the tuned kernels' : 'autotune off';
+    lines.push(`- **Kernels:** defaults (${why})`);
   }
   if (r.peaksAfter) {
     lines.push(`- **Roofs after the workloads (targets use the best of both):** ${peaksLine(r.peaksAfter)}`);
@@ -389,12 +391,43 @@ function kernelTable(points: readonly Point[]): string[] {
   ];
 }
 
+/** The capacity probe: predicted against reached concurrency, and the pool's bytes, paged and contiguous. */
+function capacityTable(c: NonNullable<BenchResult['capacity']>): string[] {
+  const bytes = (n: number) => `${n.toLocaleString('en-US')} (${formatBytes(n)})`;
+  const mix = `mean ${c.mix.meanTokens} tokens, ${fixed(c.mix.longShare * 100, 0)}% long at ${c.mix.longFactor}×, seed ${c.mix.seed}`;
+  return [
+    `**Capacity probe** (KV ${c.kvBytesPerToken} bytes per token, pages of ${c.pageSize}, maxSeqLen ${c.maxSeqLen}; ${mix}; slots verified on the GPU: ${c.slotsVerified ? 'yes' : '**no**'}; agreement: ${c.agreement})`,
+    '',
+    '| KV pool | predicted | reached | reserved bytes | used bytes | wasted bytes |',
+    markdownDelimiter('lrrrrr'),
+    markdownRow([
+      'paged',
+      `${c.predicted.paged} (${c.predictedUnrounded} unrounded)`,
+      String(c.reached.paged),
+      bytes(c.reservedBytes),
+      bytes(c.usedBytes),
+      bytes(c.wastedBytes),
+    ]),
+    markdownRow([
+      `contiguous (maxSeqLen each)`,
+      String(c.predicted.contiguous),
+      String(c.reached.contiguous),
+      bytes(c.contiguous.reservedBytes),
+      bytes(c.contiguous.usedBytes),
+      bytes(c.contiguous.wastedBytes),
+    ]),
+    '',
+    `Paged ÷ contiguous concurrency: ${c.pagedOverContiguous === null ? MISSING : `${fixed(c.pagedOverContiguous, 2)}×`}.${c.note ? ` ${escapeMarkdown(c.note)}` : ''}`,
+  ];
+}
+
 /** A llama-bench-like report: run header, points table, latencies, kernels and warnings. */
 export function toMarkdown(r: BenchResult): string {
   const sections = [headerLines(r)];
   if (r.targets && r.targets.length > 0) sections.push(targetsTable(r.targets));
   if (r.kernelPoints && r.kernelPoints.length > 0) sections.push(kernelPointsTable(r.kernelPoints));
-  if (r.points.length > 0 || !r.kernelPoints) {
+  if (r.capacity) sections.push(capacityTable(r.capacity));
+  if (r.points.length > 0 || (!r.kernelPoints && !r.capacity)) {
     sections.push(r.points.length > 0 ? pointsTable(r.points) : ['No measured points.']);
     if (r.points.length > 0) sections.push(latencyTable(r.points));
   }

@@ -171,6 +171,49 @@ export const PeaksSchema = z
   .strict();
 export type PeaksRecord = z.infer<typeof PeaksSchema>;
 
+const count = z.number().int().nonnegative();
+const pagedContiguous = z.object({ paged: count, contiguous: count }).strict();
+const poolBytes = z.object({ reservedBytes: count, usedBytes: count, wastedBytes: count }).strict();
+
+/**
+ * The capacity probe (workload 'capacity'): how many sequences of a seeded length mix the real
+ * KV pool admitted, paged and contiguous, against what the KV calculator predicts for the same
+ * pool bytes and the same lengths.
+ */
+export const CapacityResultSchema = z
+  .object({
+    /** 2 · layers · kvHeads · headDim · 4 (the engine's KV is f32), from the calculator. */
+    kvBytesPerToken: count,
+    pageSize: count,
+    maxSeqLen: count,
+    /** The pool asked for, and the per-layer buffer limit of the device that may have capped it. */
+    requestedBytes: count,
+    deviceLimitBytes: count,
+    /** The mix the sequences were drawn from. */
+    mix: z
+      .object({ meanTokens: count, longShare: nonNegative, longFactor: nonNegative, seed: count })
+      .strict(),
+    /** The calculator's admission count for the pool's bytes: pages rounded up, or maxSeqLen reserved each. */
+    predicted: pagedContiguous,
+    /** The same without page rounding (exact tokens): the upper end of "up to page rounding". */
+    predictedUnrounded: count,
+    /** Sequences the allocator admitted before the first failure. */
+    reached: pagedContiguous,
+    /** reached.paged ÷ reached.contiguous (null when contiguous admitted none). */
+    pagedOverContiguous: nonNegative.nullable(),
+    /** The paged pool at its fullest (the top-level figures the issue names). */
+    ...poolBytes.shape,
+    contiguous: poolBytes,
+    /** Every admitted token's slot was written on the GPU and read back holding its own sequence's marker. */
+    slotsVerified: z.boolean(),
+    /** 'exact': reached = predicted; 'page-rounding': between the rounded and the unrounded prediction; else 'mismatch'. */
+    agreement: z.enum(['exact', 'page-rounding', 'mismatch']),
+    /** Why the numbers differ, when they do. */
+    note: z.string().max(2000).nullable(),
+  })
+  .strict();
+export type CapacityResult = z.infer<typeof CapacityResultSchema>;
+
 export const BenchResultSchema = z
   .object({
     schemaVersion: z.literal(SCHEMA_VERSION),
@@ -256,6 +299,7 @@ export const BenchResultSchema = z
       .optional(),
     points: z.array(PointSchema),
     kernelPoints: z.array(KernelPointSchema).optional(),
+    capacity: CapacityResultSchema.optional(),
     /** Performance targets judged against this run's own roofs. */
     targets: z
       .array(

@@ -73,7 +73,8 @@ function parseNumber(text: string): number | null {
 /** The form field a spec option fills: the same name, except the model source (preset and seed). */
 function fieldOfOption(option: keyof SpecOptions | 'model' | null, message: string): FieldName | null {
   if (option === 'model') return message.startsWith('seed') ? 'seed' : 'preset';
-  return option;
+  // The capacity probe's pool is a CLI option (--pool-mib); the page has no field for it.
+  return option === 'poolMiB' ? null : option;
 }
 
 export class ConfigForm {

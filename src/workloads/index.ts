@@ -1,4 +1,5 @@
 import type { WorkloadKind } from '../measure/spec.ts';
+import { capacityProbe } from './capacity.ts';
 import { decodeSweep } from './decode.ts';
 import { kernelSuite } from './kernels.ts';
 import { prefillSweep } from './prefill.ts';
@@ -12,4 +13,5 @@ export const WORKLOADS: { [K in WorkloadKind]: WorkloadRunner<K> } = {
   prefill: prefillSweep,
   decode: decodeSweep,
   kernels: kernelSuite,
+  capacity: capacityProbe,
 };

@@ -8,6 +8,7 @@ import type { Workload, WorkloadKind, WorkloadOf } from '../measure/spec.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { Model } from '../model/forward.ts';
 import type { ValidationCheck } from '../model/verify.ts';
+import type { CapacityResult } from '../results/schema.ts';
 
 /**
  * The seam every workload plugs into. A workload gets the engine (device, model, kernels, the
@@ -86,7 +87,13 @@ export interface KernelRecord {
   cost: Cost;
 }
 
-export type WorkloadRecord = PassRecord | KernelRecord;
+/** The capacity probe's one record: admission counts and pool bytes, nothing timed. */
+export interface CapacityRecord {
+  type: 'capacity';
+  result: CapacityResult;
+}
+
+export type WorkloadRecord = PassRecord | KernelRecord | CapacityRecord;
 
 /** Runs one workload. One file in src/workloads/ per kind; see index.ts for the registry. */
 export type WorkloadRunner<K extends WorkloadKind> = (
