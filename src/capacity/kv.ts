@@ -49,18 +49,6 @@ export function kvBytesPerRequest(m: KvShape, dtype: KvDtype, tokens: number, pa
   return kvBytesPerToken(m, dtype) * reservedTokens(tokens, pageSize);
 }
 
-/** KV bytes of concurrent requests of the given lengths (one entry per request). */
-export function kvBytesForRequests(
-  m: KvShape,
-  dtype: KvDtype,
-  lengths: Iterable<number>,
-  pageSize = 1,
-): number {
-  let tokens = 0;
-  for (const n of lengths) tokens += reservedTokens(n, pageSize);
-  return kvBytesPerToken(m, dtype) * tokens;
-}
-
 /** How many requests of `bytesPerRequest` each fit in `budgetBytes` (0 when the budget is negative). */
 export function concurrencyForBudget(budgetBytes: number, bytesPerRequest: number): number {
   return budgetBytes <= 0 ? 0 : Math.floor(budgetBytes / bytesPerRequest);
