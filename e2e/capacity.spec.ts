@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { firstLengths } from '../src/capacity/lengths.ts';
 import type { CapacityReport } from '../src/capacity/report.ts';
-import { gguf, type Meta } from '../src/model/gguf-fixture.ts';
+import { gguf, type Meta, TINY_LLAMA_META } from '../src/model/gguf-fixture.ts';
 import { makeResult } from '../src/results/fixtures.ts';
 import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
 import { runCli } from './cli.ts';
@@ -76,16 +76,7 @@ test('bench --suite capacity: the pool admits exactly what the calculator predic
   expect(r.peaks.fmaGflops).toBeGreaterThan(0);
 });
 
-const META: Meta[] = [
-  ['general.architecture', 'str', 'llama'],
-  ['llama.block_count', 'u32', 2],
-  ['llama.embedding_length', 'u32', 64],
-  ['llama.feed_forward_length', 'u32', 128],
-  ['llama.attention.head_count', 'u32', 4],
-  ['llama.attention.head_count_kv', 'u32', 2],
-  ['llama.context_length', 'u32', 2048],
-  ['tokenizer.ggml.tokens', 'strs', ['a', 'b', 'c']],
-];
+const META: Meta[] = [...TINY_LLAMA_META, ['tokenizer.ggml.tokens', 'strs', ['a', 'b', 'c']]];
 const capacity = (args: string[]) => runCli('bench/capacity.ts', args);
 const traffic = ['--gpu-mem', '1GB', '--input', '100', '--output', '28', '--sessions', '20'];
 

@@ -1,3 +1,5 @@
+import { mulberry32 } from '../random.ts';
+
 /**
  * Seeded sequence lengths for the capacity probe: a traffic mix of mean and long sequences, the
  * same two classes as the estimator's traffic profile. The same seed gives the same lengths, so the
@@ -13,18 +15,6 @@ export interface LengthMix {
   /** No sequence is longer (the model's maxSeqLen). */
   maxTokens: number;
   seed: number;
-}
-
-/** mulberry32: a small, fast, well-mixed 32-bit generator; uniform in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InputError, KvCacheExhaustedError } from '../errors.ts';
+import { mulberry32 } from '../random.ts';
 import { PageAllocator, type PageCopy } from './allocator.ts';
 
 function allocator(numPages: number, pageSize: number, bytesPerTokenSlot = 1): PageAllocator {
@@ -330,18 +331,6 @@ describe('unknown ids', () => {
     expect(() => kv.refCount(-1)).toThrow(InputError);
   });
 });
-
-/** mulberry32: a tiny seeded generator, so the randomized test is the same on every run. */
-function mulberry32(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('randomized invariants', () => {
   /**

@@ -65,3 +65,14 @@ export function gguf(meta: Meta[], tensors: [string, number[], number][]): Uint8
   }
   return w.bytes();
 }
+
+/** A tiny llama GGUF's metadata: 2 layers, d 64, 4 heads of 16, 2 KV heads, context 2048. */
+export const TINY_LLAMA_META: Meta[] = [
+  ['general.architecture', 'str', 'llama'],
+  ['llama.block_count', 'u32', 2],
+  ['llama.embedding_length', 'u32', 64],
+  ['llama.feed_forward_length', 'u32', 128],
+  ['llama.attention.head_count', 'u32', 4],
+  ['llama.attention.head_count_kv', 'u32', 2],
+  ['llama.context_length', 'u32', 2048],
+];

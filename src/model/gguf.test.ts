@@ -2,18 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { kvBytesPerToken } from '../capacity/kv.ts';
 import { capacityModelFromGguf } from '../capacity/model.ts';
 import { GgufTruncatedError, parseGgufHeader, readGgufHeader } from './gguf.ts';
-import { gguf, type Meta } from './gguf-fixture.ts';
+import { gguf, type Meta, TINY_LLAMA_META } from './gguf-fixture.ts';
 
 /** A tiny llama GGUF: 2 layers, d 64, 4 heads of 16, 2 KV heads, vocab 1500 (a long token array). */
 const META: Meta[] = [
-  ['general.architecture', 'str', 'llama'],
+  ...TINY_LLAMA_META,
   ['general.name', 'str', 'tiny'],
-  ['llama.block_count', 'u32', 2],
-  ['llama.embedding_length', 'u32', 64],
-  ['llama.feed_forward_length', 'u32', 128],
-  ['llama.attention.head_count', 'u32', 4],
-  ['llama.attention.head_count_kv', 'u32', 2],
-  ['llama.context_length', 'u32', 2048],
   ['llama.rope.freq_base', 'f32', 10000],
   ['tokenizer.ggml.tokens', 'strs', Array.from({ length: 1500 }, (_, i) => `t${i}`)],
 ];
