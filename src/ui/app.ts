@@ -1,6 +1,6 @@
 /**
- * The page: device card, configuration, Run and Cancel with progress, history, and the run and
- * compare views. It talks to the engine only through the worker's typed API (EngineApi).
+ * The page: device card, configuration, Run and Cancel with progress, history, and the run,
+ * compare and capacity views. It talks to the engine only through the worker's typed API (EngineApi).
  */
 import { proxy, type Remote } from 'comlink';
 import { isSoftwareAdapter } from '../gpu/device.ts';
@@ -8,6 +8,7 @@ import type { Peaks } from '../measure/peaks.ts';
 import { adapterLabel } from '../results/export.ts';
 import type { BenchResult, Point } from '../results/schema.ts';
 import type { EngineApi, GpuInfo, Progress } from '../worker/api.ts';
+import { CapacityView } from './capacity/view.ts';
 import { CompareView } from './compare.ts';
 import { DeviceCard } from './device-card.ts';
 import { button, card, h } from './dom.ts';
@@ -22,7 +23,7 @@ import { RunView } from './run-view.ts';
 /** Presets chosen when the URL does not name one: a real model shape on a GPU, the tiny one on a CPU emulation. */
 const DEFAULT_PRESET = { gpu: 'smollm2-135m', software: 'ci-tiny' } as const;
 
-type Tab = 'run' | 'compare';
+type Tab = 'run' | 'compare' | 'capacity';
 
 export class App {
   readonly element: HTMLElement;
@@ -32,6 +33,7 @@ export class App {
   private readonly progress = new ProgressView();
   private readonly runView = new RunView();
   private readonly compareView: CompareView;
+  private readonly capacityView = new CapacityView();
   private readonly history: HistoryList;
   private readonly runButton: HTMLButtonElement;
   private readonly cancelButton: HTMLButtonElement;
@@ -57,6 +59,7 @@ export class App {
         if (this.running) return;
         this.runView.showResult(entry.result);
         this.compareView.setCurrentAvailable(true);
+        this.capacityView.setRun(entry.result);
         this.showTab('run');
       },
       compare: (entry) => {
@@ -93,6 +96,7 @@ export class App {
     this.tabs = {
       run: tab('run', 'This run', h('div', {}, [this.runView.element])),
       compare: tab('compare', 'Compare', h('div', {}, [this.compareView.element])),
+      capacity: tab('capacity', 'Capacity', h('div', {}, [this.capacityView.element])),
     };
     this.tabs.compare.tab.append(this.compareCount);
 
@@ -119,9 +123,11 @@ export class App {
           h('div', { className: 'tabs', attrs: { role: 'tablist', 'aria-label': 'Views' } }, [
             this.tabs.run.tab,
             this.tabs.compare.tab,
+            this.tabs.capacity.tab,
           ]),
           this.tabs.run.panel,
           this.tabs.compare.panel,
+          this.tabs.capacity.panel,
         ]),
       ]),
       h('footer', { className: 'app-footer' }, [
@@ -234,6 +240,8 @@ export class App {
     this.runView.showResult(result);
     this.device.showPeaks(result.peaks);
     this.compareView.setCurrentAvailable(true);
+    // Offered at once, so a run that lands while the Capacity tab is open can feed its roofs.
+    this.capacityView.setRun(result);
     this.progress.finish(this.outcome(result));
     if (result.status === 'failed') {
       const lost = result.error?.name === 'DeviceLostError';

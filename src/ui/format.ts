@@ -62,3 +62,34 @@ export function formatDate(iso: string): string {
     ? iso
     : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
+
+/**
+ * An exact count with thousands separators (1,114,112,000), the same in every locale, so a figure
+ * on the page can be checked digit by digit against a hand calculation.
+ */
+export function formatExact(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+/** Unit ladders of `formatBytes`: decimal (SI, powers of 1000) and binary (IEC, powers of 1024). */
+const BYTE_UNITS = {
+  decimal: { base: 1000, units: ['B', 'kB', 'MB', 'GB', 'TB', 'PB'] },
+  binary: { base: 1024, units: ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'] },
+} as const;
+
+/**
+ * A byte count to two decimals in the largest unit under it: 137.95 GB (decimal) or 128.48 GiB
+ * (binary). Memory is sold in GB and reported by drivers in GiB; the page shows both, labelled,
+ * because the 7% between them is the size of a typical headroom mistake.
+ */
+export function formatBytes(n: number, system: keyof typeof BYTE_UNITS): string {
+  if (!Number.isFinite(n)) return MISSING;
+  const { base, units } = BYTE_UNITS[system];
+  let v = Math.abs(n);
+  let u = 0;
+  while (v >= base && u < units.length - 1) {
+    v /= base;
+    u++;
+  }
+  return `${n < 0 ? '−' : ''}${u === 0 ? v.toFixed(0) : v.toFixed(2)} ${units[u]}`;
+}
