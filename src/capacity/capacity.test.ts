@@ -107,6 +107,7 @@ describe('capacity estimator', () => {
     // Paged (16-token pages): 0.8 · 3408 + 0.2 · 13600 = 5446.4 slots a session, · 327,680 =
     // 1,784,676,352 bytes; 134,046,703,616 / 1,784,676,352 = 75.1 → 75.
     // Contiguous, each reserving the longest session, 13,600 tokens = 4,456,448,000 bytes → 30.08 → 30.
+    expect(e.pagedBytesPerSession).toBeCloseTo(1_784_676_352, 3);
     expect(e.maxConcurrency).toEqual({ paged: 75, contiguous: 30 });
     expect(e.contiguousReserve).toBe(13_600);
     // 13,600 tokens is past Llama-2's 4096 context: said, not hidden.

@@ -149,6 +149,8 @@ export interface CapacityEstimate {
   kvBudgetBytes: number;
   /** Sessions of the traffic mix that fit on the `gpus` given: pages rounded up, or maxLen reserved each. */
   maxConcurrency: { paged: number; contiguous: number };
+  /** KV bytes one session of the mix holds in a paged cache (its tokens rounded up to pages, classes weighted by share). */
+  pagedBytesPerSession: number;
   /** Tokens a contiguous cache reserves per sequence. */
   contiguousReserve: number;
   /** Sessions decoding together in the time estimate: min(sessions, paged concurrency). */
@@ -272,6 +274,7 @@ export function estimateCapacity(model: CapacityModel, input: CapacityInput): Ca
     gpusNeeded,
     kvBudgetBytes: kvBudget,
     maxConcurrency,
+    pagedBytesPerSession,
     contiguousReserve,
     expectedBatch,
     prefillMs: null,
@@ -285,7 +288,7 @@ export function estimateCapacity(model: CapacityModel, input: CapacityInput): Ca
   };
   if (input.peakTflops === undefined || input.bandwidthGBs === undefined) {
     notes.push(
-      'No roofs given (--roofs result.json, or --peak-tflops and --bandwidth-gbs): times and the compute/bandwidth bottleneck are not estimated.',
+      'No roofs given (a saved result of this tool, or peak TFLOP/s and bandwidth GB/s): times and the compute/bandwidth bottleneck are not estimated.',
     );
     return result;
   }
@@ -294,7 +297,7 @@ export function estimateCapacity(model: CapacityModel, input: CapacityInput): Ca
     return result;
   }
   notes.push(
-    `Roofs: ${input.peakTflops.toPrecision(3)} TFLOP/s and ${input.bandwidthGBs.toPrecision(3)} GB/s per GPU, from ${input.roofsSource ?? 'the inputs'}.`,
+    `Roofs: ${input.peakTflops.toPrecision(3)} TFLOP/s and ${input.bandwidthGBs.toFixed(input.bandwidthGBs >= 100 ? 0 : 2)} GB/s per GPU, from ${input.roofsSource ?? 'the inputs'}.`,
   );
   const flopsPerSec = input.peakTflops * 1e12 * input.gpus;
   const bytesPerSec = input.bandwidthGBs * 1e9 * input.gpus;

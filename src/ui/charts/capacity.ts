@@ -7,7 +7,6 @@
  */
 import * as Plot from '@observablehq/plot';
 import type { CapacityEstimate, CapacityInput } from '../../capacity/estimate.ts';
-import { reservedTokens } from '../../capacity/kv.ts';
 import { formatBytes, formatExact } from '../format.ts';
 import { baseOptions, chartHeight, type PlotNode } from './common.ts';
 
@@ -34,18 +33,6 @@ const COMPACT_WIDTH = 560;
 
 const GB = 1e9;
 
-/**
- * KV bytes one session of the mix holds in a paged cache: each class's tokens rounded up to whole
- * pages, weighted by the class's share of the sessions (as the estimator counts paged concurrency).
- */
-export function pagedBytesPerSession(e: CapacityEstimate, input: CapacityInput): number {
-  const slots = e.classes.reduce(
-    (n, c) => n + (c.sessions / input.sessions) * reservedTokens(c.tokens, input.pageSize),
-    0,
-  );
-  return e.kvBytesPerToken * slots;
-}
-
 export function capacityChart(e: CapacityEstimate, input: CapacityInput, width: number): PlotNode {
   const height = chartHeight(width, 400);
   const compact = width < COMPACT_WIDTH;
@@ -57,7 +44,7 @@ export function capacityChart(e: CapacityEstimate, input: CapacityInput, width: 
     {
       key: 'paged',
       label: `paged: ${input.pageSize}-token pages`,
-      perSession: pagedBytesPerSession(e, input) / GB,
+      perSession: e.pagedBytesPerSession / GB,
       fit: e.maxConcurrency.paged,
     },
     {
