@@ -16,9 +16,20 @@ import {
   ResultFileError,
 } from '../src/results/compare.ts';
 import { EXPORT_FORMATS, type ExportFormat, formatFor, toMarkdown } from '../src/results/export.ts';
+import { runtimeComparison } from '../src/results/runtimes.ts';
 import type { BenchResult, Progress } from '../src/worker/api.ts';
-import { describeAdapter, engineMessage, openEngine } from './engine.ts';
+import {
+  defaultRuntime,
+  describeAdapter,
+  type EngineSession,
+  engineMessage,
+  openEngine,
+  RUNTIME_FLAGS,
+  type RuntimeName,
+  RuntimeUnavailableError,
+} from './engine.ts';
 import { MODEL_URL_PREFIX } from './server.ts';
+import { ADAPTER_CHOICES, type AdapterChoice } from './vulkan.ts';
 
 /** Exit codes, documented in --help and the README. */
 const EXIT = { ok: 0, failed: 1, regression: 1, usage: 2, fallback: 3, cancelled: 130 } as const;
@@ -60,7 +71,12 @@ Output
   --format json|jsonl|csv|md   format of --out (default json)
   (without --out: results/<date>-<adapter>-<preset>.json and .md)
 
-Browser
+Runtime
+  --runtime browser|node|both   where the engine runs (default: browser where one is found, else node):
+                         browser: headless Chromium's Web Worker; node: Node on Dawn (npm webgpu), no
+                         browser needed; both: the same spec in each, one after the other, and a table
+                         of the browser's own cost (median ratios, submit and dispatch overheads)
+  --adapter default|swiftshader  node: the installed GPU driver (default), or Chromium's SwiftShader
   --browser PATH         Chromium or Chrome to use (default: $CHROMIUM_PATH, Playwright's, or a system one)
   --headed               show the browser window
 
@@ -72,8 +88,9 @@ CI gates
   -h, --help             this text
 
 Exit codes: 0 done; 1 run failed, validation failed or regression; 2 bad arguments (flags, or a spec or
-model the engine rejects before measuring); 3 fallback adapter
-with --fail-on-fallback; 130 cancelled (Ctrl-C; the finished points are still written).`;
+model the engine rejects before measuring); 3 no usable runtime or adapter (no browser, no Vulkan
+loader, no adapter: the message says what to install), or a fallback adapter with --fail-on-fallback;
+130 cancelled (Ctrl-C; the finished points are still written).`;
 
 function usage(message: string): never {
   console.error(`bench: ${message}\n(see npm run bench -- --help)`);
@@ -116,6 +133,8 @@ function parse() {
         'no-autotune': { type: 'boolean', default: false },
         out: { type: 'string' },
         format: { type: 'string' },
+        runtime: { type: 'string' },
+        adapter: { type: 'string' },
         browser: { type: 'string' },
         headed: { type: 'boolean', default: false },
         'fail-on-fallback': { type: 'boolean', default: false },
@@ -196,6 +215,17 @@ try {
   usage((e as Error).message);
 }
 
+const runtimeFlag = args.runtime ?? defaultRuntime(args.browser);
+if (!(RUNTIME_FLAGS as readonly string[]).includes(runtimeFlag)) {
+  usage(`--runtime must be ${RUNTIME_FLAGS.join(', ')}, got "${runtimeFlag}"`);
+}
+const adapter = (args.adapter ?? 'default') as AdapterChoice;
+if (!ADAPTER_CHOICES.includes(adapter))
+  usage(`--adapter must be ${ADAPTER_CHOICES.join(', ')}, got "${args.adapter}"`);
+if (args.adapter && runtimeFlag === 'browser')
+  usage('--adapter applies to --runtime node (the browser picks its own)');
+const runtimes: RuntimeName[] = runtimeFlag === 'both' ? ['browser', 'node'] : [runtimeFlag as RuntimeName];
+
 // --- run ------------------------------------------------------------------------------------
 const fmtS = (ms: number) => `${(ms / 1000).toFixed(0)}s`;
 function progressLine(p: Progress) {
@@ -205,52 +235,64 @@ function progressLine(p: Progress) {
   else process.stderr.write(`${line}\n`);
 }
 
-const session = await openEngine({
-  browserPath: args.browser,
-  headed: args.headed,
-  modelDir: args.model,
-}).catch((e: unknown) => {
-  console.error(`bench: ${engineMessage(e)}`);
-  process.exit(EXIT.failed);
-});
-console.error(`adapter: ${describeAdapter(session.gpu)}; browser ${session.browserVersion}`);
-if (args['fail-on-fallback'] && isSoftwareAdapter(session.gpu.adapter)) {
-  console.error(
-    'bench: the adapter is a fallback/software adapter and --fail-on-fallback is set; not measuring.',
-  );
-  await session.close();
-  process.exit(EXIT.fallback);
-}
-
 // The run's id: a Ctrl-C cancels it even if it has not started yet (the engine keeps the cancel).
 const runId = `cli-${process.pid}-${Date.now()}`;
+let session: EngineSession | undefined;
 let interrupted = false;
 process.on('SIGINT', () => {
   if (interrupted) process.exit(EXIT.cancelled);
   interrupted = true;
   console.error('\nbench: stopping after the current repetition (Ctrl-C again to quit at once)…');
-  session.page.evaluate((id) => window.engine.cancel(id), runId).catch(() => undefined);
+  session?.cancel(runId).catch(() => undefined);
 });
 
-await session.page.exposeFunction('benchProgress', progressLine);
-let result: BenchResult;
-try {
-  result = await session.page.evaluate(([s, id]) => window.benchRun(s, id), [spec, runId] as const);
-} catch (e) {
+/** Runs the spec in one runtime and returns its result; exits on what cannot become a result. */
+async function runIn(runtime: RuntimeName): Promise<BenchResult> {
+  session = await openEngine({
+    runtime,
+    browserPath: args.browser,
+    headed: args.headed,
+    adapter,
+    modelDir: args.model,
+  }).catch((e: unknown) => {
+    console.error(`bench: ${engineMessage(e)}`);
+    process.exit(e instanceof RuntimeUnavailableError ? EXIT.fallback : EXIT.failed);
+  });
+  const s = session;
+  console.error(`adapter: ${describeAdapter(s.gpu)}; ${runtime} runtime, ${s.version}`);
+  if (args['fail-on-fallback'] && isSoftwareAdapter(s.gpu.adapter)) {
+    console.error(
+      'bench: the adapter is a fallback/software adapter and --fail-on-fallback is set; not measuring.',
+    );
+    await s.close();
+    process.exit(EXIT.fallback);
+  }
+  let result: BenchResult;
+  try {
+    result = await s.run(spec, runId, progressLine);
+  } catch (e) {
+    if (process.stderr.isTTY) process.stderr.write('\n');
+    const message = engineMessage(e);
+    console.error(`bench: ${message}`);
+    await s.close();
+    // The engine rejects bad input (a prompt past the model's length, a broken model file) before it
+    // measures anything: that is a usage error, like a bad flag.
+    process.exit(
+      /^(SpecError|ConfigError|InputError|SafetensorsError|WeightsError):/.test(message)
+        ? EXIT.usage
+        : EXIT.failed,
+    );
+  }
+  await s.close();
   if (process.stderr.isTTY) process.stderr.write('\n');
-  const message = engineMessage(e);
-  console.error(`bench: ${message}`);
-  await session.close();
-  // The engine rejects bad input (a prompt past the model's length, a broken model file) before it
-  // measures anything: that is a usage error, like a bad flag.
-  process.exit(
-    /^(SpecError|ConfigError|InputError|SafetensorsError|WeightsError):/.test(message)
-      ? EXIT.usage
-      : EXIT.failed,
-  );
+  return result;
 }
-await session.close();
-if (process.stderr.isTTY) process.stderr.write('\n');
+
+const results: BenchResult[] = [];
+for (const runtime of runtimes) {
+  results.push(await runIn(runtime));
+  if (interrupted) break;
+}
 
 // --- write and report -------------------------------------------------------------------------
 const slug = (s: string) =>
@@ -259,38 +301,47 @@ const slug = (s: string) =>
     .replace(/[^a-z0-9.]+/g, '-')
     .replace(/^-|-$/g, '')
     .slice(0, 40) || 'unknown';
-const a = result.env.adapter;
-const written: string[] = [];
-if (args.out) {
-  mkdirSync(dirname(args.out), { recursive: true });
-  writeFileSync(args.out, formatFor(result, format));
-  written.push(args.out);
-} else {
+/** Where a result goes: --out (suffixed by runtime when both ran), else results/<date>-<adapter>-<preset>[-node]. */
+function writeResult(result: BenchResult): string[] {
+  const runtime = result.env.runtime?.name ?? 'browser';
+  const suffix = runtimes.length > 1 || runtime === 'node' ? `-${runtime}` : '';
+  if (args.out) {
+    const out = runtimes.length > 1 ? args.out.replace(/(\.[^./]+)?$/, (ext) => `${suffix}${ext}`) : args.out;
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, formatFor(result, format));
+    return [out];
+  }
+  const a = result.env.adapter;
   const stamp = result.createdAt.replace(/[:]/g, '-').replace(/\..*$/, '');
   const base = join(
     'results',
-    `${stamp}-${slug(a.description || `${a.vendor}-${a.architecture}`)}-${slug(args.model ? 'model' : result.model.preset)}`,
+    `${stamp}-${slug(a.description || `${a.vendor}-${a.architecture}`)}-${slug(args.model ? 'model' : result.model.preset)}${suffix}`,
   );
   mkdirSync('results', { recursive: true });
   writeFileSync(`${base}.json`, formatFor(result, 'json'));
   writeFileSync(`${base}.md`, toMarkdown(result));
-  written.push(`${base}.json`, `${base}.md`);
+  return [`${base}.json`, `${base}.md`];
 }
-console.log(toMarkdown(result));
-console.log(`wrote ${written.join(', ')}`);
 
 let code: number = EXIT.ok;
-if (result.status === 'cancelled') code = EXIT.cancelled;
-if (result.status === 'failed' || (result.status === 'complete' && !result.validation.passed)) {
-  console.error(
-    `bench: ${result.error ? `${result.error.name}: ${result.error.message}` : 'validation failed'}`,
-  );
-  code = EXIT.failed;
-} else if (result.status === 'cancelled') {
-  console.error(
-    `bench: cancelled; ${result.points.length + (result.kernelPoints?.length ?? 0)} finished points written.`,
-  );
+for (const result of results) {
+  const written = writeResult(result);
+  console.log(toMarkdown(result));
+  console.log(`wrote ${written.join(', ')}`);
+  if (result.status === 'cancelled' && code === EXIT.ok) code = EXIT.cancelled;
+  if (result.status === 'failed' || (result.status === 'complete' && !result.validation.passed)) {
+    console.error(
+      `bench: ${result.error ? `${result.error.name}: ${result.error.message}` : 'validation failed'}`,
+    );
+    code = EXIT.failed;
+  } else if (result.status === 'cancelled') {
+    console.error(
+      `bench: cancelled; ${result.points.length + (result.kernelPoints?.length ?? 0)} finished points written.`,
+    );
+  }
 }
+if (results.length === 2) console.log(runtimeComparison(results[0], results[1]));
+const result = results[results.length - 1];
 if (baseline) {
   const cmp = compareResults([
     { name: args.baseline as string, result: baseline },

@@ -1,40 +1,87 @@
-import type { Browser, Page } from '@playwright/test';
-import type { GpuInfo } from '../src/worker/api.ts';
-import { launchBrowser } from './browser.ts';
-import { DIST_DIR, type StaticServer, serveApp } from './server.ts';
+import type { BenchSpec } from '../src/measure/spec.ts';
+import type { BenchResult, GpuInfo, Progress, VerifyRequest, VerifyResult } from '../src/worker/api.ts';
+import { findBrowser, launchBrowser } from './browser.ts';
+import { NativeUnavailableError, openNative } from './native.ts';
+import { DIST_DIR, MODEL_URL_PREFIX, serveApp } from './server.ts';
+import { type AdapterChoice, VulkanNotFoundError } from './vulkan.ts';
 
+export type RuntimeName = 'browser' | 'node';
+export const RUNTIME_FLAGS = ['browser', 'node', 'both'] as const;
+
+/**
+ * The engine as the CLIs drive it, whichever runtime hosts it: headless Chromium's Web Worker
+ * (through Playwright) or a Node process on Dawn. Both run the same engine code.
+ */
 export interface EngineSession {
-  page: Page;
+  runtime: RuntimeName;
   gpu: GpuInfo;
-  browserVersion: string;
-  server: StaticServer;
+  /** The browser and its version, or the Dawn build, with what was used to reach the adapter. */
+  version: string;
+  run(spec: BenchSpec, runId: string, onProgress: (p: Progress) => void): Promise<BenchResult>;
+  verify(request: VerifyRequest): Promise<VerifyResult>;
+  cancel(runId: string): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The runtime started or reached nothing: no browser, no Vulkan loader, no adapter. Exit 3. */
+export class RuntimeUnavailableError extends Error {
+  override readonly name = 'RuntimeUnavailableError';
+}
+
+export interface OpenOptions {
+  runtime: RuntimeName;
+  browserPath?: string;
+  headed?: boolean;
+  adapter?: AdapterChoice;
+  /** A Hugging Face folder, served to the engine at MODEL_URL_PREFIX. */
+  modelDir?: string;
+}
+
+/** Browser where one is installed (not just Playwright's "chrome" channel guess), else Node on Dawn. */
+export function defaultRuntime(browserPath?: string): RuntimeName {
+  if (browserPath) return 'browser';
+  try {
+    return findBrowser().executablePath ? 'browser' : 'node';
+  } catch {
+    return 'node';
+  }
+}
+
+export function openEngine(options: OpenOptions): Promise<EngineSession> {
+  return options.runtime === 'node' ? openNodeEngine(options) : openBrowserEngine(options);
 }
 
 /**
  * Serves the built app, opens it in headless Chromium and waits for the engine worker to report
  * its adapter. A page without WebGPU fails here with the engine's own explanation.
  */
-export async function openEngine(options: {
-  browserPath?: string;
-  headed?: boolean;
-  modelDir?: string;
-}): Promise<EngineSession> {
+async function openBrowserEngine(options: OpenOptions): Promise<EngineSession> {
   const server = await serveApp({ distDir: DIST_DIR, modelDir: options.modelDir });
-  let browser: Browser | undefined;
+  let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
   try {
-    browser = await launchBrowser(options.browserPath, options.headed);
+    try {
+      browser = await launchBrowser(options.browserPath, options.headed);
+    } catch (e) {
+      throw new RuntimeUnavailableError((e as Error).message);
+    }
     const page = await browser.newPage();
     page.on('pageerror', (e) => console.error(`[page] ${e.message}`));
     await page.goto(`${server.url}/index.html`);
     await page.waitForFunction(() => 'engine' in window, null, { timeout: 30_000 });
     const gpu = await page.evaluate(() => window.engine.gpuInfo());
     const b = browser;
+    let progress: (p: Progress) => void = () => undefined;
+    await page.exposeFunction('benchProgress', (p: Progress) => progress(p));
     return {
-      page,
+      runtime: 'browser',
       gpu,
-      browserVersion: browser.version(),
-      server,
+      version: `Chromium ${browser.version()}`,
+      run: (spec, runId, onProgress) => {
+        progress = onProgress;
+        return inPage(() => page.evaluate(([s, id]) => window.benchRun(s, id), [spec, runId] as const));
+      },
+      verify: (request) => inPage(() => page.evaluate((req) => window.engine.verify(req), request)),
+      cancel: (runId) => page.evaluate((id) => window.engine.cancel(id), runId),
       close: async () => {
         await b.close();
         await server.close();
@@ -47,10 +94,59 @@ export async function openEngine(options: {
   }
 }
 
+/** Runs a page call and gives its error back with the engine's own class name and words. */
+async function inPage<T>(body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (e) {
+    throw new Error(engineMessage(e));
+  }
+}
+
+/**
+ * Starts the engine on Dawn in a Node process. A model folder is served over HTTP as for the
+ * browser, so the engine loads it the same way, from an absolute URL.
+ */
+async function openNodeEngine(options: OpenOptions): Promise<EngineSession> {
+  const server = options.modelDir
+    ? await serveApp({ distDir: DIST_DIR, modelDir: options.modelDir })
+    : undefined;
+  try {
+    const native = await openNative({ adapter: options.adapter ?? 'default' }).catch((e: unknown) => {
+      throw e instanceof VulkanNotFoundError || e instanceof NativeUnavailableError
+        ? new RuntimeUnavailableError(e.message)
+        : e;
+    });
+    const absolute = <T extends { model: BenchSpec['model'] }>(x: T): T =>
+      x.model.kind === 'url' && x.model.baseUrl.startsWith(MODEL_URL_PREFIX) && server
+        ? { ...x, model: { ...x.model, baseUrl: `${server.url}${x.model.baseUrl}` } }
+        : x;
+    return {
+      runtime: 'node',
+      gpu: native.gpu,
+      version: `${native.gpu.userAgent.split('; ').slice(1, 2).join('')} (${native.vulkan})`,
+      run: (spec, runId, onProgress) => native.api.run(absolute(spec), onProgress, runId),
+      verify: (request) => native.api.verify(absolute(request)),
+      cancel: (runId) => native.api.cancel(runId),
+      close: async () => {
+        await native.close();
+        await server?.close();
+      },
+    };
+  } catch (e) {
+    await server?.close();
+    throw e;
+  }
+}
+
 /** Playwright prefixes errors thrown in the page with "page.evaluate: "; keep the engine's own words. */
 export function engineMessage(e: unknown): string {
   const message = e instanceof Error ? e.message : String(e);
-  return message.replace(/^page\.evaluate: /, '').split('\n    at ')[0];
+  const text = message.replace(/^page\.evaluate: /, '').split('\n    at ')[0];
+  // An engine error from the Node runtime arrives as its own class: name it as the page does.
+  return e instanceof Error && e.name !== 'Error' && !text.startsWith(`${e.name}:`)
+    ? `${e.name}: ${text}`
+    : text;
 }
 
 export function describeAdapter(gpu: GpuInfo): string {

@@ -8,8 +8,16 @@ import { isPresetName, PRESET_NAMES, presetConfig } from '../src/model/config.ts
 import { loadHfModel, saveHfModel } from '../src/model/hf.ts';
 import { type ModelWeights, randomWeights, weightsChecksum } from '../src/model/weights.ts';
 import type { ModelSource, VerifyResult } from '../src/worker/api.ts';
-import { describeAdapter, engineMessage, openEngine } from './engine.ts';
+import {
+  defaultRuntime,
+  describeAdapter,
+  engineMessage,
+  openEngine,
+  type RuntimeName,
+  RuntimeUnavailableError,
+} from './engine.ts';
 import { MODEL_URL_PREFIX } from './server.ts';
+import { ADAPTER_CHOICES, type AdapterChoice } from './vulkan.ts';
 
 const HELP = `Usage: npm run verify -- (--preset NAME | --model DIR) --tokens IDS [options]
 
@@ -23,11 +31,13 @@ every position with the float64 CPU reference, and exits 1 if the normwise relat
   --tokens IDS         comma-separated token ids, e.g. 1,17,42,7,99
   --save-model DIR     write DIR/config.json and DIR/model.safetensors (loadable by LlamaForCausalLM.from_pretrained)
   --save-logits FILE   write {"tokens":[...],"logits":[[...], ...]} from the GPU run, one row per position
+  --runtime browser|node   where the engine runs (default: browser where one is found, else node on Dawn)
+  --adapter default|swiftshader   node: the installed GPU driver (default), or Chromium's SwiftShader
   --browser PATH       Chromium or Chrome to use (default: $CHROMIUM_PATH, Playwright's, or a system one)
   --headed             show the browser window
   -h, --help           this text
 
-Exit codes: 0 match, 1 mismatch or run failure, 2 bad arguments.`;
+Exit codes: 0 match, 1 mismatch or run failure, 2 bad arguments, 3 no usable runtime or adapter.`;
 
 function fail(message: string, code: number): never {
   console.error(`verify: ${message}`);
@@ -51,6 +61,8 @@ function parse() {
         tokens: { type: 'string' },
         'save-model': { type: 'string' },
         'save-logits': { type: 'string' },
+        runtime: { type: 'string' },
+        adapter: { type: 'string' },
         browser: { type: 'string' },
         headed: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -78,6 +90,12 @@ const tokens = args.tokens.split(',').map((t) => Number(t.trim()));
 if (tokens.some((t) => !Number.isInteger(t) || t < 0)) {
   fail(`--tokens must be comma-separated non-negative integers, got "${args.tokens}"`, 2);
 }
+const runtime = (args.runtime ?? defaultRuntime(args.browser)) as RuntimeName;
+if (runtime !== 'browser' && runtime !== 'node')
+  fail(`--runtime must be browser or node, got "${args.runtime}"`, 2);
+const adapter = (args.adapter ?? 'default') as AdapterChoice;
+if (!ADAPTER_CHOICES.includes(adapter))
+  fail(`--adapter must be ${ADAPTER_CHOICES.join(', ')}, got "${args.adapter}"`, 2);
 const seed = Number(args.seed);
 if (!Number.isInteger(seed) || seed < 0) fail(`--seed must be a non-negative integer, got "${args.seed}"`, 2);
 
@@ -102,13 +120,15 @@ if (bad !== undefined) fail(`token ${bad} is outside the vocabulary (0…${weigh
 
 let result: VerifyResult;
 const session = await openEngine({
+  runtime,
+  adapter,
   browserPath: args.browser,
   headed: args.headed,
   modelDir: args.model ? modelPaths(args.model).dir : undefined,
-}).catch((e: unknown) => fail(engineMessage(e), 1));
+}).catch((e: unknown) => fail(engineMessage(e), e instanceof RuntimeUnavailableError ? 3 : 1));
 try {
-  console.log(`adapter: ${describeAdapter(session.gpu)} (${session.browserVersion})`);
-  result = await session.page.evaluate((req) => window.engine.verify(req), { model: source, tokens });
+  console.log(`adapter: ${describeAdapter(session.gpu)} (${runtime} runtime, ${session.version})`);
+  result = await session.verify({ model: source, tokens });
 } catch (e) {
   await session.close();
   fail(engineMessage(e), 1);
@@ -130,7 +150,7 @@ console.log(`max rel err: ${result.maxRelErr.toExponential(3)} (normwise, bound 
 const localChecksum = weightsChecksum(weights);
 if (localChecksum !== result.weightsChecksum) {
   fail(
-    `the browser used different weights (checksum ${result.weightsChecksum}) from this process (${localChecksum})`,
+    `the engine used different weights (checksum ${result.weightsChecksum}) from this process (${localChecksum})`,
     1,
   );
 }

@@ -8,6 +8,7 @@ const ENV: RunEnvironment = {
   browser: 'harness',
   crossOriginIsolated: self.crossOriginIsolated,
   toolVersion: 'test',
+  runtime: { name: 'browser', dawn: null, backend: null },
 };
 
 /** A short prefill sweep on ci-tiny with the default kernels: three points, a few seconds. */

@@ -80,9 +80,14 @@ function limitsRecord(limits: GPUSupportedLimits): Record<string, number> {
   return out;
 }
 
-/** Requests the adapter and a device with the adapter's own maximum limits and the optional features it has. */
-export async function acquireGpu(options: { powerPreference?: GPUPowerPreference } = {}): Promise<Gpu> {
-  const adapter = await gpuNamespace().requestAdapter({
+/**
+ * Requests the adapter and a device with the adapter's own maximum limits and the optional features
+ * it has. `gpu` is the WebGPU entry point: the browser's navigator.gpu by default, or Dawn's in Node.
+ */
+export async function acquireGpu(
+  options: { powerPreference?: GPUPowerPreference; gpu?: GPU } = {},
+): Promise<Gpu> {
+  const adapter = await (options.gpu ?? gpuNamespace()).requestAdapter({
     powerPreference: options.powerPreference ?? 'high-performance',
   });
   if (!adapter) {

@@ -41,7 +41,7 @@ import {
   workloadUnits,
 } from './spec.ts';
 import { evaluateTargets } from './targets.ts';
-import { loadTuning, saveTuning, tuningKey } from './tuning-cache.ts';
+import { loadTuning, type TuningStore, tuningKey } from './tuning-cache.ts';
 
 /** Sent as the run goes, so a UI or CLI can show progress and draw records as they land. */
 export interface Progress {
@@ -67,12 +67,16 @@ export interface RunEnvironment {
   browser: string;
   crossOriginIsolated: boolean;
   toolVersion: string;
+  /** Where the engine runs: the browser's worker, or Node on Dawn (with its version and backend). */
+  runtime: BenchResult['env']['runtime'];
 }
 
 export interface RunOptions {
   onProgress?: (p: Progress) => void;
   /** Aborting it cancels the run at the next check; the finished records are kept. */
   signal?: AbortSignal;
+  /** Where the autotuner's winners are kept; without one, nothing is cached. */
+  tuningStore?: TuningStore;
 }
 
 /** The clocks, named as the result names them. */
@@ -191,9 +195,10 @@ export async function runBench(
         batch: needs.maxBatch,
         weightFormat: 'f32',
       });
-      const cached = await loadTuning(key);
+      const store = options.tuningStore;
+      const cached = store ? await loadTuning(key, store) : undefined;
       const tuned = cached ?? (await autotune(gpu, pipelines, config, needs.maxBatch, signal));
-      if (!cached) await saveTuning(key, tuned);
+      if (!cached) await store?.put(key, tuned);
       variants = tuned.variants;
       tuning = { enabled: true, cached: Boolean(cached), searchMs: tuned.searchMs, choices: tuned.choices };
     }
@@ -335,6 +340,7 @@ export async function runBench(
       timestamps: { supported: gpu.hasTimestamps, quantumNs: clock.quantumNs },
       clocks: { ...CLOCKS },
       crossOriginIsolated: env.crossOriginIsolated,
+      runtime: env.runtime,
     },
     model: { preset: loaded.name, config, params: parameterCount(config), weightBytes },
     peaks: peaks ?? { fmaGflops: 0, copyGBps: 0, dispatchUs: 0, emptyDispatchUs: 0, submitUs: 0, trials: [] },

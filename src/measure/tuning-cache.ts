@@ -71,6 +71,13 @@ export function validCachedTuning(value: unknown): TuneResult | undefined {
   return { ...parsed.data, variants: variants as KernelVariants };
 }
 
+/** Where the autotuner's winners are kept between runs: IndexedDB in the browser, a file in Node. */
+export interface TuningStore {
+  /** The stored value, unvalidated (it may be from another version), or undefined. */
+  get(key: string): Promise<unknown>;
+  put(key: string, value: TuneResult): Promise<void>;
+}
+
 function open(): Promise<IDBDatabase | undefined> {
   if (typeof indexedDB === 'undefined') return Promise.resolve(undefined);
   return new Promise((resolve) => {
@@ -83,32 +90,38 @@ function open(): Promise<IDBDatabase | undefined> {
   });
 }
 
-export async function loadTuning(key: string): Promise<TuneResult | undefined> {
-  const db = await open();
-  if (!db?.objectStoreNames.contains(DB.store)) return undefined;
-  const raw = await new Promise<unknown>((resolve) => {
-    try {
-      const req = db.transaction(DB.store, 'readonly').objectStore(DB.store).get(key);
-      req.onsuccess = () => resolve(req.result);
-      req.onerror = () => resolve(undefined);
-    } catch {
-      resolve(undefined);
-    }
-  });
-  return validCachedTuning(raw);
-}
+/** The browser's store: one IndexedDB object store; a store that cannot be opened keeps nothing. */
+export const indexedDbTuningStore: TuningStore = {
+  async get(key) {
+    const db = await open();
+    if (!db?.objectStoreNames.contains(DB.store)) return undefined;
+    return new Promise<unknown>((resolve) => {
+      try {
+        const req = db.transaction(DB.store, 'readonly').objectStore(DB.store).get(key);
+        req.onsuccess = () => resolve(req.result);
+        req.onerror = () => resolve(undefined);
+      } catch {
+        resolve(undefined);
+      }
+    });
+  },
+  async put(key, value) {
+    const db = await open();
+    if (!db?.objectStoreNames.contains(DB.store)) return;
+    await new Promise<void>((resolve) => {
+      try {
+        const tx = db.transaction(DB.store, 'readwrite');
+        tx.objectStore(DB.store).put(value, key);
+        tx.oncomplete = () => resolve();
+        tx.onerror = () => resolve();
+      } catch {
+        resolve();
+      }
+    });
+  },
+};
 
-export async function saveTuning(key: string, value: TuneResult): Promise<void> {
-  const db = await open();
-  if (!db?.objectStoreNames.contains(DB.store)) return;
-  await new Promise<void>((resolve) => {
-    try {
-      const tx = db.transaction(DB.store, 'readwrite');
-      tx.objectStore(DB.store).put(value, key);
-      tx.oncomplete = () => resolve();
-      tx.onerror = () => resolve();
-    } catch {
-      resolve();
-    }
-  });
+/** A cached winner for `key`, validated against this build's candidates, or undefined. */
+export async function loadTuning(key: string, store: TuningStore): Promise<TuneResult | undefined> {
+  return validCachedTuning(await store.get(key));
 }

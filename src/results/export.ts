@@ -233,7 +233,9 @@ function headerLines(r: BenchResult): string[] {
     );
   }
   lines.push(
-    `- **Browser:** ${escapeMarkdown(r.env.browser)}; GPU timestamps: ${timestampsText(r.env.timestamps)}; cross-origin isolated: ${r.env.crossOriginIsolated ? 'yes' : 'no'}`,
+    r.env.runtime?.name === 'node'
+      ? `- **Runtime:** native, Node on ${escapeMarkdown(r.env.browser)}, ${escapeMarkdown(r.env.runtime.backend ?? 'default')} backend; GPU timestamps: ${timestampsText(r.env.timestamps)}`
+      : `- **Browser:** ${escapeMarkdown(r.env.browser)}; GPU timestamps: ${timestampsText(r.env.timestamps)}; cross-origin isolated: ${r.env.crossOriginIsolated ? 'yes' : 'no'}`,
     `- **Clocks:** each point records both and says which placed it on the roofline. gpu = ${escapeMarkdown(r.env.clocks.gpu)}; wall = ${escapeMarkdown(r.env.clocks.wall)}`,
     `- **Roofs (before the workloads; every point is placed against these):** ${peaksLine(r.peaks)}`,
     `- **Cold start:** compile ${formatMs(r.coldStart.compileMs)} ms, load ${formatMs(r.coldStart.loadMs)} ms`,

@@ -251,6 +251,19 @@ export const BenchResultSchema = z
         /** What each clock is, by name, so a reader knows what a "ms" means. */
         clocks: z.object({ gpu: z.string().max(300), wall: z.string().max(300) }).strict(),
         crossOriginIsolated: z.boolean(),
+        /**
+         * Where the engine ran: the browser's Web Worker, or Node on Dawn (npm `webgpu`) with its
+         * version and the backend it asked for. Absent in files written before the native runtime
+         * (all of them browser runs).
+         */
+        runtime: z
+          .object({
+            name: z.enum(['browser', 'node']),
+            dawn: z.string().max(200).nullable(),
+            backend: z.string().max(50).nullable(),
+          })
+          .strict()
+          .optional(),
       })
       .strict(),
     model: z

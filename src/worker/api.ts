@@ -56,13 +56,38 @@ export interface EngineApi {
 
 export type { EngineErrorName } from '../errors.ts';
 
-interface SerializedError {
+/** An error as it crosses a boundary (comlink, or the Node host's IPC): plain, clonable data. */
+export interface SerializedError {
   isError: true;
   name: string;
   message: string;
   stack?: string;
   /** Own enumerable fields, e.g. KvCacheExhaustedError's `needed` and `free`. */
   fields: Record<string, unknown>;
+}
+
+export function serializeError(thrown: unknown): SerializedError {
+  const err = thrown instanceof Error ? thrown : new Error(String(thrown));
+  const fields: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(err)) {
+    if (typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean') fields[k] = v;
+  }
+  return { isError: true, name: err.name, message: err.message, stack: err.stack, fields };
+}
+
+/**
+ * A real Error (so structured clone, DevTools and Playwright treat it as one), given the engine
+ * class's prototype so `instanceof` holds, without re-running the class's constructor.
+ */
+export function deserializeError(s: SerializedError): Error {
+  const cls = (ENGINE_ERRORS as Record<string, { prototype: Error }>)[s.name];
+  const err = new Error(s.message);
+  if (cls) Object.setPrototypeOf(err, cls.prototype);
+  Object.assign(err, s.fields);
+  Object.defineProperty(err, 'message', { value: s.message, enumerable: false, writable: true });
+  if (!cls) Object.defineProperty(err, 'name', { value: s.name, enumerable: false, writable: true });
+  if (s.stack) Object.defineProperty(err, 'stack', { value: s.stack, enumerable: false, writable: true });
+  return err;
 }
 
 /**
@@ -76,33 +101,10 @@ export function installErrorTransfer(): void {
   transferHandlers.set('throw', {
     canHandle: handler.canHandle,
     serialize(thrown: unknown) {
-      const value = (thrown as { value: unknown }).value;
-      const err = value instanceof Error ? value : new Error(String(value));
-      const fields: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(err)) {
-        if (typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean') fields[k] = v;
-      }
-      const out: SerializedError = {
-        isError: true,
-        name: err.name,
-        message: err.message,
-        stack: err.stack,
-        fields,
-      };
-      return [out, []];
+      return [serializeError((thrown as { value: unknown }).value), []];
     },
     deserialize(serialized: unknown): never {
-      const s = serialized as SerializedError;
-      const cls = (ENGINE_ERRORS as Record<string, { prototype: Error }>)[s.name];
-      // A real Error (so structured clone, DevTools and Playwright treat it as one), given the
-      // class's prototype so `instanceof` holds, without re-running the class's constructor.
-      const err = new Error(s.message);
-      if (cls) Object.setPrototypeOf(err, cls.prototype);
-      Object.assign(err, s.fields);
-      Object.defineProperty(err, 'message', { value: s.message, enumerable: false, writable: true });
-      if (!cls) Object.defineProperty(err, 'name', { value: s.name, enumerable: false, writable: true });
-      if (s.stack) Object.defineProperty(err, 'stack', { value: s.stack, enumerable: false, writable: true });
-      throw err;
+      throw deserializeError(serialized as SerializedError);
     },
   });
 }

@@ -1,0 +1,29 @@
+import type { Progress } from '../measure/run.ts';
+import type { EngineApi, SerializedError } from '../worker/api.ts';
+
+/**
+ * The Node runtime's wire protocol: the CLI and the engine host exchange these over the child
+ * process's IPC channel (comlink's proxies need transferable MessagePorts, which a process channel
+ * cannot carry). A call names an EngineApi method; a run's progress comes back as messages with the
+ * call's id, before its reply.
+ */
+export type EngineMethod = keyof EngineApi;
+
+export interface CallMessage {
+  type: 'call';
+  id: number;
+  method: EngineMethod;
+  args: unknown[];
+}
+
+/** Sent by the CLI before it lets the host go: the host destroys its device and exits. */
+export interface ExitMessage {
+  type: 'exit';
+}
+
+export type HostRequest = CallMessage | ExitMessage;
+
+export type HostReply =
+  | { type: 'progress'; id: number; progress: Progress }
+  | { type: 'result'; id: number; value: unknown }
+  | { type: 'error'; id: number; error: SerializedError };
