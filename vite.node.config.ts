@@ -1,16 +1,20 @@
 import { defineConfig } from 'vite';
 
 /**
- * The native runtime's engine host, built for Node: the same engine modules as the browser's
- * worker, with the WGSL inlined as strings (the `?raw` imports) and `webgpu` (Dawn) left external.
+ * The native runtime's engine host and the Node side of the test harness, built for Node: the same
+ * engine modules as the browser's worker, with the WGSL inlined as strings (the `?raw` imports) and
+ * `webgpu` (Dawn) left external.
  */
 export default defineConfig({
   build: {
-    ssr: 'src/runtime/node/host.ts',
+    ssr: true,
     outDir: 'dist-node',
     emptyOutDir: true,
     target: 'node20',
-    rollupOptions: { output: { entryFileNames: 'host.mjs' } },
+    rollupOptions: {
+      input: { host: 'src/runtime/node/host.ts', harness: 'e2e/harness/node-host.ts' },
+      output: { entryFileNames: '[name].mjs', chunkFileNames: '[name]-[hash].mjs' },
+    },
   },
   ssr: { external: ['webgpu'] },
 });

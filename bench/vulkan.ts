@@ -59,9 +59,9 @@ export class VulkanNotFoundError extends Error {
 }
 
 /**
- * The loader (the system's, else Chromium's) and the drivers: the installed GPU drivers, or
- * Chromium's SwiftShader when asked for (`--adapter swiftshader`) or when no GPU driver is
- * installed. Other platforms need nothing (Metal on macOS, D3D12 on Windows).
+ * The loader (the system's, else Chromium's) and the drivers: those VK_ICD_FILENAMES names if
+ * it is set, else the installed GPU drivers, or Chromium's SwiftShader when asked for
+ * (`--adapter swiftshader`) or when no GPU driver is installed. Other platforms need nothing (Metal on macOS, D3D12 on Windows).
  */
 export function findVulkan(adapter: AdapterChoice): VulkanSetup {
   if (process.platform !== 'linux')
@@ -87,7 +87,11 @@ export function findVulkan(adapter: AdapterChoice): VulkanSetup {
       "No Vulkan loader (libvulkan.so.1) found. Install one: Debian/Ubuntu `apt-get install libvulkan1` plus your GPU's Vulkan driver (mesa-vulkan-drivers, or the NVIDIA driver), or `apt-get install chromium`, whose bundled loader and SwiftShader this tool can use.",
     );
   }
-  if (adapter === 'swiftshader' || gpuDrivers.length === 0) {
+  const userIcd = process.env.VK_ICD_FILENAMES;
+  if (userIcd && adapter === 'default') {
+    // A driver chosen by hand (a manifest written for a container, say) is the person's call.
+    found.push(`drivers from VK_ICD_FILENAMES=${userIcd}`);
+  } else if (adapter === 'swiftshader' || gpuDrivers.length === 0) {
     if (!swiftshader) {
       throw new VulkanNotFoundError(
         adapter === 'swiftshader'

@@ -1,19 +1,11 @@
-import { expect, type Page, test } from '@playwright/test';
 import type { CaseName, CaseSpec } from '../src/kernels/cases/catalogue.ts';
 import { VARIANT_CANDIDATES } from '../src/kernels/variants.ts';
+import { expect, type Harness, test } from './harness/client.ts';
 import type { CheckResult } from './harness/kernel-checks.ts';
 
-/** Opens the harness and waits for a real adapter; a missing adapter fails the suite, it is never skipped. */
-async function openHarness(page: Page) {
-  await page.goto('/e2e/harness/index.html');
-  const adapter = await page.evaluate(async () => (await window.harness).adapter);
-  expect(adapter.vendor.length + adapter.architecture.length).toBeGreaterThan(0);
-  return adapter;
-}
-
-/** Runs one catalogue case in the page and returns its comparison with the float64 reference. */
-function check<N extends CaseName>(page: Page, name: N, spec: CaseSpec<N>): Promise<CheckResult> {
-  return page.evaluate(async ([n, s]) => (await window.harness).kernels.check(n, s), [name, spec] as const);
+/** Runs one catalogue case in the runtime under test and returns its comparison with the float64 reference. */
+function check<N extends CaseName>(harness: Harness, name: N, spec: CaseSpec<N>): Promise<CheckResult> {
+  return harness.call('kernels', 'check', name, spec);
 }
 
 function expectPassed(r: CheckResult) {
@@ -63,29 +55,25 @@ const LONG_PREFILL_QUERIES = 31;
 const LONG_TEST_TIMEOUT_MS = 240_000;
 
 test.describe('kernels against the CPU reference', () => {
-  test.beforeEach(async ({ page }) => {
-    await openHarness(page);
-  });
-
-  test('embedding, rmsnorm, residual add, swiglu, argmax', async ({ page }) => {
+  test('embedding, rmsnorm, residual add, swiglu, argmax', async ({ harness }) => {
     for (const rows of LENGTHS) {
-      expectPassed(await check(page, 'embedding', { rows, d: 20, vocab: 37 }));
-      expectPassed(await check(page, 'rmsnorm', { rows, d: 132, eps: 1e-5, scale: 3 }));
-      expectPassed(await check(page, 'residualAdd', { n: rows * 12 }));
-      expectPassed(await check(page, 'swiglu', { n: rows * 44 }));
-      expectPassed(await check(page, 'argmax', { rows, n: 1001 }));
+      expectPassed(await check(harness, 'embedding', { rows, d: 20, vocab: 37 }));
+      expectPassed(await check(harness, 'rmsnorm', { rows, d: 132, eps: 1e-5, scale: 3 }));
+      expectPassed(await check(harness, 'residualAdd', { n: rows * 12 }));
+      expectPassed(await check(harness, 'swiglu', { n: rows * 44 }));
+      expectPassed(await check(harness, 'argmax', { rows, n: 1001 }));
     }
   });
 
-  test('rope', async ({ page }) => {
+  test('rope', async ({ harness }) => {
     for (const rows of LENGTHS) {
       for (const headDim of [8, 64]) {
-        expectPassed(await check(page, 'rope', { rows, heads: 3, headDim, start: 5, theta: 10000 }));
+        expectPassed(await check(harness, 'rope', { rows, heads: 3, headDim, start: 5, theta: 10000 }));
       }
     }
   });
 
-  test('matmul, every variant the autotuner can choose, on non-tile-multiple shapes', async ({ page }) => {
+  test('matmul, every variant the autotuner can choose, on non-tile-multiple shapes', async ({ harness }) => {
     for (const variant of VARIANT_CANDIDATES.matmul) {
       for (const M of LENGTHS) {
         for (const [N, K] of [
@@ -94,23 +82,23 @@ test.describe('kernels against the CPU reference', () => {
           [509, 4],
           [1, 260],
         ]) {
-          expectPassed(await check(page, 'matmul', { M, N, K, variant }));
+          expectPassed(await check(harness, 'matmul', { M, N, K, variant }));
         }
       }
     }
   });
 
-  test('rmsnorm, every variant', async ({ page }) => {
+  test('rmsnorm, every variant', async ({ harness }) => {
     for (const variant of VARIANT_CANDIDATES.rmsnorm) {
       for (const rows of LENGTHS) {
         for (const d of [4, 132]) {
-          expectPassed(await check(page, 'rmsnorm', { rows, d, eps: 1e-5, scale: 3, variant }));
+          expectPassed(await check(harness, 'rmsnorm', { rows, d, eps: 1e-5, scale: 3, variant }));
         }
       }
     }
   });
 
-  test('gemv for batch 1 to 8, every variant', async ({ page }) => {
+  test('gemv for batch 1 to 8, every variant', async ({ harness }) => {
     for (const variant of VARIANT_CANDIDATES.gemv) {
       for (const M of [1, 2, 3, 8]) {
         for (const [N, K] of [
@@ -118,55 +106,57 @@ test.describe('kernels against the CPU reference', () => {
           [67, 132],
           [509, 260],
         ]) {
-          expectPassed(await check(page, 'gemv', { M, N, K, variant }));
+          expectPassed(await check(harness, 'gemv', { M, N, K, variant }));
         }
       }
     }
   });
 
-  test('kv-write scatters into shuffled pages exactly where kv/layout.ts puts them', async ({ page }) => {
+  test('kv-write scatters into shuffled pages exactly where kv/layout.ts puts them', async ({ harness }) => {
     for (const layout of layouts(512)) {
       for (const [rows, start] of [
         [1, 0],
         [37, 13],
         [100, 200],
       ]) {
-        expectPassed(await check(page, 'kvWrite', { rows, start, kvHeads: 3, headDim: 8, ...layout }));
+        expectPassed(await check(harness, 'kvWrite', { rows, start, kvHeads: 3, headDim: 8, ...layout }));
       }
     }
   });
 
-  test('paged kv-write and causal prefill attention, every variant', async ({ page }) => {
+  test('paged kv-write and causal prefill attention, every variant', async ({ harness }) => {
     for (const variant of VARIANT_CANDIDATES.attentionPrefill) {
       for (const L of LENGTHS) {
         for (const layout of layouts(512)) {
           const start = L % 2 === 0 ? 0 : 9;
           const shape = { L, start, heads: 4, kvHeads: 2, headDim: 16, ...layout, variant };
-          expectPassed(await check(page, 'attentionPrefill', shape));
+          expectPassed(await check(harness, 'attentionPrefill', shape));
         }
       }
     }
   });
 
-  test('batched paged decode attention with different lengths, every variant', async ({ page }) => {
+  test('batched paged decode attention with different lengths, every variant', async ({ harness }) => {
     for (const variant of VARIANT_CANDIDATES.attentionDecode) {
       for (const layout of layouts(257)) {
         for (const lengths of [[1], [7, 33, 100, 257], [65, 2, 130]]) {
           const shape = { lengths, heads: 6, kvHeads: 2, headDim: 32, ...layout, variant };
-          expectPassed(await check(page, 'attentionDecode', shape));
+          expectPassed(await check(harness, 'attentionDecode', shape));
         }
       }
     }
   });
 
-  test('rmsnorm: eps matters where the mean square is comparable to it, every variant', async ({ page }) => {
+  test('rmsnorm: eps matters where the mean square is comparable to it, every variant', async ({
+    harness,
+  }) => {
     for (const variant of VARIANT_CANDIDATES.rmsnorm) {
       for (const eps of [1e-5, 1e-6]) {
         // Inputs uniform in ±sqrt(3·eps) have a mean square near eps: dropping eps scales the
         // output by about √2, far outside the tolerance.
         const spec = { rows: 33, d: 132, eps, scale: Math.sqrt(3 * eps), variant };
-        expectPassed(await check(page, 'rmsnorm', spec));
-        const withoutEps = await check(page, 'rmsnorm', { ...spec, referenceEps: 0 });
+        expectPassed(await check(harness, 'rmsnorm', spec));
+        const withoutEps = await check(harness, 'rmsnorm', { ...spec, referenceEps: 0 });
         expect(
           withoutEps.passed,
           `rmsnorm ${withoutEps.variant} eps ${eps}: the reference without eps matches`,
@@ -177,11 +167,11 @@ test.describe('kernels against the CPU reference', () => {
   });
 
   test('rope against cos/sin from the closed form at every frequency, positions 0 to 4095', async ({
-    page,
+    harness,
   }) => {
     for (const headDim of [64, 128]) {
       for (const theta of [10000, 500000]) {
-        expectPassed(await check(page, 'rope', { rows: 4096, heads: 2, headDim, start: 0, theta }));
+        expectPassed(await check(harness, 'rope', { rows: 4096, heads: 2, headDim, start: 0, theta }));
       }
     }
   });
@@ -190,7 +180,7 @@ test.describe('kernels against the CPU reference', () => {
   // so each variant also meets every GQA ratio at every head dim and context.
   for (const variant of VARIANT_CANDIDATES.attentionPrefill) {
     test(`long-context prefill attention (${variant.family}): the last ${LONG_PREFILL_QUERIES} queries over 1100 and 2100 tokens`, async ({
-      page,
+      harness,
     }) => {
       test.setTimeout(LONG_TEST_TIMEOUT_MS);
       for (const [g, gqa] of GQA.entries()) {
@@ -198,14 +188,14 @@ test.describe('kernels against the CPU reference', () => {
           const { headDim, context } = LONG[(g + l) % LONG.length];
           const L = LONG_PREFILL_QUERIES;
           const shape = { L, start: context - L, ...gqa, headDim, ...layout, variant };
-          expectPassed(await check(page, 'attentionPrefill', shape));
+          expectPassed(await check(harness, 'attentionPrefill', shape));
         }
       }
     });
   }
 
   test('long-context decode attention: contexts 2100 and 1100 in one batch, every variant, layout, GQA ratio and head dim', async ({
-    page,
+    harness,
   }) => {
     test.setTimeout(LONG_TEST_TIMEOUT_MS);
     for (const variant of VARIANT_CANDIDATES.attentionDecode) {
@@ -213,7 +203,7 @@ test.describe('kernels against the CPU reference', () => {
         for (const headDim of [64, 128]) {
           for (const layout of layouts(LONG_SLOT)) {
             const shape = { lengths: [2100, 1100], ...gqa, headDim, ...layout, variant };
-            expectPassed(await check(page, 'attentionDecode', shape));
+            expectPassed(await check(harness, 'attentionDecode', shape));
           }
         }
       }

@@ -1,39 +1,38 @@
-import { expect, type Page, test } from '@playwright/test';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../src/kernels/variants.ts';
+import { expect, type Harness, test } from './harness/client.ts';
 
 /** A prompt of n token ids below ci-tiny's vocab of 509, deterministic. */
 const prompt = (n: number, seed = 1) => Array.from({ length: n }, (_, i) => (i * 131 + seed * 17 + 3) % 509);
 
 /**
  * The kernel families the model tests run with: the GPU-oriented defaults, and the families the
- * autotuner actually picks on this adapter (searched once, in the first test's page).
+ * autotuner actually picks on this adapter (searched once per runtime, in its first test).
  */
-const familySets: Record<string, KernelVariants | null> = { default: DEFAULT_VARIANTS, autotuned: null };
+const FAMILY_SETS = ['default', 'autotuned'] as const;
+const autotunedBy = new Map<Harness['runtime'], KernelVariants>();
 
-async function useFamilies(page: Page, name: string) {
-  await page.goto('/e2e/harness/index.html');
-  if (!familySets[name]) {
-    familySets[name] = await page.evaluate(async () => (await window.harness).model.autotuned());
+async function useFamilies(harness: Harness, name: (typeof FAMILY_SETS)[number]) {
+  let families = name === 'default' ? DEFAULT_VARIANTS : autotunedBy.get(harness.runtime);
+  if (!families) {
+    families = await harness.call('model', 'autotuned');
+    autotunedBy.set(harness.runtime, families);
   }
-  await page.evaluate(async (v) => {
-    (await window.harness).model.variants = v;
-  }, familySets[name]);
+  await harness.call('model', 'useVariants', families);
 }
 
-for (const familyName of Object.keys(familySets))
+for (const familyName of FAMILY_SETS)
   test.describe(`model end to end on the GPU (${familyName} kernels)`, () => {
-    test.beforeEach(async ({ page }) => {
+    test.beforeEach(async ({ harness }) => {
       test.setTimeout(180_000);
-      await useFamilies(page, familyName);
+      await useFamilies(harness, familyName);
     });
 
-    test('prefill logits match the CPU reference (max rel err ≤ 1e-3), tied and untied', async ({ page }) => {
+    test('prefill logits match the CPU reference (max rel err ≤ 1e-3), tied and untied', async ({
+      harness,
+    }) => {
       for (const untied of [false, true]) {
         for (const L of [1, 7, 33, 100]) {
-          const r = await page.evaluate(
-            async ([t, u]) => (await window.harness).model.prefillVsReference(t, u),
-            [prompt(L), untied] as const,
-          );
+          const r = await harness.call('model', 'prefillVsReference', prompt(L), untied);
           expect(r.maxRelErr, `L=${L} untied=${untied}: ${JSON.stringify(r)}`).toBeLessThanOrEqual(1e-3);
           expect(r.hasLmHead).toBe(untied);
           // The dispatches the engine recorded are the ones the cost model counts, role by role.
@@ -42,24 +41,18 @@ for (const familyName of Object.keys(familySets))
       }
     });
 
-    test('decode through the KV cache equals full recompute for 32 greedy steps', async ({ page }) => {
-      const r = await page.evaluate(
-        async (p) => (await window.harness).model.decodeVsRecompute(p, 32),
-        prompt(11),
-      );
+    test('decode through the KV cache equals full recompute for 32 greedy steps', async ({ harness }) => {
+      const r = await harness.call('model', 'decodeVsRecompute', prompt(11), 32);
       expect(r.tokenMismatches, JSON.stringify(r)).toEqual([]);
       expect(r.failedSteps, JSON.stringify(r)).toEqual([]);
       expect(new Set(r.tokens).size, 'generation should not collapse to one token').toBeGreaterThan(1);
     });
 
     test('paged caches (8/16/32) give identical results to the contiguous cache across page boundaries', async ({
-      page,
+      harness,
     }) => {
       // 21 prompt tokens + 12 generated = 33: past a page boundary for every page size, 32 included.
-      const r = await page.evaluate(
-        async (p) => (await window.harness).model.pagedVsContiguous(p, 12),
-        prompt(21),
-      );
+      const r = await harness.call('model', 'pagedVsContiguous', prompt(21), 12);
       expect(r.map((x) => x.pageSize)).toEqual([8, 16, 32]);
       for (const x of r) {
         expect(x.identicalTokens, `page ${x.pageSize}`).toBe(true);
@@ -68,12 +61,9 @@ for (const familyName of Object.keys(familySets))
     });
 
     test('two sequences sharing prefix pages, interleaved step by step, equal the same run apart', async ({
-      page,
+      harness,
     }) => {
-      const r = await page.evaluate(
-        async ([p, a, b]) => (await window.harness).model.sharedPrefix(p, a, b, 6, 8),
-        [prompt(13), prompt(5, 2), prompt(4, 3)],
-      );
+      const r = await harness.call('model', 'sharedPrefix', prompt(13), prompt(5, 2), prompt(4, 3), 6, 8);
       // 13 tokens in pages of 8: two pages, both shared after the fork; the partly filled one is copied on write.
       expect(r.sharedPagesAfterFork).toBe(2);
       expect(r.stillShared).toBe(1);
@@ -83,22 +73,18 @@ for (const familyName of Object.keys(familySets))
     });
 
     test('a batch of 2, 5 and 8 sequences of different lengths runs like each sequence alone', async ({
-      page,
+      harness,
     }) => {
       for (const B of [2, 5, 8]) {
         const prompts = Array.from({ length: B }, (_, i) => prompt(1 + ((i * 37) % 41), i + 1));
-        const r = await page.evaluate(
-          async (ps) => (await window.harness).model.batchVsAlone(ps, 5),
-          prompts,
-        );
+        const r = await harness.call('model', 'batchVsAlone', prompts, 5);
         expect(r.identical, `B=${B}`).toEqual(Array(B).fill(true));
       }
     });
   });
 
-test('running out of KV pages through the model throws and changes nothing', async ({ page }) => {
-  await page.goto('/e2e/harness/index.html');
-  const r = await page.evaluate(async () => (await window.harness).model.kvExhaustion());
+test('running out of KV pages through the model throws and changes nothing', async ({ harness }) => {
+  const r = await harness.call('model', 'kvExhaustion');
   expect(r.prefillError).toMatchObject({ name: 'KvCacheExhaustedError', isKvError: true });
   expect(r.prefillError?.message).toContain('needs 1 more pages of 16 tokens but only 0 of 4 pages are free');
   expect(r.decodeError).toMatchObject({ name: 'KvCacheExhaustedError' });

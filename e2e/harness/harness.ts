@@ -1,21 +1,11 @@
 import { acquireGpu } from '../../src/gpu/device.ts';
-import { PipelineCache } from '../../src/gpu/pipelines.ts';
-import { measurePeaks } from '../../src/measure/peaks.ts';
+import { createChecks } from './checks.ts';
 import { EngineChecks } from './engine-checks.ts';
-import { KernelChecks } from './kernel-checks.ts';
-import { ModelChecks } from './model-checks.ts';
 
-/** What Playwright reaches through `window.harness`. */
+/** What Playwright reaches through `window.harness`: the shared checks, and the browser-only engine checks. */
 async function createHarness() {
   const gpu = await acquireGpu();
-  return {
-    adapter: gpu.adapter,
-    features: gpu.features,
-    kernels: new KernelChecks(gpu),
-    model: new ModelChecks(gpu),
-    engine: new EngineChecks(),
-    peaks: () => measurePeaks(gpu, new PipelineCache(gpu)),
-  };
+  return { ...createChecks(gpu), engine: new EngineChecks() };
 }
 
 declare global {

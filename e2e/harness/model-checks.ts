@@ -52,6 +52,11 @@ export class ModelChecks {
     return Model.create(this.gpu, weights, { ...options, pipelines: this.pipelines, variants }, 'ci-tiny');
   }
 
+  /** Sets the families the next models are built with (a method, so it can be called across a process boundary). */
+  async useVariants(variants: KernelVariants): Promise<void> {
+    this.variants = variants;
+  }
+
   /** The families the autotuner picks for ci-tiny on this adapter (the model tests then run them). */
   async autotuned(): Promise<KernelVariants> {
     return (await autotune(this.gpu, this.pipelines, presetConfig('ci-tiny'), 8)).variants;

@@ -1,15 +1,25 @@
 import { GpuValidationError } from '../errors.ts';
 import { assertAlive, type Gpu, withErrorScopes } from './device.ts';
 
-/** Usage sets we allocate; named so the pool can reuse a released buffer only for the same purpose. */
+/**
+ * Usage sets we allocate; named so the pool can reuse a released buffer only for the same purpose.
+ * Getters, so nothing reads the GPUBufferUsage global when this module loads: in Node, Dawn
+ * installs that global, and a bundle may evaluate this module before it does.
+ */
 export const BufferUsage = {
   /** Kernel inputs and outputs that we may also fill from the CPU. */
-  storage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
+  get storage() {
+    return GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
+  },
   /** Small per-call parameter blocks. */
-  uniform: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+  get uniform() {
+    return GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST;
+  },
   /** CPU-visible copies of results. */
-  readback: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-} as const;
+  get readback() {
+    return GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
+  },
+};
 
 /** Buffers are padded to 16 bytes so any binding can be read as vec4 without going out of range. */
 const ALIGN = 16;

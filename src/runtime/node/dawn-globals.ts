@@ -1,8 +1,23 @@
 /**
  * Dawn's WebGPU globals (GPUBufferUsage, GPUMapMode, the GPU*Error classes, …), installed before
  * any engine module is evaluated: some read them at load time (BufferUsage). Imported first by
- * host.ts for that reason.
+ * the Node entry points for that reason.
  */
-import { globals } from 'webgpu';
+import { create, globals } from 'webgpu';
 
 Object.assign(globalThis, globals);
+
+/**
+ * Dawn instances, held for the life of the process. dawn.node keeps polling an instance for events
+ * (map and work-done callbacks); once its JS object is collected, that poll touches a freed instance
+ * and the process crashes (a futex error, or an abort in a mutex). A local that goes out of scope
+ * after requestAdapter is exactly that, so every instance is kept here.
+ */
+const instances: GPU[] = [];
+
+/** A Dawn instance on `backend` ('vulkan', 'metal', 'd3d12'), kept alive until the process exits. */
+export function dawnInstance(backend: string): GPU {
+  const instance = create([`backend=${backend}`]);
+  instances.push(instance);
+  return instance;
+}

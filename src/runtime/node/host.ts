@@ -1,16 +1,16 @@
 // The native runtime's engine process: the same engine as the browser's worker, on Dawn (npm
 // `webgpu`), driven by the CLI over the process's IPC channel. Started by bench/native.ts, which
 // sets the Vulkan loader and ICD in its environment; nothing here searches for them.
-import './dawn-globals.ts';
+
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { create } from 'webgpu';
 import webgpuPackage from 'webgpu/package.json';
 import { acquireGpu, type Gpu } from '../../gpu/device.ts';
 import type { TuningStore } from '../../measure/tuning-cache.ts';
 import { serializeError } from '../../worker/api.ts';
 import { createEngine } from '../engine.ts';
 import type { HostReply, HostRequest } from '../rpc.ts';
+import { dawnInstance } from './dawn-globals.ts';
 
 /** The backend Dawn is asked for on each platform: the one a real GPU there is driven by. */
 const BACKENDS: Partial<Record<NodeJS.Platform, string>> = {
@@ -44,12 +44,7 @@ function fileTuningStore(path: string): TuningStore {
   };
 }
 
-/**
- * Dawn's instance. It must stay referenced for the life of the process: dawn.node keeps polling it
- * for events (map and work-done callbacks), and once the JS object is collected that poll touches a
- * freed instance and the process crashes.
- */
-const instance = create([`backend=${backend}`]);
+const instance = dawnInstance(backend);
 const gpus: Gpu[] = [];
 const engine = createEngine({
   acquireGpu: async () => {

@@ -1,0 +1,126 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { test as base, expect, type Page } from '@playwright/test';
+import { findVulkan } from '../../bench/vulkan.ts';
+import type { AdapterRecord } from '../../src/gpu/device.ts';
+import { deserializeError } from '../../src/worker/api.ts';
+import type { Checks } from './checks.ts';
+import type { HarnessReply, HarnessRequest } from './protocol.ts';
+
+type Target = 'kernels' | 'model';
+type Method<T extends Target> = {
+  [M in keyof Checks[T]]: Checks[T][M] extends (...a: never[]) => unknown ? M : never;
+}[keyof Checks[T]];
+type Fn<T extends Target, M extends Method<T>> = Checks[T][M] extends (...a: infer A) => infer R
+  ? (...a: A) => R
+  : never;
+
+/**
+ * The shared checks (e2e/harness/checks.ts), reached the same way whichever runtime holds them:
+ * the browser's harness page, or the Node harness process on Dawn. The kernel and model tests are
+ * written once against this and run under both (the `browser` and `native` Playwright projects).
+ */
+export interface Harness {
+  runtime: 'browser' | 'node';
+  adapter: AdapterRecord;
+  call<T extends Target, M extends Method<T>>(
+    target: T,
+    method: M,
+    ...args: Parameters<Fn<T, M>>
+  ): Promise<Awaited<ReturnType<Fn<T, M>>>>;
+}
+
+async function browserHarness(page: Page): Promise<Harness> {
+  await page.goto('/e2e/harness/index.html');
+  const adapter = await page.evaluate(async () => (await window.harness).adapter);
+  return {
+    runtime: 'browser',
+    adapter,
+    call: (target, method, ...args) =>
+      page.evaluate(
+        async ([t, m, a]) => {
+          const owner = (await window.harness)[t] as unknown as Record<string, (...x: unknown[]) => unknown>;
+          return owner[m](...a);
+        },
+        [target, method as string, args as unknown[]] as const,
+      ) as never,
+  };
+}
+
+/** The Node harness as `npm run build` writes it (vite.node.config.ts). */
+const NODE_HARNESS = 'dist-node/harness.mjs';
+
+async function nodeHarness(): Promise<{ harness: Harness; stop(): Promise<void> }> {
+  const child: ChildProcess = fork(NODE_HARNESS, [], {
+    env: { ...process.env, ...findVulkan('default').env },
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  let nextId = 0;
+  const pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
+  const ready = new Promise<AdapterRecord>((resolve, reject) => {
+    child.once('exit', (code) =>
+      reject(new Error(`the Node harness exited (code ${code}) before it was ready`)),
+    );
+    child.on('message', (reply: HarnessReply) => {
+      if (reply.type === 'ready') return resolve(reply.adapter);
+      const call = pending.get(reply.id);
+      if (!call) return;
+      pending.delete(reply.id);
+      if (reply.type === 'result') call.resolve(reply.value);
+      else call.reject(deserializeError(reply.error));
+    });
+  });
+  child.on('exit', (code, signal) => {
+    for (const call of pending.values())
+      call.reject(new Error(`the Node harness exited (${signal ?? code})`));
+    pending.clear();
+  });
+  const adapter = await ready;
+  return {
+    harness: {
+      runtime: 'node',
+      adapter,
+      call: (target, method, ...args) =>
+        new Promise((resolve, reject) => {
+          const id = ++nextId;
+          pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+          child.send({ type: 'call', id, target, method: method as string, args } satisfies HarnessRequest);
+        }),
+    },
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.send({ type: 'exit' } satisfies HarnessRequest);
+      await exited;
+    },
+  };
+}
+
+/**
+ * `test` with a `harness` fixture. The Node harness process lives as long as the Playwright
+ * worker (its device and pipeline cache are reused across tests, as the browser page's are not).
+ */
+export const test = base.extend<
+  { harness: Harness },
+  { runtime: 'browser' | 'node'; nodeHarness: Harness | null }
+>({
+  runtime: ['browser', { option: true, scope: 'worker' }],
+  nodeHarness: [
+    async ({ runtime }, use) => {
+      if (runtime !== 'node') return use(null);
+      const { harness, stop } = await nodeHarness();
+      await use(harness);
+      await stop();
+    },
+    { scope: 'worker' },
+  ],
+  harness: async ({ runtime, nodeHarness, page }, use) => {
+    const harness = runtime === 'node' ? nodeHarness : await browserHarness(page);
+    if (!harness) throw new Error('no harness');
+    // A real adapter, or the suite fails: it is never skipped.
+    expect(harness.adapter.vendor.length + harness.adapter.architecture.length).toBeGreaterThan(0);
+    await use(harness);
+  },
+});
+
+export { expect };
