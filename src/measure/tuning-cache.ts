@@ -5,15 +5,14 @@ import type { ModelConfig } from '../model/config.ts';
 import type { TuneResult } from './autotune.ts';
 
 /**
- * Autotuning results kept in IndexedDB, so the search runs once per device, browser and shape.
+ * Autotuning results kept between runs (a TuningStore: IndexedDB in the browser's worker, a file
+ * in the Node runtime), so the search runs once per device, browser and shape.
  * The key holds everything a choice depends on: the adapter, the browser, the tool version, every
  * dimension of the model and the decode batch, the weight format, and the candidate list itself,
  * so a new kernel family is tried on a device that cached an older search. What is read back is
  * untrusted (another version may have written it): it is validated, and each cached choice must
- * still be one of today's candidates, or the search runs again. Where IndexedDB is missing or
- * refuses (private windows, some workers) the cache quietly does nothing.
+ * still be one of today's candidates, or the search runs again.
  */
-const DB = { name: 'webgpu-inference-bench-autotune', store: 'autotune', version: 1 } as const;
 
 export interface TuningKey {
   adapter: AdapterRecord;
@@ -77,49 +76,6 @@ export interface TuningStore {
   get(key: string): Promise<unknown>;
   put(key: string, value: TuneResult): Promise<void>;
 }
-
-function open(): Promise<IDBDatabase | undefined> {
-  if (typeof indexedDB === 'undefined') return Promise.resolve(undefined);
-  return new Promise((resolve) => {
-    const req = indexedDB.open(DB.name, DB.version);
-    req.onupgradeneeded = () => {
-      if (!req.result.objectStoreNames.contains(DB.store)) req.result.createObjectStore(DB.store);
-    };
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => resolve(undefined);
-  });
-}
-
-/** The browser's store: one IndexedDB object store; a store that cannot be opened keeps nothing. */
-export const indexedDbTuningStore: TuningStore = {
-  async get(key) {
-    const db = await open();
-    if (!db?.objectStoreNames.contains(DB.store)) return undefined;
-    return new Promise<unknown>((resolve) => {
-      try {
-        const req = db.transaction(DB.store, 'readonly').objectStore(DB.store).get(key);
-        req.onsuccess = () => resolve(req.result);
-        req.onerror = () => resolve(undefined);
-      } catch {
-        resolve(undefined);
-      }
-    });
-  },
-  async put(key, value) {
-    const db = await open();
-    if (!db?.objectStoreNames.contains(DB.store)) return;
-    await new Promise<void>((resolve) => {
-      try {
-        const tx = db.transaction(DB.store, 'readwrite');
-        tx.objectStore(DB.store).put(value, key);
-        tx.oncomplete = () => resolve();
-        tx.onerror = () => resolve();
-      } catch {
-        resolve();
-      }
-    });
-  },
-};
 
 /** A cached winner for `key`, validated against this build's candidates, or undefined. */
 export async function loadTuning(key: string, store: TuningStore): Promise<TuneResult | undefined> {

@@ -2,9 +2,9 @@
 import { expose } from 'comlink';
 import { acquireGpu } from '../gpu/device.ts';
 import { type BrandVersion, browserFromHints } from '../measure/env.ts';
-import { indexedDbTuningStore } from '../measure/tuning-cache.ts';
 import { createEngine } from '../runtime/engine.ts';
 import { installErrorTransfer } from './api.ts';
+import { indexedDbTuningStore } from './tuning-store.ts';
 
 /** The browser runtime: the engine in a dedicated Web Worker, on navigator.gpu, exposed through comlink. */
 installErrorTransfer();

@@ -2,15 +2,14 @@
 // `webgpu`), driven by the CLI over the process's IPC channel. Started by bench/native.ts, which
 // sets the Vulkan loader and ICD in its environment; nothing here searches for them.
 
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import webgpuPackage from 'webgpu/package.json';
 import { acquireGpu, type Gpu } from '../../gpu/device.ts';
-import type { TuningStore } from '../../measure/tuning-cache.ts';
 import { serializeError } from '../../worker/api.ts';
 import { createEngine } from '../engine.ts';
 import type { HostReply, HostRequest } from '../rpc.ts';
 import { dawnInstance } from './dawn-globals.ts';
+import { fileTuningStore } from './tuning-file.ts';
 
 /** The backend Dawn is asked for on each platform: the one a real GPU there is driven by. */
 const BACKENDS: Partial<Record<NodeJS.Platform, string>> = {
@@ -20,29 +19,6 @@ const BACKENDS: Partial<Record<NodeJS.Platform, string>> = {
 };
 const backend = process.env.BENCH_DAWN_BACKEND || BACKENDS[process.platform] || 'vulkan';
 const dawn = `webgpu ${webgpuPackage.version} (Dawn)`;
-
-/** The autotuner's winners, in one JSON file (results/.cache/ under the working directory). */
-function fileTuningStore(path: string): TuningStore {
-  const readAll = (): Record<string, unknown> => {
-    try {
-      const data: unknown = JSON.parse(readFileSync(path, 'utf8'));
-      return typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : {};
-    } catch {
-      return {};
-    }
-  };
-  return {
-    async get(key) {
-      return readAll()[key];
-    },
-    async put(key, value) {
-      const all = readAll();
-      all[key] = value;
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, JSON.stringify(all));
-    },
-  };
-}
 
 const instance = dawnInstance(backend);
 const gpus: Gpu[] = [];
