@@ -11,20 +11,9 @@ import { expect, type Page, test } from '@playwright/test';
 import { roofsFromResult } from '../src/capacity/roofs.ts';
 import { makeResult } from '../src/results/fixtures.ts';
 import { BenchResultSchema } from '../src/results/schema.ts';
+import { DESKTOP, PHONE, watchConsole } from './page-helpers.ts';
 
 const ARTIFACTS = join(import.meta.dirname, 'artifacts');
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-
-/** Fails the test on any page error or CSP violation, which would otherwise only show in the console. */
-function watchConsole(page: Page): string[] {
-  const problems: string[] = [];
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-  });
-  return problems;
-}
 
 async function openCapacity(page: Page): Promise<void> {
   await page.setViewportSize(DESKTOP);

@@ -14,24 +14,13 @@ import { randomWeights } from '../src/model/weights.ts';
 import { MARKDOWN_POINTS_HEADER, toMarkdown } from '../src/results/export.ts';
 import { makeResult, scaleTimes } from '../src/results/fixtures.ts';
 import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
+import { DESKTOP, PHONE, watchConsole } from './page-helpers.ts';
 
 const ARTIFACTS = join(import.meta.dirname, 'artifacts');
 /** The report's column headers, in order. */
 const HEADERS = MARKDOWN_POINTS_HEADER.split('|')
   .map((c) => c.trim())
   .filter(Boolean);
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-
-/** Fails the test on any page error or CSP violation, which would otherwise only show in the console. */
-function watchConsole(page: Page): string[] {
-  const problems: string[] = [];
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-  });
-  return problems;
-}
 
 async function openPage(page: Page, query = ''): Promise<void> {
   await page.setViewportSize(DESKTOP);
