@@ -83,6 +83,24 @@ for (const familyName of FAMILY_SETS)
     });
   });
 
+test('speculative verify: logits at all K positions, and a rollback equal to a fresh prefill of the accepted prefix', async ({
+  harness,
+}) => {
+  // 13 prompt tokens, then K = 6 drafted ones (not the model's own, so mostly rejected), in pages of 8.
+  const draft = prompt(6, 9);
+  const r = await harness.call('model', 'verifyAndRollback', prompt(13), draft, 2, prompt(1, 5)[0]);
+  expect(r.nextTokens).toBe(6);
+  for (const [i, row] of r.rows.entries()) {
+    expect(row.passed, `verify row ${i}: max rel err ${row.maxRelErr}`).toBe(true);
+    expect(row.sameToken, `verify row ${i}`).toBe(true);
+  }
+  // 13 tokens: 2 pages; + 6 = 19: 3 pages; rolled back to 15: 2 pages again, the third returned.
+  expect([r.pagesBefore, r.pagesAfterVerify, r.pagesAfterRollback]).toEqual([2, 3, 2]);
+  expect(r.lengthAfterRollback).toBe(15);
+  expect(r.rollback.passed, `after rollback: max rel err ${r.rollback.maxRelErr}`).toBe(true);
+  expect(r.rollback.sameToken).toBe(true);
+});
+
 test('running out of KV pages through the model throws and changes nothing', async ({ harness }) => {
   const r = await harness.call('model', 'kvExhaustion');
   expect(r.prefillError).toMatchObject({ name: 'KvCacheExhaustedError', isKvError: true });

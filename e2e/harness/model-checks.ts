@@ -131,6 +131,60 @@ export class ModelChecks {
     return { tokens: run.tokens, tokenMismatches, failedSteps, maxAbsErr, maxRelErr };
   }
 
+  /**
+   * Speculative decoding's verify pass and rollback. After `prompt`, K = draft.length tokens are
+   * verified in one pass; row i of its logits must equal a fresh prefill of prompt + draft[0..i].
+   * Then the cache is rolled back to prompt + the first `accept` draft tokens and `next` is
+   * appended: its logits must equal a fresh prefill of exactly that prefix, so nothing of the
+   * rejected tokens' K/V leaks. Pages of 8 tokens (the smallest), so the rollback can cross a page boundary.
+   */
+  async verifyAndRollback(prompt: number[], draft: number[], accept: number, next: number) {
+    const model = await this.model(paged(8));
+    const fresh = async (tokens: number[]) => {
+      const seq = model.createSequence();
+      const [r] = await model.prefill([{ seq, tokens }], 'last');
+      model.freeSequence(seq);
+      return r;
+    };
+    const seq = model.createSequence();
+    await model.prefill([{ seq, tokens: prompt }], 'none');
+    const pagesBefore = model.kv.stats().usedPages;
+    const verified = await model.verify(seq, draft);
+    const vocab = presetConfig('ci-tiny').vocabSize;
+    const rows: { maxRelErr: number; passed: boolean; sameToken: boolean }[] = [];
+    for (let i = 0; i < draft.length; i++) {
+      const want = await fresh([...prompt, ...draft.slice(0, i + 1)]);
+      const row = verified.logits!.subarray(i * vocab, (i + 1) * vocab);
+      const cmp = compare(row, want.logits!, PATH_TOLERANCE);
+      rows.push({
+        maxRelErr: cmp.maxRelErr,
+        passed: cmp.passed,
+        sameToken: verified.nextTokens[i] === want.nextToken,
+      });
+    }
+    const pagesAfterVerify = model.kv.stats().usedPages;
+    model.truncate(seq, prompt.length + accept);
+    const lengthAfterRollback = model.kv.allocator.length(seq);
+    const pagesAfterRollback = model.kv.stats().usedPages;
+    const after = await model.verify(seq, [next]);
+    const want = await fresh([...prompt, ...draft.slice(0, accept), next]);
+    const rollback = compare(after.logits!, want.logits!, PATH_TOLERANCE);
+    model.destroy();
+    return {
+      rows,
+      nextTokens: verified.nextTokens.length,
+      pagesBefore,
+      pagesAfterVerify,
+      pagesAfterRollback,
+      lengthAfterRollback,
+      rollback: {
+        maxRelErr: rollback.maxRelErr,
+        passed: rollback.passed,
+        sameToken: after.nextToken === want.nextToken,
+      },
+    };
+  }
+
   /** The same generation with paged caches of each page size and with the contiguous cache: bitwise identical. */
   async pagedVsContiguous(prompt: number[], steps: number) {
     const base = await this.model(contiguous());

@@ -212,6 +212,54 @@ describe('exhaustion', () => {
   });
 });
 
+describe('truncate (rolling back rejected draft tokens)', () => {
+  it('returns the pages past the new length and keeps a partly used last page', () => {
+    const kv = allocator(6, 4);
+    const a = kv.createSequence();
+    kv.appendTokens(a, 14); // pages 0..3, the last holding 2 tokens
+    expect(kv.blockTable(a)).toEqual([0, 1, 2, 3]);
+    kv.truncate(a, 5); // 5 tokens: page 0 full, page 1 holds 1
+    expect(kv.length(a)).toBe(5);
+    expect(kv.blockTable(a)).toEqual([0, 1]);
+    expect(kv.freePageIds()).toEqual([2, 3, 4, 5]);
+    // The next append continues in page 1 (slots 1..3), then takes the lowest free page.
+    expect(kv.appendTokens(a, 4)).toEqual([]);
+    expect(kv.blockTable(a)).toEqual([0, 1, 2]);
+    kv.truncate(a, 0);
+    expect(kv.blockTable(a)).toEqual([]);
+    expect(kv.freePageIds()).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
+  it('never writes a shared page: an append after truncating into one copies it first', () => {
+    const kv = allocator(8, 4);
+    const parent = kv.createSequence();
+    kv.appendTokens(parent, 8); // pages 0, 1, both full
+    const child = kv.fork(parent);
+    kv.truncate(child, 6); // into shared page 1, 2 of its 4 slots are the child's
+    expect(kv.blockTable(child)).toEqual([0, 1]);
+    expect(kv.refCount(1)).toBe(2);
+    // Page 1 is shared and partly the child's: the child gets a copy of its 2 slots, then writes there.
+    expect(kv.appendTokens(child, 1)).toEqual([{ srcPage: 1, dstPage: 2, tokens: 2 }]);
+    expect(kv.blockTable(child)).toEqual([0, 2]);
+    expect(kv.refCount(1)).toBe(1);
+    // Truncating to a page boundary inside the shared prefix just drops the reference.
+    kv.truncate(child, 4);
+    expect(kv.blockTable(child)).toEqual([0]);
+    expect(kv.refCount(2)).toBe(0);
+    expect(kv.appendTokens(child, 1)).toEqual([]);
+    expect(kv.blockTable(child)).toEqual([0, 2]);
+  });
+
+  it('rejects a length past the sequence or not a whole number', () => {
+    const kv = allocator(2, 4);
+    const a = kv.createSequence();
+    kv.appendTokens(a, 3);
+    expect(() => kv.truncate(a, 4)).toThrow('truncate: length must be a whole number in 0…3, got 4');
+    expect(() => kv.truncate(a, -1)).toThrow(InputError);
+    expect(() => kv.truncate(a, 1.5)).toThrow(InputError);
+  });
+});
+
 describe('appendTokensBatch (one decode or prefill step over several sequences)', () => {
   it('grows every sequence when all fit', () => {
     const kv = allocator(4, 4);
@@ -338,7 +386,7 @@ describe('randomized invariants', () => {
    * unique value written through the block table, after applying the returned copies. Each sequence
    * must then read back exactly its own history, which fails if a shared page were ever written.
    */
-  function runScenario(seed: number, numPages: number, pageSize: number, steps: number) {
+  function runScenario(seed: number, numPages: number, pageSize: number, steps: number, truncateShare = 0) {
     const random = mulberry32(seed);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
     const kv = allocator(numPages, pageSize, 3);
@@ -347,6 +395,7 @@ describe('randomized invariants', () => {
     let nextToken = 0;
     let exhaustions = 0;
     let copiesOnWrite = 0;
+    let truncations = 0;
 
     for (let step = 0; step < steps; step++) {
       const live = kv.sequences();
@@ -360,6 +409,14 @@ describe('randomized invariants', () => {
         const seq = pick(live);
         kv.freeSequence(seq);
         history.delete(seq);
+      } else if (op < 0.4 + truncateShare) {
+        // Speculative decoding's rollback: keep a random prefix.
+        const seq = pick(live);
+        const tokens = history.get(seq) ?? [];
+        const length = Math.floor(random() * (tokens.length + 1));
+        kv.truncate(seq, length);
+        tokens.length = length;
+        truncations++;
       } else {
         const seq = pick(live);
         const n = Math.floor(random() * 2.5 * pageSize);
@@ -389,7 +446,7 @@ describe('randomized invariants', () => {
       }
       checkInvariants(kv, pool, history);
     }
-    return { exhaustions, copiesOnWrite };
+    return { exhaustions, copiesOnWrite, truncations };
   }
 
   function checkInvariants(kv: PageAllocator, pool: number[][], history: Map<number, number[]>): void {
@@ -437,4 +494,17 @@ describe('randomized invariants', () => {
     // Copy-on-write must happen, except with one-token pages, which are never partly filled.
     expect(copiesOnWrite > 0).toBe(pageSize > 1);
   });
+
+  it.each([
+    { seed: 5, numPages: 16, pageSize: 4 },
+    { seed: 6, numPages: 8, pageSize: 2 },
+    { seed: 7, numPages: 24, pageSize: 8 },
+  ])(
+    'holds with rollbacks mixed in, seed $seed ($numPages pages of $pageSize)',
+    ({ seed, numPages, pageSize }) => {
+      const { truncations, copiesOnWrite } = runScenario(seed, numPages, pageSize, 400, 0.15);
+      expect(truncations).toBeGreaterThan(20);
+      expect(copiesOnWrite).toBeGreaterThan(0);
+    },
+  );
 });

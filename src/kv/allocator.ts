@@ -183,6 +183,23 @@ export class PageAllocator {
   }
 
   /**
+   * Shortens `seq` to its first `length` tokens: speculative decoding's rollback of rejected draft
+   * tokens. Pages past the new length go back to the pool (or lose one reference, if shared); a
+   * partly used last page stays, its slots past `length` simply unread. A shared page is never
+   * written afterwards: the next append into a shared, partly filled last page copies it first
+   * (copy-on-write), as for a fork.
+   */
+  truncate(seq: number, length: number): void {
+    const s = this.sequence(seq);
+    if (!Number.isSafeInteger(length) || length < 0 || length > s.length) {
+      throw new InputError(`truncate: length must be a whole number in 0…${s.length}, got ${String(length)}`);
+    }
+    const keep = Math.ceil(length / this.pageSize);
+    for (const page of s.pages.splice(keep)) this.release(page);
+    s.length = length;
+  }
+
+  /**
    * Appends to several sequences at once, all or nothing: when the k-th append does not fit, the
    * ones before it are undone and the error is rethrown, so no sequence grew. A batch step of a
    * scheduler needs exactly this: a failed step must leave the cache as it found it.

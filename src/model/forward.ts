@@ -47,6 +47,8 @@ export interface PrefillResult {
   seq: number;
   /** Greedy next token after the last prompt token. */
   nextToken: number;
+  /** Greedy next token after each position whose logits were computed (every one for 'all', the last otherwise). */
+  nextTokens: number[];
   /** [1, vocab] for 'last', [L, vocab] for 'all', absent for 'none'. */
   logits?: Float32Array;
 }
@@ -296,6 +298,25 @@ export class Model {
     this.kv.allocator.freeSequence(seq);
   }
 
+  /**
+   * Speculative decoding's verify pass: appends `tokens` (K drafted tokens) after the cached
+   * context in one command buffer, a chunked prefill that keeps every position's logits
+   * ([K, vocab]) and greedy next token. Position i's prediction is the target's token after
+   * draft token i, so the longest agreeing prefix can be accepted; `truncate` drops the rest.
+   */
+  async verify(seq: number, tokens: readonly number[]): Promise<PrefillResult> {
+    const [result] = await this.prefill([{ seq, tokens }], 'all');
+    return result;
+  }
+
+  /**
+   * Rolls `seq` back to its first `length` tokens (rejected draft tokens' K/V are dropped): pages
+   * past the new length return to the pool; a shared page is never written (see PageAllocator.truncate).
+   */
+  truncate(seq: number, length: number): void {
+    this.kv.allocator.truncate(seq, length);
+  }
+
   private checkTokens(tokens: readonly number[]): void {
     const bad = tokens.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= this.config.vocabSize);
     if (bad >= 0) {
@@ -367,7 +388,7 @@ export class Model {
           logitsMode === 'none'
             ? undefined
             : await readFloat32(this.gpu, plan.logits, plan.outRows * this.config.vocabSize * BYTES.f32);
-        results.push({ seq, nextToken: next[plan.outRows - 1], logits });
+        results.push({ seq, nextToken: next[plan.outRows - 1], nextTokens: next, logits });
       }
       assertAlive(this.gpu);
       return results;
