@@ -124,7 +124,7 @@ async function openNodeEngine(options: OpenOptions): Promise<EngineSession> {
     return {
       runtime: 'node',
       gpu: native.gpu,
-      version: `${native.gpu.userAgent.split('; ').slice(1, 2).join('')} (${native.vulkan})`,
+      version: `${native.dawn} (${native.vulkan})`,
       run: (spec, runId, onProgress) => native.api.run(absolute(spec), onProgress, runId),
       verify: (request) => native.api.verify(absolute(request)),
       cancel: (runId) => native.api.cancel(runId),

@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import type { EngineMethod, HostReply, HostRequest } from '../src/runtime/rpc.ts';
+import webgpuPackage from 'webgpu/package.json' with { type: 'json' };
+import { dawnLabel, type EngineMethod, type HostReply, type HostRequest } from '../src/runtime/rpc.ts';
 import { deserializeError, type EngineApi, type GpuInfo, type Progress } from '../src/worker/api.ts';
 import { type AdapterChoice, findVulkan } from './vulkan.ts';
 
@@ -13,6 +14,8 @@ const START_TIMEOUT_MS = 60_000;
 export interface NativeSession {
   api: EngineApi;
   gpu: GpuInfo;
+  /** The Dawn build, as results name it. */
+  dawn: string;
   /** Which loader and drivers were used. */
   vulkan: string;
   close(): Promise<void>;
@@ -51,7 +54,13 @@ export async function openNative(options: { adapter: AdapterChoice }): Promise<N
         );
       }),
     ]);
-    return { api, gpu, vulkan: vulkan.description, close: () => stop(child) };
+    return {
+      api,
+      gpu,
+      dawn: dawnLabel(webgpuPackage.version),
+      vulkan: vulkan.description,
+      close: () => stop(child),
+    };
   } catch (e) {
     await stop(child);
     throw e instanceof Error && e.name === 'NoAdapterError'

@@ -27,3 +27,8 @@ export type HostReply =
   | { type: 'progress'; id: number; progress: Progress }
   | { type: 'result'; id: number; value: unknown }
   | { type: 'error'; id: number; error: SerializedError };
+
+/** How the native runtime names itself in results and reports, from the npm `webgpu` version. */
+export function dawnLabel(webgpuVersion: string): string {
+  return `webgpu ${webgpuVersion} (Dawn)`;
+}

@@ -7,7 +7,7 @@ import webgpuPackage from 'webgpu/package.json';
 import { acquireGpu, type Gpu } from '../../gpu/device.ts';
 import { serializeError } from '../../worker/api.ts';
 import { createEngine } from '../engine.ts';
-import type { HostReply, HostRequest } from '../rpc.ts';
+import { dawnLabel, type HostReply, type HostRequest } from '../rpc.ts';
 import { dawnInstance } from './dawn-globals.ts';
 import { fileTuningStore } from './tuning-file.ts';
 
@@ -18,7 +18,7 @@ const BACKENDS: Partial<Record<NodeJS.Platform, string>> = {
   win32: 'd3d12',
 };
 const backend = process.env.BENCH_DAWN_BACKEND || BACKENDS[process.platform] || 'vulkan';
-const dawn = `webgpu ${webgpuPackage.version} (Dawn)`;
+const dawn = dawnLabel(webgpuPackage.version);
 
 const instance = dawnInstance(backend);
 const gpus: Gpu[] = [];
