@@ -1,8 +1,8 @@
-import { type ChildProcess, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import webgpuPackage from 'webgpu/package.json' with { type: 'json' };
-import { dawnLabel, type EngineMethod, type HostReply, type HostRequest } from '../src/runtime/rpc.ts';
-import { deserializeError, type EngineApi, type GpuInfo, type Progress } from '../src/worker/api.ts';
+import { dawnLabel, type EngineMethod, type HostRequest } from '../src/runtime/rpc.ts';
+import type { EngineApi, GpuInfo, Progress } from '../src/worker/api.ts';
+import { forkIpc, type IpcProcess } from './ipc.ts';
 import { type AdapterChoice, findVulkan } from './vulkan.ts';
 
 /** The engine host as `npm run build` writes it (vite.node.config.ts). */
@@ -35,13 +35,12 @@ export async function openNative(options: { adapter: AdapterChoice }): Promise<N
     throw new NativeUnavailableError(`${HOST_PATH} is missing: run npm run build first.`);
   }
   const vulkan = findVulkan(options.adapter);
-  const child = fork(HOST_PATH, [], {
-    env: { ...process.env, ...vulkan.env },
-    serialization: 'advanced',
-    // Dawn's own warnings (a missing loader, a driver that failed) go to the CLI's stderr.
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const api = rpcClient(child);
+  const host = forkIpc(
+    HOST_PATH,
+    vulkan.env,
+    (why) => new NativeUnavailableError(`The native engine process exited (${why}) with a call outstanding.`),
+  );
+  const api = engineClient(host);
   let timer: NodeJS.Timeout | undefined;
   try {
     const gpu = await Promise.race([
@@ -59,10 +58,10 @@ export async function openNative(options: { adapter: AdapterChoice }): Promise<N
       gpu,
       dawn: dawnLabel(webgpuPackage.version),
       vulkan: vulkan.description,
-      close: () => stop(child),
+      close: () => host.stop(),
     };
   } catch (e) {
-    await stop(child);
+    await host.stop();
     throw e instanceof Error && e.name === 'NoAdapterError'
       ? new NativeUnavailableError(
           `Dawn returned no adapter (${vulkan.description}). Check that the Vulkan driver works (vulkaninfo --summary), install your GPU's Vulkan driver (mesa-vulkan-drivers, or the NVIDIA driver), or run on Chromium's software adapter with --adapter swiftshader.`,
@@ -73,46 +72,13 @@ export async function openNative(options: { adapter: AdapterChoice }): Promise<N
   }
 }
 
-/** Asks the host to destroy its device and exit; kills it if it has not within 5 s. */
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  if (child.connected) child.send({ type: 'exit' } satisfies HostRequest);
-  const timeout = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timeout);
-}
-
-function rpcClient(child: ChildProcess): EngineApi {
-  let nextId = 0;
-  const pending = new Map<
-    number,
-    { resolve: (v: unknown) => void; reject: (e: unknown) => void; onProgress?: (p: Progress) => void }
-  >();
-  child.on('message', (reply: HostReply) => {
-    const call = pending.get(reply.id);
-    if (!call) return;
-    if (reply.type === 'progress') {
-      call.onProgress?.(reply.progress);
-      return;
-    }
-    pending.delete(reply.id);
-    if (reply.type === 'result') call.resolve(reply.value);
-    else call.reject(deserializeError(reply.error));
-  });
-  child.on('exit', (code, signal) => {
-    const error = new NativeUnavailableError(
-      `The native engine process exited (${signal ?? `code ${code}`}) with a call outstanding.`,
-    );
-    for (const call of pending.values()) call.reject(error);
-    pending.clear();
-  });
+/** The EngineApi over the host's IPC channel: one call message per method. */
+function engineClient(host: IpcProcess): EngineApi {
   const call = <T>(method: EngineMethod, args: unknown[], onProgress?: (p: Progress) => void) =>
-    new Promise<T>((resolve, reject) => {
-      const id = ++nextId;
-      pending.set(id, { resolve: resolve as (v: unknown) => void, reject, onProgress });
-      child.send({ type: 'call', id, method, args } satisfies HostRequest);
-    });
+    host.call<T>(
+      { type: 'call', method, args } satisfies Omit<HostRequest & { type: 'call' }, 'id'>,
+      onProgress,
+    );
   return {
     gpuInfo: () => call('gpuInfo', []),
     verify: (request) => call('verify', [request]),

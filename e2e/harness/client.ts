@@ -1,8 +1,7 @@
-import { type ChildProcess, fork } from 'node:child_process';
 import { test as base, expect, type Page } from '@playwright/test';
+import { forkIpc } from '../../bench/ipc.ts';
 import { findVulkan } from '../../bench/vulkan.ts';
 import type { AdapterRecord } from '../../src/gpu/device.ts';
-import { deserializeError } from '../../src/worker/api.ts';
 import type { Checks } from './checks.ts';
 import type { HarnessReply, HarnessRequest } from './protocol.ts';
 
@@ -50,49 +49,30 @@ async function browserHarness(page: Page): Promise<Harness> {
 const NODE_HARNESS = 'dist-node/harness.mjs';
 
 async function nodeHarness(): Promise<{ harness: Harness; stop(): Promise<void> }> {
-  const child: ChildProcess = fork(NODE_HARNESS, [], {
-    env: { ...process.env, ...findVulkan('default').env },
-    serialization: 'advanced',
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  let nextId = 0;
-  const pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
-  const ready = new Promise<AdapterRecord>((resolve, reject) => {
-    child.once('exit', (code) =>
+  const process_ = forkIpc(
+    NODE_HARNESS,
+    findVulkan('default').env,
+    (why) => new Error(`the Node harness exited (${why})`),
+  );
+  const adapter = await new Promise<AdapterRecord>((resolve, reject) => {
+    process_.child.once('exit', (code) =>
       reject(new Error(`the Node harness exited (code ${code}) before it was ready`)),
     );
-    child.on('message', (reply: HarnessReply) => {
-      if (reply.type === 'ready') return resolve(reply.adapter);
-      const call = pending.get(reply.id);
-      if (!call) return;
-      pending.delete(reply.id);
-      if (reply.type === 'result') call.resolve(reply.value);
-      else call.reject(deserializeError(reply.error));
+    process_.child.on('message', (reply: HarnessReply) => {
+      if (reply.type === 'ready') resolve(reply.adapter);
     });
   });
-  child.on('exit', (code, signal) => {
-    for (const call of pending.values())
-      call.reject(new Error(`the Node harness exited (${signal ?? code})`));
-    pending.clear();
-  });
-  const adapter = await ready;
   return {
     harness: {
       runtime: 'node',
       adapter,
       call: (target, method, ...args) =>
-        new Promise((resolve, reject) => {
-          const id = ++nextId;
-          pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-          child.send({ type: 'call', id, target, method: method as string, args } satisfies HarnessRequest);
-        }),
+        process_.call({ type: 'call', target, method: method as string, args } satisfies Omit<
+          HarnessRequest & { type: 'call' },
+          'id'
+        >),
     },
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.send({ type: 'exit' } satisfies HarnessRequest);
-      await exited;
-    },
+    stop: () => process_.stop(),
   };
 }
 
