@@ -1,7 +1,7 @@
 /**
- * Dawn's WebGPU globals (GPUBufferUsage, GPUMapMode, the GPU*Error classes, …), installed before
- * any engine module is evaluated: some read them at load time (BufferUsage). Imported first by
- * the Node entry points for that reason.
+ * Dawn's WebGPU globals (GPUBufferUsage, GPUMapMode, the GPU*Error classes, …), installed when this
+ * module loads, before any engine call uses them. No engine module reads them at load time
+ * (BufferUsage is getters), so the order a bundle evaluates modules in does not matter.
  */
 import { create, globals } from 'webgpu';
 
