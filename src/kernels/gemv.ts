@@ -1,4 +1,6 @@
 import gemvCode from '../../shaders/gemv.wgsl?raw';
+import cols4Code from '../../shaders/gemv_cols4.wgsl?raw';
+import cols8Code from '../../shaders/gemv_cols8.wgsl?raw';
 import rowwiseCode from '../../shaders/gemv_rowwise.wgsl?raw';
 import subgroupCode from '../../shaders/gemv_subgroup.wgsl?raw';
 import { KernelError } from '../errors.ts';
@@ -25,6 +27,18 @@ const SHADERS = {
     params: GEMV_PARAMS,
     constants: { MAX_M: GEMV_LIMITS.maxBatch },
   }),
+  cols4: composeShader({
+    label: 'gemv_cols4',
+    code: cols4Code,
+    params: GEMV_PARAMS,
+    constants: { MAX_M: GEMV_LIMITS.maxBatch },
+  }),
+  cols8: composeShader({
+    label: 'gemv_cols8',
+    code: cols8Code,
+    params: GEMV_PARAMS,
+    constants: { MAX_M: GEMV_LIMITS.maxBatch },
+  }),
   subgroup: composeShader({
     label: 'gemv_subgroup',
     code: subgroupCode,
@@ -37,6 +51,8 @@ const SHADERS = {
  * y[M, N] = x[M, K] · w[N, K]ᵀ for decode, M = 1 … 8 sequences, reading each weight once.
  * 'reduce' (gemv.wgsl): a workgroup per 4 output columns reducing over K, coalesced on GPUs.
  * 'rowwise' (gemv_rowwise.wgsl): an invocation per column, no barriers; compiled per batch size.
+ * 'cols4' (gemv_cols4.wgsl): an invocation per four columns, sharing each x load between them;
+ * compiled per batch size. Fewer loads per product, which is what batched decode on CPUs lacks.
  * 'subgroup' (gemv_subgroup.wgsl): a subgroup per column with subgroupAdd; needs `subgroups`.
  */
 export class GemvKernel {
@@ -88,6 +104,10 @@ export class GemvKernel {
         ? GEMV_LIMITS.rowsPerWorkgroup
         : v.family === 'rowwise'
           ? v.wg
+          : v.family === 'cols4'
+            ? 4 * v.wg
+            : v.family === 'cols8'
+              ? 8 * v.wg
           : Math.max(1, Math.floor(v.wg / maxSubgroup));
     const grid = grid1d(Math.ceil(a.N / perGroup), this.ctx.gpu);
     return makeCall(this.ctx, {

@@ -13,6 +13,9 @@ export type MatmulVariant =
 export type GemvVariant =
   | { family: 'reduce' }
   | { family: 'rowwise'; wg: number }
+  /** Four output columns per invocation. */
+  | { family: 'cols4'; wg: number }
+  | { family: 'cols8'; wg: number }
   | { family: 'subgroup'; wg: number };
 
 export type RmsNormVariant = { family: 'workgroup' } | { family: 'rowwise' };
@@ -55,6 +58,8 @@ export const VARIANT_CANDIDATES = {
     { family: 'reduce' },
     { family: 'rowwise', wg: 64 },
     { family: 'rowwise', wg: 128 },
+    { family: 'cols4', wg: 32 },
+    { family: 'cols4', wg: 64 },
     { family: 'subgroup', wg: 64 },
     { family: 'subgroup', wg: 256 },
   ],
