@@ -53,6 +53,7 @@ const SHADERS = {
  * 'rowwise' (gemv_rowwise.wgsl): an invocation per column, no barriers; compiled per batch size.
  * 'cols4' (gemv_cols4.wgsl): an invocation per four columns, sharing each x load between them;
  * compiled per batch size. Fewer loads per product, which is what batched decode on CPUs lacks.
+ * 'cols8' (gemv_cols8.wgsl): the same with eight columns per invocation.
  * 'subgroup' (gemv_subgroup.wgsl): a subgroup per column with subgroupAdd; needs `subgroups`.
  */
 export class GemvKernel {
@@ -95,7 +96,8 @@ export class GemvKernel {
         `this ${this.variant.family} gemv was compiled for batch ${this.batch}, called with M=${a.M}`,
       );
     }
-    // Columns per workgroup: 4 (reduce), one per invocation (rowwise), one per subgroup (subgroup;
+    // Columns per workgroup: 4 (reduce), one per invocation (rowwise), 4 or 8 per invocation
+    // (cols4, cols8), one per subgroup (subgroup;
     // sized for the largest subgroup the adapter may pick, so smaller ones only leave spare groups).
     const v = this.variant;
     const maxSubgroup = this.ctx.gpu.adapter.subgroupMaxSize ?? 128;
@@ -108,7 +110,7 @@ export class GemvKernel {
             ? 4 * v.wg
             : v.family === 'cols8'
               ? 8 * v.wg
-          : Math.max(1, Math.floor(v.wg / maxSubgroup));
+              : Math.max(1, Math.floor(v.wg / maxSubgroup));
     const grid = grid1d(Math.ceil(a.N / perGroup), this.ctx.gpu);
     return makeCall(this.ctx, {
       name: 'gemv',
