@@ -1,12 +1,10 @@
-// GEMV, four output columns per invocation: y[M, N] = x[M, K] · w[N, K]^T for M <= MAX_M.
-// The rowwise kernel loads one x vec4 per batch row for every weight vec4, so at M = 8 it issues
-// nine loads per eight vec4 products, and on CPU-backed adapters (SwiftShader) loads, not
-// arithmetic, set its speed: a B = 4 decode step cost 2.8x a B = 1 step on the same bytes. Here an
-// invocation owns four neighbouring columns: each x vec4 it loads serves all four (x · W, W the four
-// weight vec4s as a matrix), so loads per product fall from (1 + M)/M to (4 + M)/(4M).
-// No workgroup memory, no barriers. Each column sums dot(x[k], w[k]) over k in order, whatever M
-// is, so a row computed in a batch is bit-identical to the same row computed alone (the verify
-// pass of speculative decoding relies on it).
+// GEMV, eight output columns per invocation: y[M, N] = x[M, K] · w[N, K]^T for M <= MAX_M.
+// gemv_cols4.wgsl with twice the columns: each x vec4 loaded serves eight weight rows (two 4x4
+// matrices, W for columns 0-3 and V for 4-7), so loads per product fall to (8 + M)/(8M). On
+// SwiftShader at [M x 576]·[576 x 1536] it ran M = 1 at 1.8 ms against 2.3 (cols4) and 6.5
+// (rowwise). Twice the accumulators (16 vec4 at M = 8), so on GPUs it may spill where cols4 does not:
+// both stay candidates. Each column sums dot(x[k], w[k]) over k in order whatever M is, so batched
+// rows are bit-identical to rows computed alone.
 override WG: u32;
 // The batch is a pipeline constant: the branches on it fold away and the accumulators stay in
 // registers (see gemv_rowwise.wgsl).
@@ -28,7 +26,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let n0 = (workgroupIndex(wid, nwg) * WG + lid) * 8u;
   if (n0 >= p.N) { return; }
   let k4 = p.K / 4u;
-  // Columns past N (N not a multiple of 4) read the last row again; their sums are not written.
+  // Columns past N (N not a multiple of 8) read the last row again; their sums are not written.
   let r0 = n0 * k4;
   let r1 = min(n0 + 1u, p.N - 1u) * k4;
   let r2 = min(n0 + 2u, p.N - 1u) * k4;
