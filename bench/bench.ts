@@ -5,8 +5,14 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isSoftwareAdapter } from '../src/gpu/device.ts';
-import { type BenchSpec, SPEC_DEFAULTS, SUITES, specFromOptions } from '../src/measure/spec.ts';
-import { isPresetName, PRESET_NAMES } from '../src/model/config.ts';
+import {
+  type BenchSpec,
+  drafterErrors,
+  SPEC_DEFAULTS,
+  SUITES,
+  specFromOptions,
+} from '../src/measure/spec.ts';
+import { isPresetName, PRESET_NAMES, presetConfig } from '../src/model/config.ts';
 import {
   compareResults,
   comparisonToMarkdown,
@@ -45,7 +51,7 @@ Model
   --seed N               seed of the random weights (default 0)
 
 Workloads
-  --suite quick|full|kernels|capacity   a preset list of workloads (default ${SPEC_DEFAULTS.suite}):
+  --suite quick|full|kernels|capacity|spec   a preset list of workloads (default ${SPEC_DEFAULTS.suite}):
                            quick: prefill sweep L=${SUITES.quick.prefill.join(',')}; decode sweep depth=${SUITES.quick.depths.join(',')}, gen ${SUITES.quick.gen}; reps ${SUITES.quick.reps}
                            full:  prefill sweep L=${SUITES.full.prefill.join(',')}; decode sweep depth=${SUITES.full.depths.join(',')}, gen ${SUITES.full.gen}; reps ${SUITES.full.reps}
                            kernels: the kernel suite, each kernel alone at the model's shapes (matmul,
@@ -53,6 +59,10 @@ Workloads
                            capacity: the capacity probe: builds a real KV pool (--pool-mib), admits seeded
                            sequences until allocation fails, paged then contiguous, and checks the counts
                            against the KV calculator (see npm run capacity for the estimator)
+                           spec: speculative decoding: the verify-K curve (k=${SPEC_DEFAULTS.verifyKs.join(',')}) at depth ${SUITES.spec.depths.join(',')},
+                           then each drafter at K=${SPEC_DEFAULTS.draftK} on repetitive and random prompts of ${SPEC_DEFAULTS.specPromptTokens} tokens,
+                           ${SUITES.spec.gen} tokens each, against plain greedy decode of the same prompts (--depth: the
+                           curve's depths, --gen: tokens per prompt)
   --prefill L,L,...      prompt lengths of the prefill sweep ("" for none); makes the list custom
   --depth D,D,...        context depths of the decode sweep ("" for none; 0 is a one-token prompt)
   --gen N                tokens generated per decode repetition (≥ 2); one TPOT sample per repetition
@@ -63,6 +73,13 @@ Workloads
   --batch N              sequences per decode step, 1…8 (default ${SPEC_DEFAULTS.batch})
   --pool-mib N           KV pool of the capacity probe, MiB over all layers (default ${SPEC_DEFAULTS.poolMiB});
                          the device's per-buffer limit may cap it
+  --drafter LIST         spec: drafters, comma-separated (default ${SPEC_DEFAULTS.drafters.join(',')}):
+                         ngram[:MIN-MAX] prompt lookup; model:PRESET a smaller preset with the same
+                         vocabulary; truncated:N the target's first N layers; oracle:P synthetic,
+                         each drafted token right with probability P (calibration only)
+  --k K                  spec: draft length, 1…16 (default ${SPEC_DEFAULTS.draftK}); a verify pass holds K + 1 tokens
+  --adaptive-k           spec: shrink K after a rejection, grow it back after a full acceptance
+  --verify-k K,K,...     spec: the verify-K curve's sizes, 1…17 (default ${SPEC_DEFAULTS.verifyKs.join(',')})
   --profile              time every kernel in every repetition (default: one profiled pass per point)
   --no-autotune          skip the per-device kernel search and use the GPU-oriented default kernels
 
@@ -129,6 +146,10 @@ function parse() {
         kv: { type: 'string' },
         batch: { type: 'string' },
         'pool-mib': { type: 'string' },
+        drafter: { type: 'string' },
+        k: { type: 'string' },
+        'adaptive-k': { type: 'boolean', default: false },
+        'verify-k': { type: 'string' },
         profile: { type: 'boolean', default: false },
         'no-autotune': { type: 'boolean', default: false },
         out: { type: 'string' },
@@ -207,12 +228,30 @@ try {
       kvMode: args.kv as 'paged' | 'contiguous' | undefined,
       batch: int('--batch', args.batch),
       poolMiB: int('--pool-mib', args['pool-mib']),
+      drafters:
+        args.drafter === undefined
+          ? undefined
+          : args.drafter
+              .split(',')
+              .map((d) => d.trim())
+              .filter(Boolean),
+      k: int('--k', args.k),
+      adaptiveK: args['adaptive-k'],
+      verifyKs: args['verify-k'] === undefined ? undefined : intList('--verify-k', args['verify-k']),
       profile: args.profile,
       autotune: !args['no-autotune'],
     },
   );
 } catch (e) {
   usage((e as Error).message);
+}
+if (spec.suite !== 'spec' && (args.drafter || args.k || args['adaptive-k'] || args['verify-k'])) {
+  usage('--drafter, --k, --adaptive-k and --verify-k apply to --suite spec');
+}
+// A draft preset's vocabulary and a truncation's layer count are known before any engine starts.
+if (spec.model.kind === 'preset') {
+  const problems = drafterErrors(spec, presetConfig(spec.model.preset));
+  if (problems.length > 0) usage(problems.join('; '));
 }
 
 const runtimeFlag = args.runtime ?? defaultRuntime(args.browser);

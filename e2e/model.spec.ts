@@ -86,15 +86,17 @@ for (const familyName of FAMILY_SETS)
 test('speculative verify: logits at all K positions, and a rollback equal to a fresh prefill of the accepted prefix', async ({
   harness,
 }) => {
-  // 13 prompt tokens, then K = 6 drafted ones (not the model's own, so mostly rejected), in pages of 8.
-  const draft = prompt(6, 9);
+  // 13 prompt tokens, then K = 11 drafted ones (not the model's own, so mostly rejected): two
+  // verify chunks (8 + 3 rows), in pages of 8.
+  const draft = prompt(11, 9);
   const r = await harness.call('model', 'verifyAndRollback', prompt(13), draft, 2, prompt(1, 5)[0]);
-  expect(r.nextTokens).toBe(6);
+  expect(r.nextTokens).toBe(11);
   for (const [i, row] of r.rows.entries()) {
     expect(row.passed, `verify row ${i}: max rel err ${row.maxRelErr}`).toBe(true);
     expect(row.sameToken, `verify row ${i}`).toBe(true);
+    expect(row.bitwiseAsDecode, `verify row ${i} against the same token decoded alone`).toBe(true);
   }
-  // 13 tokens: 2 pages; + 6 = 19: 3 pages; rolled back to 15: 2 pages again, the third returned.
+  // 13 tokens: 2 pages; + 11 = 24: 3 pages; rolled back to 15: 2 pages again, the third returned.
   expect([r.pagesBefore, r.pagesAfterVerify, r.pagesAfterRollback]).toEqual([2, 3, 2]);
   expect(r.lengthAfterRollback).toBe(15);
   expect(r.rollback.passed, `after rollback: max rel err ${r.rollback.maxRelErr}`).toBe(true);

@@ -133,10 +133,13 @@ export class ModelChecks {
 
   /**
    * Speculative decoding's verify pass and rollback. After `prompt`, K = draft.length tokens are
-   * verified in one pass; row i of its logits must equal a fresh prefill of prompt + draft[0..i].
-   * Then the cache is rolled back to prompt + the first `accept` draft tokens and `next` is
-   * appended: its logits must equal a fresh prefill of exactly that prefix, so nothing of the
-   * rejected tokens' K/V leaks. Pages of 8 tokens (the smallest), so the rollback can cross a page boundary.
+   * verified in one pass; row i of its logits must equal a fresh prefill of prompt + draft[0..i]
+   * (to the tolerance of two summation orders), and must be bit-identical to decoding the same
+   * tokens one step at a time (the verify pass runs the decode kernels, whose rows do not depend
+   * on the batch). Then the cache is rolled back to prompt + the first `accept` draft tokens and
+   * `next` is appended: its logits must equal a fresh prefill of exactly that prefix, so nothing
+   * of the rejected tokens' K/V leaks. Pages of 8 tokens (the smallest), so the rollback can cross
+   * a page boundary; K > 8 runs the verify in two chunks.
    */
   async verifyAndRollback(prompt: number[], draft: number[], accept: number, next: number) {
     const model = await this.model(paged(8));
@@ -146,12 +149,21 @@ export class ModelChecks {
       model.freeSequence(seq);
       return r;
     };
+    const vocab = presetConfig('ci-tiny').vocabSize;
+    // The same tokens decoded one step at a time, after the same prefill.
+    const stepwise = model.createSequence();
+    await model.prefill([{ seq: stepwise, tokens: prompt }], 'none');
+    const stepLogits: Float32Array[] = [];
+    for (const token of draft) {
+      stepLogits.push((await model.decode([{ seq: stepwise, token }], { logits: true })).logits!);
+    }
+    model.freeSequence(stepwise);
+
     const seq = model.createSequence();
     await model.prefill([{ seq, tokens: prompt }], 'none');
     const pagesBefore = model.kv.stats().usedPages;
-    const verified = await model.verify(seq, draft);
-    const vocab = presetConfig('ci-tiny').vocabSize;
-    const rows: { maxRelErr: number; passed: boolean; sameToken: boolean }[] = [];
+    const verified = await model.verify(seq, draft, { logits: true });
+    const rows: { maxRelErr: number; passed: boolean; sameToken: boolean; bitwiseAsDecode: boolean }[] = [];
     for (let i = 0; i < draft.length; i++) {
       const want = await fresh([...prompt, ...draft.slice(0, i + 1)]);
       const row = verified.logits!.subarray(i * vocab, (i + 1) * vocab);
@@ -160,13 +172,14 @@ export class ModelChecks {
         maxRelErr: cmp.maxRelErr,
         passed: cmp.passed,
         sameToken: verified.nextTokens[i] === want.nextToken,
+        bitwiseAsDecode: bitwiseEqual(row, stepLogits[i]),
       });
     }
     const pagesAfterVerify = model.kv.stats().usedPages;
     model.truncate(seq, prompt.length + accept);
     const lengthAfterRollback = model.kv.allocator.length(seq);
     const pagesAfterRollback = model.kv.stats().usedPages;
-    const after = await model.verify(seq, [next]);
+    const after = await model.verify(seq, [next], { logits: true });
     const want = await fresh([...prompt, ...draft.slice(0, accept), next]);
     const rollback = compare(after.logits!, want.logits!, PATH_TOLERANCE);
     model.destroy();
@@ -180,7 +193,7 @@ export class ModelChecks {
       rollback: {
         maxRelErr: rollback.maxRelErr,
         passed: rollback.passed,
-        sameToken: after.nextToken === want.nextToken,
+        sameToken: after.nextTokens[0] === want.nextToken,
       },
     };
   }

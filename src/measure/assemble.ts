@@ -1,5 +1,6 @@
-import type { KernelPoint, Point, Timebase } from '../results/schema.ts';
-import type { ClockSamples, KernelRecord, PassRecord } from '../workloads/workload.ts';
+import type { KernelPoint, Point, SpecResult, SpecRun, Timebase, VerifyPoint } from '../results/schema.ts';
+import { kneeOf, SPEEDUP_FORMULA } from '../speculative/predict.ts';
+import type { ClockSamples, KernelRecord, PassRecord, VerifyRecord } from '../workloads/workload.ts';
 import { place, type Roofs } from './roofline.ts';
 import type { BenchSpec } from './spec.ts';
 import { percentile, percentiles, summarize } from './stats.ts';
@@ -112,5 +113,64 @@ export function placeKernelRecord(r: KernelRecord, roofs: Roofs, clock: ClockInf
     gbps: placement.gbps,
     bound: placement.bound,
     roofPct: placement.roofPct,
+  };
+}
+
+/** The verify-K curve's threshold: speculation pays while verifying k tokens costs at most this many decode steps. */
+export const KNEE_RATIO = 1.5;
+
+/**
+ * A verify-curve record placed on the roofline. Verify and decode are compared in one clock: GPU
+ * time where both have usable GPU samples, the wall clock otherwise.
+ */
+export function placeVerify(r: VerifyRecord, roofs: Roofs, clock: ClockInfo): VerifyPoint {
+  const v = chooseTimebase(r.verify, clock);
+  const d = chooseTimebase(r.decode, clock);
+  const timebase: Timebase = v.timebase === 'gpu' && d.timebase === 'gpu' ? 'gpu' : 'wall';
+  const verifySamplesMs = timebase === 'gpu' ? v.samplesMs : r.verify.wallMs;
+  const decodeSamplesMs = timebase === 'gpu' ? d.samplesMs : r.decode.wallMs;
+  const verifyMs = percentile(verifySamplesMs, 50);
+  const decodeMs = percentile(decodeSamplesMs, 50);
+  const placement = place(
+    { flops: r.cost.flops, bytes: r.cost.bytes, dispatches: r.cost.dispatches, timebase },
+    verifyMs,
+    roofs,
+  );
+  return {
+    k: r.k,
+    depth: r.depth,
+    reps: r.reps,
+    timebase,
+    verifyMs,
+    decodeMs,
+    ratio: decodeMs > 0 ? verifyMs / decodeMs : 0,
+    verifySamplesMs,
+    decodeSamplesMs,
+    wallVerifyMs: percentile(r.verify.wallMs, 50),
+    wallDecodeMs: percentile(r.decode.wallMs, 50),
+    chunks: r.chunks,
+    flops: r.cost.flops,
+    bytes: r.cost.bytes,
+    intensity: placement.intensity,
+    gflops: placement.gflops,
+    gbps: placement.gbps,
+    bound: placement.bound,
+    roofPct: placement.roofPct,
+    predictedMs: placement.predictedMs,
+  };
+}
+
+/** The speculative section: the curve, its knee at KNEE_RATIO, and the runs. */
+export function speculativeResult(verifyCurve: VerifyPoint[], runs: SpecRun[]): SpecResult {
+  const { knee, byDepth } = kneeOf(verifyCurve, KNEE_RATIO);
+  return {
+    verifyCurve,
+    knee,
+    kneeRatio: KNEE_RATIO,
+    kneeByDepth: byDepth,
+    runs,
+    formula: SPEEDUP_FORMULA,
+    clock:
+      'wall: performance.now() in the engine worker around each awaited pass or step (submit, GPU work and the token readback the loop needs); the curve also by GPU timestamps where the adapter has them',
   };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { KERNEL_ROLES } from '../kernels/roles.ts';
 import { type ModelConfig, presetConfig } from '../model/config.ts';
-import { decodeCost, prefillCost } from './cost.ts';
+import { decodeCost, prefillCost, verifyCost } from './cost.ts';
 
 /** Small enough to count by hand: d 8, 2 query heads sharing 1 KV head of dim 4, ffn 16, vocab 10. */
 const small: ModelConfig = {
@@ -73,6 +73,26 @@ describe('cost model against hand counts', () => {
     // pairs 11 + 12 = 23 instead of 3
     expect(attn(after).flops).toBe(2 * 23 * 19);
     expect(attn(after).bytes - attn(fresh).bytes).toBe(2 * 10 * 4 * 4);
+  });
+});
+
+describe('verify pass (speculative decoding)', () => {
+  it('counts every row through the LM head, each row attending causally, weights once per chunk', () => {
+    // 3 rows after 5 cached, one chunk: attention pairs 6 + 7 + 8 = 21, 2 heads: 2·21·19 FLOPs.
+    const v = verifyCost(small, 5, 3, 8);
+    const byRole = Object.fromEntries(v.kernels.map((k) => [k.role, k]));
+    expect(byRole[KERNEL_ROLES.attention].flops).toBe(2 * 21 * 19);
+    // LM head on all 3 rows: 2·3·10·8 FLOPs; weights 80 floats once, 3 inputs of 8, 3 outputs of 10.
+    expect(byRole[KERNEL_ROLES.lmHead]).toMatchObject({ flops: 480, bytes: (80 + 24 + 30) * 4 });
+    // One pass of 20 dispatches (see the prefill count above), and nothing read twice.
+    expect(v.dispatches).toBe(20);
+    // 9 rows in chunks of 4: 3 passes, so 60 dispatches and the o proj weights (64 floats) read 3 times.
+    const chunked = verifyCost(small, 0, 9, 4);
+    const o = chunked.kernels.find((k) => k.role === KERNEL_ROLES.oProj)!;
+    expect(chunked.dispatches).toBe(60);
+    // compulsory: 64 weights + 9·8 in + 9·8 out; as implemented: the weights 3 times.
+    expect(o.bytes).toBe((64 + 72 + 72) * 4);
+    expect(o.bytesAsImplemented).toBe((3 * 64 + 72 + 72) * 4);
   });
 });
 

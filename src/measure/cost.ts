@@ -213,3 +213,45 @@ export function decodeCost(
     : 1;
   return forwardCost(c, depths.length, contexts, depths.length, kvRead, kvRead * perRow);
 }
+
+/**
+ * Speculative decoding's verify pass: `rows` tokens after `start` cached ones, every row's logits
+ * (the LM head runs on all rows), on the decode kernels in chunks of `chunk` rows. Row i attends to
+ * start + i + 1 keys. FLOPs and compulsory bytes are the pass's (weights once, each K/V row once);
+ * as implemented, each chunk is its own pass over the layers, so it reads the weights again and
+ * records its own dispatches, and each row loads its whole context as the decode family does.
+ */
+export function verifyCost(
+  c: ModelConfig,
+  start: number,
+  rows: number,
+  chunk: number,
+  attention?: AttentionVariant,
+): PassCost {
+  const contexts = Array.from({ length: rows }, (_, i) => start + i + 1);
+  const perRow = attention
+    ? attentionKvReadsPerRow('decode', attention, {
+        heads: c.numHeads,
+        kvHeads: c.numKvHeads,
+        headDim: c.headDim,
+      })
+    : 1;
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  const whole = forwardCost(c, rows, contexts, rows, start + rows, sum(contexts) * perRow);
+  const parts: PassCost[] = [];
+  for (let i = 0; i < rows; i += chunk) {
+    const part = contexts.slice(i, i + chunk);
+    parts.push(forwardCost(c, part.length, part, part.length, start + i + part.length, sum(part) * perRow));
+  }
+  return {
+    flops: whole.flops,
+    bytes: whole.bytes,
+    bytesAsImplemented: sum(parts.map((p) => p.bytesAsImplemented)),
+    dispatches: sum(parts.map((p) => p.dispatches)),
+    kernels: whole.kernels.map((k, j) => ({
+      ...k,
+      bytesAsImplemented: sum(parts.map((p) => p.kernels[j].bytesAsImplemented)),
+      dispatches: sum(parts.map((p) => p.kernels[j].dispatches)),
+    })),
+  };
+}

@@ -4,6 +4,7 @@ import {
   InputError,
   ReferenceMismatchError,
   ResultValidationError,
+  SpecError,
 } from '../errors.ts';
 import { type Gpu, rootCause } from '../gpu/device.ts';
 import { PipelineCache } from '../gpu/pipelines.ts';
@@ -22,17 +23,20 @@ import {
   type KernelPoint,
   type Point,
   SCHEMA_VERSION,
+  type SpecRun,
+  type VerifyPoint,
 } from '../results/schema.ts';
 import { WORKLOADS } from '../workloads/index.ts';
 import { promptTokens } from '../workloads/prompts.ts';
 import type { WorkloadContext, WorkloadRecord } from '../workloads/workload.ts';
-import { type ClockInfo, placeKernelRecord, placePass } from './assemble.ts';
+import { type ClockInfo, placeKernelRecord, placePass, placeVerify, speculativeResult } from './assemble.ts';
 import { autotune } from './autotune.ts';
 import { bestPeaks, measurePeaks, type Peaks, probeTimestamps } from './peaks.ts';
 import { DRAM_BOUND_MIN_BYTES } from './roofline.ts';
 import {
   assertFits,
   type BenchSpec,
+  drafterErrors,
   engineNeeds,
   fitToModel,
   VALIDATION_TOKENS,
@@ -105,6 +109,8 @@ export async function runBench(
   const points: Point[] = [];
   const kernelPoints: KernelPoint[] = [];
   let capacity: CapacityResult | undefined;
+  const verifyCurve: VerifyPoint[] = [];
+  const specRuns: SpecRun[] = [];
   const pipelines = new PipelineCache(gpu);
   let peaks: Peaks | undefined;
   let unitsDone = 0;
@@ -152,6 +158,8 @@ export async function runBench(
   warnings.push(...loaded.warnings);
   const fitted = fitToModel(spec, config.maxSeqLen);
   assertFits(fitted.errors);
+  const badDrafters = drafterErrors(spec, config);
+  if (badDrafters.length > 0) throw new SpecError(badDrafters.join('; '));
   for (const d of fitted.dropped) warnings.push(`Skipped ${d.message}.`);
   if (fitted.spec.workloads.length === 0) {
     throw new InputError(
@@ -253,6 +261,12 @@ export async function runBench(
       } else if (record.type === 'capacity') {
         capacity = record.result;
         report(current, 'capacity probe: admission counted and checked');
+      } else if (record.type === 'verify') {
+        verifyCurve.push(placeVerify(record, roofs, clock));
+        report(current, `verify k=${record.k} at depth ${record.depth}`);
+      } else if (record.type === 'specRun') {
+        specRuns.push(record.run);
+        report(current, `speculative ${record.run.label} on ${record.run.promptClass} prompts`);
       } else {
         const kernelPoint = placeKernelRecord(record, roofs, clock);
         kernelPoints.push(kernelPoint);
@@ -267,6 +281,7 @@ export async function runBench(
       const ctx: WorkloadContext = {
         gpu,
         config,
+        weights: loaded.weights,
         model,
         pipelines,
         variants,
@@ -350,6 +365,9 @@ export async function runBench(
     points,
     ...(kernelPoints.length > 0 ? { kernelPoints } : {}),
     ...(capacity ? { capacity } : {}),
+    ...(run.workloads.some((w) => w.kind === 'spec') && (verifyCurve.length > 0 || specRuns.length > 0)
+      ? { speculative: speculativeResult(verifyCurve, specRuns) }
+      : {}),
     validation,
     warnings,
   };

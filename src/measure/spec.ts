@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { SpecError } from '../errors.ts';
 import { GEMV_LIMITS } from '../kernels/limits.ts';
 import { PAGE_SIZES } from '../kv/cache.ts';
+import { type ModelConfig, PRESETS, presetConfig } from '../model/config.ts';
 import { ModelSourceSchema } from '../model/source.ts';
+import { DrafterTextSchema, MAX_DRAFT, parseDrafterSpec } from '../speculative/drafter-spec.ts';
 
 /**
  * What to measure: a model, the engine settings every workload shares (KV layout, kernel search),
@@ -116,11 +118,57 @@ export const CapacityWorkloadSchema = z
   })
   .strict();
 
+/** Prompt classes of the speculative runs: code-like repeated patterns, and text that never repeats. */
+export const SPEC_PROMPT_CLASSES = ['repetitive', 'random'] as const;
+
+/**
+ * Speculative decoding. First the verify-K curve: at each depth, one decode step and verify passes
+ * of k tokens, each timed alone (`reps` samples), so the ratio says what verifying k tokens costs
+ * in decode steps. Then, for each prompt class, plain greedy decode of `gen` tokens from each
+ * prompt (the baseline and the reference output), and the same prompts decoded speculatively with
+ * each drafter at draft length `k`: acceptance, TPOT, speedup, and whether the output is identical.
+ */
+export const SpecWorkloadSchema = z
+  .object({
+    kind: z.literal('spec'),
+    /** Tokens per verify pass on the curve (k = 1 is a decode step's work through the verify path). */
+    verifyKs: z
+      .array(
+        z
+          .number()
+          .int()
+          .min(1)
+          .max(MAX_DRAFT + 1),
+      )
+      .min(1)
+      .max(17),
+    /** Context depths of the curve. */
+    depths: z.array(depth).min(1).max(8),
+    /** Drafters of the speculative runs (none: the curve alone). */
+    drafters: z.array(DrafterTextSchema).max(8),
+    /** Draft length K: tokens proposed per step (the verify pass holds K + 1). */
+    k: z.number().int().min(1).max(MAX_DRAFT),
+    /** Shrink K after a rejection and grow it back after a full acceptance, within 1…k. */
+    adaptiveK: z.boolean(),
+    /** Tokens generated per prompt, the first from the prompt's prefill. */
+    gen: z.number().int().min(2).max(1024),
+    /** Prompt tokens of each speculative run. */
+    promptTokens: length,
+    /** Prompts per class. */
+    prompts: z.number().int().min(1).max(16),
+    classes: z.array(z.enum(SPEC_PROMPT_CLASSES)).min(1).max(SPEC_PROMPT_CLASSES.length),
+    ...repetitions,
+    /** Seeds the oracle's corruption and the prompts. */
+    seed: z.number().int().nonnegative(),
+  })
+  .strict();
+
 export const WorkloadSchema = z.discriminatedUnion('kind', [
   PrefillWorkloadSchema,
   DecodeWorkloadSchema,
   KernelsWorkloadSchema,
   CapacityWorkloadSchema,
+  SpecWorkloadSchema,
 ]);
 export type Workload = z.infer<typeof WorkloadSchema>;
 export type WorkloadKind = Workload['kind'];
@@ -129,7 +177,7 @@ export type WorkloadOf<K extends WorkloadKind> = Extract<Workload, { kind: K }>;
 // ---------------------------------------------------------------------------------------------
 // The spec
 
-export const SUITE_NAMES = ['quick', 'full', 'kernels', 'capacity', 'custom'] as const;
+export const SUITE_NAMES = ['quick', 'full', 'kernels', 'capacity', 'spec', 'custom'] as const;
 export type SuiteName = (typeof SUITE_NAMES)[number];
 
 export const BenchSpecSchema = z
@@ -170,6 +218,8 @@ export const SUITES = {
   full: { prefill: [16, 32, 64, 128, 256, 512, 1024], depths: [0, 256, 1024], gen: 32, reps: 5 },
   kernels: { prefill: [], depths: [], gen: 16, reps: 3 },
   capacity: { prefill: [], depths: [], gen: 16, reps: 3 },
+  /** The verify-K curve at depth 64, then three drafters at K = 4 over 64 tokens per prompt. */
+  spec: { prefill: [], depths: [64], gen: 64, reps: 5 },
 } as const satisfies Record<Exclude<SuiteName, 'custom'>, unknown>;
 
 /** Defaults of every setting a suite does not fix. */
@@ -187,6 +237,12 @@ export const SPEC_DEFAULTS = {
   poolMiB: 32,
   longShare: 0.2,
   longFactor: 4,
+  /** The speculative suite: a curve up to the largest draft, and one drafter of each real kind plus the calibration one. */
+  verifyKs: [1, 2, 4, 8, 16],
+  drafters: ['ngram', 'oracle:0.8', 'truncated:1'],
+  draftK: 4,
+  specPromptTokens: 64,
+  specPrompts: 1,
 } as const;
 
 /**
@@ -207,6 +263,11 @@ export const SpecOptionsSchema = z
     profile: z.boolean().default(SPEC_DEFAULTS.profile),
     autotune: z.boolean().default(SPEC_DEFAULTS.autotune),
     poolMiB: CapacityWorkloadSchema.shape.poolMiB.default(SPEC_DEFAULTS.poolMiB),
+    /** --suite spec: the drafters, the draft length K, adaptive K, and the curve's verify sizes. */
+    drafters: SpecWorkloadSchema.shape.drafters.optional(),
+    k: SpecWorkloadSchema.shape.k.default(SPEC_DEFAULTS.draftK),
+    adaptiveK: z.boolean().default(false),
+    verifyKs: SpecWorkloadSchema.shape.verifyKs.optional(),
   })
   .strict();
 export type SpecOptions = z.input<typeof SpecOptionsSchema>;
@@ -244,7 +305,7 @@ export function buildSpec(model: unknown, options: SpecOptions): SpecBuild {
   }
   const o = parsed.data;
   const custom = o.prefill !== undefined || o.depths !== undefined;
-  const alone = o.suite === 'kernels' || o.suite === 'capacity';
+  const alone = o.suite === 'kernels' || o.suite === 'capacity' || o.suite === 'spec';
   const suite: SuiteName = alone ? o.suite : custom ? 'custom' : o.suite;
   const base = SUITES[o.suite === 'custom' ? 'quick' : o.suite];
   const reps = o.reps ?? base.reps;
@@ -259,6 +320,23 @@ export function buildSpec(model: unknown, options: SpecOptions): SpecBuild {
       meanTokens: null,
       longShare: SPEC_DEFAULTS.longShare,
       longFactor: SPEC_DEFAULTS.longFactor,
+      seed: 0,
+    });
+  } else if (suite === 'spec') {
+    // --depth and --gen mean the curve's depths and the tokens per prompt here.
+    workloads.push({
+      kind: 'spec',
+      verifyKs: o.verifyKs ?? [...SPEC_DEFAULTS.verifyKs],
+      depths: o.depths ?? [...base.depths],
+      drafters: o.drafters ?? [...SPEC_DEFAULTS.drafters],
+      k: o.k,
+      adaptiveK: o.adaptiveK,
+      gen: o.gen ?? base.gen,
+      promptTokens: SPEC_DEFAULTS.specPromptTokens,
+      prompts: SPEC_DEFAULTS.specPrompts,
+      classes: [...SPEC_PROMPT_CLASSES],
+      reps,
+      warmup: o.warmup,
       seed: 0,
     });
   } else {
@@ -307,7 +385,7 @@ export function specFromOptions(model: unknown, options: SpecOptions): BenchSpec
 /** A sweep value the model cannot hold, and why. */
 export interface Unfit {
   kind: WorkloadKind;
-  option: 'prefill' | 'depths';
+  option: 'prefill' | 'depths' | 'gen';
   value: number;
   message: string;
 }
@@ -346,10 +424,75 @@ function unfitValues(w: Workload, maxSeqLen: number): Unfit[] {
           value: d,
           message: `depth ${d} + ${w.gen} generated tokens exceeds the model's maxSeqLen of ${maxSeqLen}`,
         }));
+    case 'spec':
+      return [
+        ...w.depths
+          .filter((d) => specCurveContext(w, d) > maxSeqLen)
+          .map((d) => ({
+            kind: w.kind,
+            option: 'depths' as const,
+            value: d,
+            message: `depth ${d} + a verify of ${Math.max(...w.verifyKs)} tokens exceeds the model's maxSeqLen of ${maxSeqLen}`,
+          })),
+        ...(specRunContext(w) > maxSeqLen
+          ? [
+              {
+                kind: w.kind,
+                option: 'gen' as const,
+                value: w.gen,
+                message: `a ${w.promptTokens}-token prompt + ${w.gen} generated + ${w.k + 1} verified tokens exceeds the model's maxSeqLen of ${maxSeqLen}`,
+              },
+            ]
+          : []),
+      ];
     case 'kernels':
     case 'capacity':
       return [];
   }
+}
+
+/** Context a verify-curve point reaches: the depth (at least one token), then the largest verify. */
+export function specCurveContext(w: WorkloadOf<'spec'>, depth: number): number {
+  return decodePrompt(depth) + Math.max(...w.verifyKs);
+}
+
+/** Context a speculative run reaches at most: prompt, generated tokens, and one verify's overshoot. */
+export function specRunContext(w: WorkloadOf<'spec'>): number {
+  return w.promptTokens + w.gen + w.k + 1;
+}
+
+/**
+ * Drafters a model cannot use, each with the cause, found before anything is measured: a draft
+ * preset whose vocabulary differs from the target's, an unknown preset, or a truncation that keeps
+ * all of the target's layers or more.
+ */
+export function drafterErrors(spec: BenchSpec, config: ModelConfig): string[] {
+  const out: string[] = [];
+  for (const w of spec.workloads) {
+    if (w.kind !== 'spec') continue;
+    for (const text of w.drafters) {
+      const d = parseDrafterSpec(text);
+      if (typeof d === 'string') {
+        out.push(d);
+      } else if (d.kind === 'model') {
+        if (!(d.preset in PRESETS)) {
+          out.push(`draft model "${d.preset}" is not a preset (${Object.keys(PRESETS).join(', ')})`);
+          continue;
+        }
+        const draft = presetConfig(d.preset as keyof typeof PRESETS);
+        if (draft.vocabSize !== config.vocabSize) {
+          out.push(
+            `draft model ${d.preset} has a vocabulary of ${draft.vocabSize} tokens and the target ${config.vocabSize}: a draft must share the target's vocabulary`,
+          );
+        }
+      } else if (d.kind === 'truncated' && d.layers >= config.numLayers) {
+        out.push(
+          `truncated:${d.layers} keeps ${d.layers} layers of a ${config.numLayers}-layer target: a truncated draft needs fewer layers than the target`,
+        );
+      }
+    }
+  }
+  return out;
 }
 
 /**
@@ -371,6 +514,10 @@ export function fitToModel(
     if (w.kind === 'decode') {
       const depths = w.depths.filter((d) => decodeContext(w, d) <= maxSeqLen);
       return depths.length > 0 ? [{ ...w, depths }] : [];
+    }
+    if (w.kind === 'spec') {
+      const depths = w.depths.filter((d) => specCurveContext(w, d) <= maxSeqLen);
+      return depths.length > 0 && specRunContext(w) <= maxSeqLen ? [{ ...w, depths }] : [];
     }
     return [w];
   });
@@ -426,6 +573,15 @@ export function engineNeeds(spec: BenchSpec): EngineNeeds {
       needs.maxSequences = Math.max(needs.maxSequences, w.batch);
       needs.maxBatch = Math.max(needs.maxBatch, w.batch);
       needs.maxContextTokens = Math.max(needs.maxContextTokens, w.batch * deepest);
+    } else if (w.kind === 'spec') {
+      // One sequence at a time (the curve's, then each prompt's); prompts go through prefill.
+      needs.model = true;
+      needs.maxPrompt = Math.max(needs.maxPrompt, w.promptTokens, ...w.depths.map(decodePrompt));
+      needs.maxContextTokens = Math.max(
+        needs.maxContextTokens,
+        specRunContext(w),
+        ...w.depths.map((d) => specCurveContext(w, d)),
+      );
     }
   }
   return needs;
@@ -446,6 +602,9 @@ export function workloadUnits(w: Workload): number {
     case 'capacity':
       // Paged, then contiguous.
       return 2;
+    case 'spec':
+      // The curve's depths, then one run per prompt class for the baseline and each drafter.
+      return w.depths.length + w.classes.length * (1 + w.drafters.length);
   }
 }
 
@@ -460,5 +619,7 @@ export function workloadLabel(w: Workload): string {
       return 'kernel suite';
     case 'capacity':
       return `capacity probe (${w.poolMiB} MiB KV pool, pages of ${w.pageSize})`;
+    case 'spec':
+      return `speculative decoding (verify k = ${w.verifyKs.join(', ')}; ${w.drafters.length > 0 ? `${w.drafters.join(', ')} at K = ${w.k}${w.adaptiveK ? ' (adaptive)' : ''}` : 'no drafters'})`;
   }
 }

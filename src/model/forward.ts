@@ -146,6 +146,12 @@ function countByRole(calls: readonly KernelCall[]): Record<string, number> {
   return counts;
 }
 
+/**
+ * Most rows of one verify chunk: the GEMV's batch limit. A verify of more rows runs in several
+ * chunks, each reading the weights once more (the knee of the verify-K curve shows it).
+ */
+export const VERIFY_CHUNK = GEMV_LIMITS.maxBatch;
+
 /** Prefill plans kept at once; each holds the activations of one prompt length. */
 const PREFILL_PLAN_CACHE = 4;
 
@@ -170,7 +176,7 @@ export class Model {
   readonly kv: KvCache;
   readonly buffers: BufferPool;
   readonly pipelines: PipelineCache;
-  private readonly decodePlans = new Map<number, DecodePlan>();
+  private readonly decodePlans = new Map<string, DecodePlan>();
   private readonly prefillPlans = new Map<string, PrefillPlan>();
   /**
    * Dispatches of the last prefill or decode, by kernel role (calls without a role under their
@@ -298,15 +304,73 @@ export class Model {
     this.kv.allocator.freeSequence(seq);
   }
 
+  /** Tokens whose K/V `seq` holds. */
+  sequenceLength(seq: number): number {
+    return this.kv.allocator.length(seq);
+  }
+
   /**
-   * Speculative decoding's verify pass: appends `tokens` (K drafted tokens) after the cached
-   * context in one command buffer, a chunked prefill that keeps every position's logits
-   * ([K, vocab]) and greedy next token. Position i's prediction is the target's token after
-   * draft token i, so the longest agreeing prefix can be accepted; `truncate` drops the rest.
+   * Speculative decoding's verify pass: appends `tokens` (the pending token and the K drafted ones
+   * after it) to `seq` in one command buffer and returns the greedy next token after each of them
+   * (and, when asked, every row's logits). Row i attends to the cached context and rows 0…i.
+   *
+   * It runs on the decode kernels, not the prefill ones: the rows are a decode batch of one
+   * sequence at consecutive positions (each row's context length is its own position + 1, which
+   * makes the batch causal), in chunks of at most VERIFY_CHUNK rows, the GEMV's batch limit. A
+   * chunk reads every weight once; a later chunk attends to the K/V the earlier ones wrote, as a
+   * chunked prefill does. The decode kernels sum each row in an order that does not depend on the
+   * batch, so a verified row is bit-identical to the same token decoded alone: speculative output
+   * equals plain greedy output exactly, with no near-ties to excuse. `truncate` drops the
+   * rejected rows' K/V afterwards.
    */
-  async verify(seq: number, tokens: readonly number[]): Promise<PrefillResult> {
-    const [result] = await this.prefill([{ seq, tokens }], 'all');
-    return result;
+  async verify(
+    seq: number,
+    tokens: readonly number[],
+    options: { logits?: boolean; timing?: Timing } = {},
+  ): Promise<DecodeResult> {
+    assertAlive(this.gpu);
+    if (tokens.length === 0) throw new InputError(`Verify of sequence ${seq} has no tokens`);
+    this.checkTokens(tokens);
+    const chunks: number[][] = [];
+    for (let i = 0; i < tokens.length; i += VERIFY_CHUNK) chunks.push(tokens.slice(i, i + VERIFY_CHUNK));
+    // Plans are built (and may compile) before any page is reserved, so a failure leaves the cache alone.
+    const plans: DecodePlan[] = [];
+    for (const [c, rows] of chunks.entries()) plans.push(await this.decodePlan(rows.length, `verify${c}`));
+    return this.exclusiveAll(plans, async () => {
+      const encoder = this.gpu.device.createCommandEncoder({ label: `verify of ${tokens.length}` });
+      const start = this.kv.allocator.length(seq);
+      const [slots] = this.kv.appendBatch(encoder, [{ seq, n: tokens.length }]);
+      const table = this.kv.paddedTable(seq);
+      const queue = this.gpu.device.queue;
+      let offset = 0;
+      for (const [c, rows] of chunks.entries()) {
+        const plan = plans[c];
+        const positions = rows.map((_, j) => start + offset + j);
+        queue.writeBuffer(plan.tokens, 0, new Uint32Array(rows));
+        queue.writeBuffer(plan.positions, 0, new Uint32Array(positions));
+        queue.writeBuffer(plan.slots, 0, new Uint32Array(slots.slice(offset, offset + rows.length)));
+        queue.writeBuffer(plan.tables, 0, new Uint32Array(rows.flatMap(() => table)));
+        queue.writeBuffer(plan.lengths, 0, new Uint32Array(positions.map((p) => p + 1)));
+        encodePasses(encoder, `verify rows ${offset}…${offset + rows.length - 1}`, plan.calls, options.timing);
+        encoder.copyBufferToBuffer(plan.next, 0, plan.nextReadback, 0, rows.length * BYTES.u32);
+        offset += rows.length;
+      }
+      this.lastDispatches = countByRole(plans.flatMap((p) => p.calls));
+      queue.submit([encoder.finish()]);
+      const nextTokens: number[] = [];
+      const logits = options.logits ? new Float32Array(tokens.length * this.config.vocabSize) : undefined;
+      offset = 0;
+      for (const [c, rows] of chunks.entries()) {
+        nextTokens.push(...(await readNextTokens(plans[c], rows.length)));
+        if (logits) {
+          const floats = rows.length * this.config.vocabSize;
+          logits.set(await readFloat32(this.gpu, plans[c].logits, floats * BYTES.f32), offset * this.config.vocabSize);
+        }
+        offset += rows.length;
+      }
+      assertAlive(this.gpu);
+      return { nextTokens, logits };
+    });
   }
 
   /**
@@ -396,7 +460,7 @@ export class Model {
   }
 
   /** `exclusive` over several plans at once (a prefill of several sequences). */
-  private async exclusiveAll<T>(plans: readonly PrefillPlan[], body: () => Promise<T>): Promise<T> {
+  private async exclusiveAll<T>(plans: readonly PlanIo[], body: () => Promise<T>): Promise<T> {
     const [first, ...rest] = plans;
     if (!first) return body();
     return this.exclusive(first, () => this.exclusiveAll(rest, body));
@@ -579,15 +643,19 @@ export class Model {
     }
   }
 
-  /** Builds (once per batch size) the buffers and every call of a decode step. */
-  private async decodePlan(B: number): Promise<DecodePlan> {
-    const existing = this.decodePlans.get(B);
+  /**
+   * Builds (once per batch size and use) the buffers and every call of a decode step. `use` keeps
+   * apart plans that run in one command buffer: the decode step, and each chunk of a verify pass.
+   */
+  private async decodePlan(B: number, use = 'decode'): Promise<DecodePlan> {
+    const key = `${use}:${B}`;
+    const existing = this.decodePlans.get(key);
     if (existing) return existing;
     const { d, ffn, vocab, qWidth, kvWidth } = dims(this.config);
     const k = this.kernels;
     const R = KERNEL_ROLES;
     const alloc = (label: string, floats: number, usage: GPUBufferUsageFlags = BufferUsage.storage) =>
-      this.buffers.allocate(`decode B=${B} ${label}`, floats * BYTES.f32, usage);
+      this.buffers.allocate(`${use} B=${B} ${label}`, floats * BYTES.f32, usage);
     const tokens = await alloc('tokens', B); // u32[B]
     const positions = await alloc('positions', B); // u32[B]
     const slots = await alloc('kv slots', B); // u32[B]
@@ -630,7 +698,7 @@ export class Model {
     );
     const plan: DecodePlan = {
       batch: B,
-      label: `decode step of batch ${B}`,
+      label: use === 'decode' ? `decode step of batch ${B}` : `${use} of ${B} rows`,
       inFlight: false,
       tokens,
       positions,
@@ -642,7 +710,7 @@ export class Model {
       nextReadback,
       calls,
     };
-    this.decodePlans.set(B, plan);
+    this.decodePlans.set(key, plan);
     return plan;
   }
 

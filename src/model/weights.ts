@@ -72,6 +72,20 @@ export function get(w: ModelWeights, name: string): Float32Array {
   return t;
 }
 
+/**
+ * The first `layers` layers of a model with its own embedding, final norm and LM head: a draft
+ * model that needs no second download (speculative decoding's `truncated:N`). The tensors are the
+ * same arrays, not copies.
+ */
+export function truncatedWeights(w: ModelWeights, layers: number): ModelWeights {
+  const tensors = new Map<string, Float32Array>();
+  for (const [name, t] of w.tensors) {
+    const m = /^model\.layers\.(\d+)\./.exec(name);
+    if (!m || Number(m[1]) < layers) tensors.set(name, t);
+  }
+  return { config: { ...w.config, numLayers: layers }, tensors };
+}
+
 /** 32-bit FNV-1a of a string, used to derive an independent stream per tensor from one seed. */
 function hashName(s: string): number {
   let h = 0x811c9dc5;

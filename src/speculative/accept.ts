@@ -1,25 +1,26 @@
+import { InternalError } from '../errors.ts';
+
 /**
- * The acceptance rule of greedy speculative decoding. The target has already predicted `expected`,
- * its own next token after the context. The drafted tokens d0 … dk−1 were then verified in one
- * pass, and `predictions[i]` is the target's greedy token after d0 … di. d0 is kept if it equals
- * `expected`, each later di if it equals `predictions[i − 1]`; the first disagreement ends the run.
- * The target's own token after the kept prefix comes free with the same pass, so every step emits
- * at least one token, and the output is exactly what plain greedy decode would have produced.
+ * The acceptance rule of greedy speculative decoding. The verify pass held the pending token and
+ * the drafted tokens d0 … dk−1, and `predictions[i]` is the target's greedy token after row i
+ * (k + 1 of them: predictions[0] follows the pending token, predictions[i] follows d(i−1)). d0 is
+ * kept if it equals predictions[0], each later di if it equals predictions[i]; the first
+ * disagreement ends the run. The target's own token after the kept prefix comes free with the same
+ * pass, so every step emits at least one token, and the output is exactly what plain greedy
+ * decode would have produced.
  */
 export function acceptDraft(
-  expected: number,
   draft: readonly number[],
   predictions: readonly number[],
 ): { accepted: number; next: number } {
-  let accepted = 0;
-  while (
-    accepted < draft.length &&
-    draft[accepted] === (accepted === 0 ? expected : predictions[accepted - 1])
-  ) {
-    accepted++;
+  if (predictions.length !== draft.length + 1) {
+    throw new InternalError(
+      `acceptDraft: ${predictions.length} predictions for a draft of ${draft.length} (need one more than the draft)`,
+    );
   }
-  const next = accepted === 0 ? expected : predictions[accepted - 1];
-  return { accepted, next };
+  let accepted = 0;
+  while (accepted < draft.length && draft[accepted] === predictions[accepted]) accepted++;
+  return { accepted, next: predictions[accepted] };
 }
 
 /** Acceptance statistics as vLLM reports them. */

@@ -1,5 +1,6 @@
 import { InputError } from '../errors.ts';
 import { mulberry32 } from '../random.ts';
+import { MAX_DRAFT } from './drafter-spec.ts';
 
 /**
  * A drafter proposes the next tokens of a sequence cheaply; the target model then verifies them in
@@ -10,12 +11,21 @@ export interface Drafter {
   readonly name: string;
   /** True for a drafter that is not a real method (it knows the answer): every report must say so. */
   readonly synthetic: boolean;
-  /** Up to `k` tokens to follow `context` (the prompt and everything generated so far); may be fewer. */
+  /**
+   * Up to `k` tokens to follow `context` (the prompt and everything generated so far, its last
+   * token the pending one); may be fewer. A draft model answers asynchronously (it runs on the GPU).
+   */
+  propose(context: readonly number[], k: number): number[] | Promise<number[]>;
+  /** Frees what the drafter holds (a draft model's sequence); the drafter is not used after. */
+  dispose?(): void;
+}
+
+/** A drafter that answers at once, on the CPU (prompt lookup, the oracle). */
+export interface SyncDrafter extends Drafter {
   propose(context: readonly number[], k: number): number[];
 }
 
-/** Draft lengths the verify pass supports. */
-export const MAX_DRAFT = 16;
+export { MAX_DRAFT };
 
 export function checkDraftLength(k: number): void {
   if (!Number.isInteger(k) || k < 1 || k > MAX_DRAFT) {
@@ -26,11 +36,12 @@ export function checkDraftLength(k: number): void {
 /**
  * Prompt lookup (vLLM's `ngram` method, llama.cpp's `lookup`): take the context's last n tokens,
  * for n from `maxN` down to `minN`, find the most recent earlier place they occur, and propose the
- * tokens that followed it there. The longest matching suffix wins, because a longer match is more
+ * k tokens that followed it there. Unlike vLLM, which stops at the end of the context, a
+ * continuation that reaches the end goes on periodically (see below). The longest matching suffix wins, because a longer match is more
  * likely to continue the same way; among equal lengths the most recent occurrence, because nearby
  * text repeats most. No second model, no GPU: it pays on repetitive text (code, retrieval, edits).
  */
-export function ngramDrafter(minN = 1, maxN = 4): Drafter {
+export function ngramDrafter(minN = 1, maxN = 4): SyncDrafter {
   if (!Number.isInteger(minN) || !Number.isInteger(maxN) || minN < 1 || maxN < minN) {
     throw new InputError(`n-gram sizes must be whole numbers with 1 ≤ minN ≤ maxN, got ${minN}…${maxN}`);
   }
@@ -50,7 +61,17 @@ export function ngramDrafter(minN = 1, maxN = 4): Drafter {
               break;
             }
           }
-          if (match) return context.slice(start + n, start + n + k);
+          if (match) {
+            // Copy what followed the match. Where that runs into the suffix itself (a match just
+            // before it: the text repeats with a period shorter than k), keep copying from the
+            // tokens just proposed, so a repeating pattern yields a full draft instead of a stub.
+            const draft: number[] = [];
+            for (let i = 0; i < k; i++) {
+              const at = start + n + i;
+              draft.push(at < end ? context[at] : draft[at - end]);
+            }
+            return draft;
+          }
         }
       }
       return [];
@@ -70,7 +91,7 @@ export function oracleDrafter(options: {
   p: number;
   vocab: number;
   seed: number;
-}): Drafter {
+}): SyncDrafter {
   const { promptLength, reference, p, vocab, seed } = options;
   if (!(p >= 0 && p <= 1)) throw new InputError(`p must be in [0, 1], got ${p}`);
   const random = mulberry32(seed);

@@ -11,9 +11,14 @@ describe('n-gram prompt lookup', () => {
     expect(d.propose([3, 1, 9, 5, 6, 2, 9], 2)).toEqual([5, 6]);
   });
 
-  it('prefers the most recent of equally long matches, and may propose fewer than k', () => {
-    // [4] occurs at 1 (→ 10) and at 3 (→ 20): the later one wins; only one token follows it before [4].
-    expect(d.propose([0, 4, 10, 4, 20, 4], 4)).toEqual([20, 4]);
+  it('prefers the most recent of equally long matches, and continues a short period', () => {
+    // [4] occurs at 1 (→ 10) and at 3 (→ 20): the later one wins. Only 20, 4 follow it before the
+    // end, so the copy goes on with the period they set: 20, 4, 20, 4.
+    expect(d.propose([0, 4, 10, 4, 20, 4], 4)).toEqual([20, 4, 20, 4]);
+    // A run of one token: [7, 7, 7] matched one place back; the copy repeats 7.
+    expect(d.propose([1, 7, 7, 7, 7], 3)).toEqual([7, 7, 7]);
+    // A match far enough back needs no extension.
+    expect(d.propose([5, 6, 1, 2, 3, 9, 5, 6], 3)).toEqual([1, 2, 3]);
   });
 
   it('proposes nothing without a match, and rejects a bad K', () => {
@@ -54,12 +59,15 @@ describe('controlled-acceptance (oracle) drafter', () => {
 
 describe('greedy acceptance', () => {
   it('keeps the longest agreeing prefix and adds the target’s own next token', () => {
-    // The target expects 5; the draft is 5, 6, 7, 8; after 5 it predicts 6, after 6 it predicts 9.
-    expect(acceptDraft(5, [5, 6, 7, 8], [6, 9, 1, 2])).toEqual({ accepted: 2, next: 9 });
+    // Rows: pending, 5, 6, 7, 8. The target predicts 5 after pending, 6 after 5, then 9 after 6.
+    expect(acceptDraft([5, 6, 7, 8], [5, 6, 9, 1, 2])).toEqual({ accepted: 2, next: 9 });
     // All four agree: the bonus token is the prediction after the last.
-    expect(acceptDraft(5, [5, 6, 9, 1], [6, 9, 1, 2])).toEqual({ accepted: 4, next: 2 });
-    // The first disagrees: the target's own token, as plain decode would give.
-    expect(acceptDraft(5, [4, 6], [6, 9])).toEqual({ accepted: 0, next: 5 });
+    expect(acceptDraft([5, 6, 9, 1], [5, 6, 9, 1, 2])).toEqual({ accepted: 4, next: 2 });
+    // The first disagrees: the target's own token after the pending one, as plain decode gives.
+    expect(acceptDraft([4, 6], [5, 6, 9])).toEqual({ accepted: 0, next: 5 });
+    // No draft: a plain decode step.
+    expect(acceptDraft([], [7])).toEqual({ accepted: 0, next: 7 });
+    expect(() => acceptDraft([1, 2], [1, 2])).toThrow(/need one more than the draft/);
   });
 
   it('counts acceptance rate, mean acceptance length and per-position acceptance as vLLM does', () => {

@@ -3,6 +3,7 @@ import { capacityProbe } from './capacity.ts';
 import { decodeSweep } from './decode.ts';
 import { kernelSuite } from './kernels.ts';
 import { prefillSweep } from './prefill.ts';
+import { specDecoding } from './spec.ts';
 import type { WorkloadRunner } from './workload.ts';
 
 /**
@@ -14,4 +15,5 @@ export const WORKLOADS: { [K in WorkloadKind]: WorkloadRunner<K> } = {
   decode: decodeSweep,
   kernels: kernelSuite,
   capacity: capacityProbe,
+  spec: specDecoding,
 };

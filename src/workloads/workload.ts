@@ -8,7 +8,8 @@ import type { Workload, WorkloadKind, WorkloadOf } from '../measure/spec.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { Model } from '../model/forward.ts';
 import type { ValidationCheck } from '../model/verify.ts';
-import type { CapacityResult } from '../results/schema.ts';
+import type { ModelWeights } from '../model/weights.ts';
+import type { CapacityResult, SpecRun } from '../results/schema.ts';
 
 /**
  * The seam every workload plugs into. A workload gets the engine (device, model, kernels, the
@@ -19,6 +20,8 @@ import type { CapacityResult } from '../results/schema.ts';
 export interface WorkloadContext {
   readonly gpu: Gpu;
   readonly config: ModelConfig;
+  /** The model's weights on the CPU, as loaded (a truncated draft model is built from them). */
+  readonly weights: ModelWeights;
   /** The model on the GPU; null when no workload of the run needs it (the kernel suite alone). */
   readonly model: Model | null;
   readonly pipelines: PipelineCache;
@@ -93,7 +96,26 @@ export interface CapacityRecord {
   result: CapacityResult;
 }
 
-export type WorkloadRecord = PassRecord | KernelRecord | CapacityRecord;
+/** One point of the verify-K curve: verify passes of k tokens and decode steps at one depth, interleaved. */
+export interface VerifyRecord {
+  type: 'verify';
+  k: number;
+  depth: number;
+  reps: number;
+  chunks: number;
+  verify: ClockSamples;
+  decode: ClockSamples;
+  /** The verify pass's FLOPs and bytes (it is what goes on the roofline). */
+  cost: PassCost;
+}
+
+/** One drafter on one prompt class, against plain decode of the same prompts; nothing to place. */
+export interface SpecRunRecord {
+  type: 'specRun';
+  run: SpecRun;
+}
+
+export type WorkloadRecord = PassRecord | KernelRecord | CapacityRecord | VerifyRecord | SpecRunRecord;
 
 /** Runs one workload. One file in src/workloads/ per kind; see index.ts for the registry. */
 export type WorkloadRunner<K extends WorkloadKind> = (

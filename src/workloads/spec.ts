@@ -1,0 +1,402 @@
+import { InputError } from '../errors.ts';
+import { GpuProfiler } from '../gpu/profiler.ts';
+import { verifyCost } from '../measure/cost.ts';
+import { PointSamples } from '../measure/samples.ts';
+import { decodePrompt, specRunContext, type WorkloadOf } from '../measure/spec.ts';
+import { percentile } from '../measure/stats.ts';
+import { presetConfig } from '../model/config.ts';
+import { Model, VERIFY_CHUNK } from '../model/forward.ts';
+import { randomWeights, truncatedWeights } from '../model/weights.ts';
+import { mulberry32 } from '../random.ts';
+import type { SpecRun } from '../results/schema.ts';
+import { type DrafterSpec, drafterLabel, parseDrafterSpec } from '../speculative/drafter-spec.ts';
+import { type Drafter, ngramDrafter, oracleDrafter } from '../speculative/drafters.ts';
+import { speculativeDecode } from '../speculative/loop.ts';
+import { modelDrafter } from '../speculative/model-drafter.ts';
+import { curveAt, predictedSpeedup } from '../speculative/predict.ts';
+import { promptTokens } from './prompts.ts';
+import { requireModel, type WorkloadContext, type WorkloadRunner } from './workload.ts';
+
+/**
+ * Speculative decoding on the real engine. First the verify-K curve: at each depth a decode step
+ * and a verify pass of each k, interleaved within every repetition so drift hits both alike, each
+ * pass timed alone (wall clock around the awaited pass; GPU spans read after it). Then, per prompt
+ * class, plain greedy decode of each prompt (the baseline TPOT and the reference output), and the
+ * same prompts decoded speculatively by each drafter, every token checked against the reference.
+ * Draft models are built before anything is measured, so a draft that does not fit fails first.
+ */
+export const specDecoding: WorkloadRunner<'spec'> = async (ctx, w) => {
+  const model = requireModel(ctx);
+  const drafts = await buildDraftModels(ctx, model, w);
+  try {
+    const wallCurve: { k: number; depth: number; verifyMs: number; decodeMs: number }[] = [];
+    const units = w.depths.length + w.classes.length * (1 + w.drafters.length);
+    let done = 0;
+    for (const depth of w.depths) {
+      ctx.progress(done, units, `verify-K curve at depth ${depth}`);
+      wallCurve.push(...(await measureCurve(ctx, model, w, depth)));
+      ctx.progress(++done, units, `verify-K curve at depth ${depth}`);
+    }
+    const specs = w.drafters.map((text) => ({ text, spec: parseDrafterSpec(text) as DrafterSpec }));
+    const vocab = model.config.vocabSize;
+    /** Plain decode, then each drafter, on one prompt: neighbours in time, so drift hits all alike. */
+    const onePrompt = async (prompt: number[], gen: number, seed: number) => {
+      const baseline = await greedyRun(model, prompt, gen);
+      const outcomes: Outcome[] = [];
+      for (const { text, spec } of specs) {
+        ctx.signal.throwIfAborted();
+        const drafter = makeDrafter(spec, drafts.get(text), {
+          prompt,
+          reference: baseline.tokens,
+          vocab,
+          seed,
+        });
+        try {
+          outcomes.push(await specRun(ctx, model, drafter, prompt, { ...w, gen }));
+        } finally {
+          drafter.dispose?.();
+        }
+      }
+      return { baseline, outcomes };
+    };
+    // A discarded warm-up on a throwaway prompt: compiles every verify size and builds each
+    // draft model's plans, so no run's first steps pay for it.
+    ctx.progress(done, units, 'warm-up: every verify size, every drafter');
+    await warmVerifySizes(model, w.k + 1);
+    await onePrompt(classPrompt('random', w.promptTokens, vocab, 999_983), Math.min(w.gen, w.k + 3), 1);
+    for (const [ci, promptClass] of w.classes.entries()) {
+      const results = [];
+      for (let i = 0; i < w.prompts; i++) {
+        ctx.signal.throwIfAborted();
+        ctx.progress(
+          done,
+          units,
+          `${promptClass} prompt ${i + 1} of ${w.prompts}: plain decode, then each drafter`,
+        );
+        const prompt = classPrompt(promptClass, w.promptTokens, vocab, w.seed * 1000 + ci * 100 + i);
+        results.push(await onePrompt(prompt, w.gen, w.seed * 7919 + i));
+      }
+      const baseline = results.map((r) => r.baseline);
+      const baselineTpotMs = mean(baseline.map((b) => b.tpotMs));
+      ctx.progress(++done, units, `plain greedy decode, ${promptClass} prompts`);
+      for (const [di, { text, spec }] of specs.entries()) {
+        const label = drafterLabel(spec);
+        const run = summarize(
+          { text, spec, label, promptClass, w },
+          results.map((r) => r.outcomes[di]),
+          baseline,
+          baselineTpotMs,
+          wallCurve,
+        );
+        if (!run.identical) {
+          ctx.warn(
+            `${label} on ${promptClass} prompts: speculative output differs from plain greedy decode at prompt ${run.firstMismatch?.prompt}, token ${run.firstMismatch?.index}`,
+          );
+        }
+        ctx.check({
+          name: `speculative ${label} (${promptClass}) = greedy`,
+          maxAbsErr: 0,
+          maxRelErr: 0,
+          passed: run.identical,
+        });
+        ctx.emit({ type: 'specRun', run });
+        ctx.progress(++done, units, `${label}, ${promptClass} prompts`);
+      }
+    }
+  } finally {
+    for (const d of drafts.values()) d.destroy();
+  }
+};
+
+/**
+ * The draft models the drafters name (`model:PRESET`, `truncated:N`), each on the same device with
+ * its own KV cache and the target's kernel families. Out of memory here is bad input: the draft
+ * does not fit beside the target.
+ */
+async function buildDraftModels(ctx: WorkloadContext, target: Model, w: WorkloadOf<'spec'>) {
+  const drafts = new Map<string, Model>();
+  try {
+    for (const text of w.drafters) {
+      const spec = parseDrafterSpec(text);
+      if (typeof spec === 'string') throw new InputError(spec);
+      if (spec.kind !== 'model' && spec.kind !== 'truncated') continue;
+      const weights =
+        spec.kind === 'model'
+          ? randomWeights(presetConfig(spec.preset as Parameters<typeof presetConfig>[0]), w.seed + 1)
+          : truncatedWeights(ctx.weights, spec.layers);
+      if (weights.config.vocabSize !== target.config.vocabSize) {
+        throw new InputError(
+          `draft ${text} has a vocabulary of ${weights.config.vocabSize} tokens and the target ${target.config.vocabSize}: a draft must share the target's vocabulary`,
+        );
+      }
+      ctx.progress(0, 1, `building the draft model ${text}`);
+      try {
+        drafts.set(
+          text,
+          await Model.create(
+            ctx.gpu,
+            weights,
+            {
+              kv: {
+                mode: 'paged',
+                pageSize: target.kv.pageSize,
+                capacityTokens: specRunContext(w) + VERIFY_CHUNK,
+              },
+              maxBatch: 1,
+              pipelines: ctx.pipelines,
+              variants: ctx.variants,
+            },
+            text,
+          ),
+        );
+      } catch (e) {
+        const name = e instanceof Error ? e.name : '';
+        if (name === 'GpuOutOfMemoryError' || name === 'KvCacheExhaustedError') {
+          throw new InputError(
+            `draft ${text} does not fit in GPU memory beside the target: ${(e as Error).message}`,
+          );
+        }
+        throw e;
+      }
+    }
+  } catch (e) {
+    for (const d of drafts.values()) d.destroy();
+    throw e;
+  }
+  return drafts;
+}
+
+function makeDrafter(
+  spec: DrafterSpec,
+  draft: Model | undefined,
+  o: { prompt: number[]; reference: number[]; vocab: number; seed: number },
+): Drafter {
+  switch (spec.kind) {
+    case 'ngram':
+      return ngramDrafter(spec.minN, spec.maxN);
+    case 'oracle':
+      return oracleDrafter({
+        promptLength: o.prompt.length,
+        reference: o.reference,
+        p: spec.p,
+        vocab: o.vocab,
+        seed: o.seed,
+      });
+    case 'model':
+    case 'truncated':
+      if (!draft) throw new InputError(`no draft model was built for ${drafterLabel(spec)}`);
+      return modelDrafter(draft, drafterLabel(spec));
+  }
+}
+
+/**
+ * The prompts of a class. 'repetitive' is code-like: a line of tokens repeated with one position
+ * counting up (a loop index), as code and structured text repeat, where prompt lookup pays.
+ * 'random' is seeded uniform ids, which never repeat on purpose.
+ */
+export function classPrompt(promptClass: string, n: number, vocab: number, seed: number): number[] {
+  const random = mulberry32(seed);
+  if (promptClass === 'repetitive') {
+    const line = Array.from({ length: 9 }, () => Math.floor(random() * vocab));
+    return Array.from({ length: n }, (_, i) => {
+      const row = Math.floor(i / line.length);
+      const col = i % line.length;
+      return col === 3 ? (line[col] + row) % vocab : line[col];
+    });
+  }
+  return Array.from({ length: n }, () => Math.floor(random() * vocab));
+}
+
+/** Compiles the decode kernels of every verify size up to `rows` (per chunk), outside any timing. */
+async function warmVerifySizes(model: Model, rows: number): Promise<void> {
+  const seq = model.createSequence();
+  try {
+    await model.prefill([{ seq, tokens: promptTokens(1, model.config.vocabSize, 3) }], 'none');
+    for (let r = 1; r <= rows; r++) {
+      await model.verify(seq, promptTokens(r, model.config.vocabSize, 5));
+      model.truncate(seq, 1);
+    }
+  } finally {
+    model.freeSequence(seq);
+  }
+}
+
+async function measureCurve(ctx: WorkloadContext, model: Model, w: WorkloadOf<'spec'>, depth: number) {
+  const vocab = model.config.vocabSize;
+  const ks = [...new Set(w.verifyKs)].sort((a, b) => a - b);
+  const chunksOf = (k: number) => Math.ceil(k / VERIFY_CHUNK);
+  const profiler = new GpuProfiler(ctx.gpu, chunksOf(Math.max(...ks)));
+  const seq = model.createSequence();
+  const out: { k: number; depth: number; verifyMs: number; decodeMs: number }[] = [];
+  try {
+    const prompt = promptTokens(decodePrompt(depth), vocab, depth + 11);
+    await model.prefill([{ seq, tokens: prompt }], 'none');
+    const length = model.sequenceLength(seq);
+    const timing = { profiler, perKernel: false };
+    /** One pass timed alone: the wall clock around the awaited pass, the GPU spans read after it. */
+    const timeOnce = async (pass: () => Promise<unknown>, into: PointSamples) => {
+      profiler.reset();
+      const t0 = performance.now();
+      await pass();
+      const wall = performance.now() - t0;
+      into.add(wall, await profiler.read());
+      model.truncate(seq, length);
+    };
+    const decode = ks.map(() => new PointSamples(profiler.supported));
+    const verify = ks.map(() => new PointSamples(profiler.supported));
+    const drafts = ks.map((k) => promptTokens(k, vocab, depth + 17 * k));
+    for (let r = 0; r < w.warmup + w.reps; r++) {
+      ctx.signal.throwIfAborted();
+      for (const [i, k] of ks.entries()) {
+        // A warm-up repetition compiles and builds every plan; its samples are dropped.
+        const d = r < w.warmup ? new PointSamples(false) : decode[i];
+        const v = r < w.warmup ? new PointSamples(false) : verify[i];
+        await timeOnce(() => model.decode([{ seq, token: drafts[i][0] }], { timing }), d);
+        await timeOnce(() => model.verify(seq, drafts[i], { timing }), v);
+      }
+    }
+    for (const [i, k] of ks.entries()) {
+      const v = verify[i].result();
+      const d = decode[i].result();
+      ctx.emit({
+        type: 'verify',
+        k,
+        depth,
+        reps: w.reps,
+        chunks: chunksOf(k),
+        verify: v,
+        decode: d,
+        cost: verifyCost(model.config, length, k, VERIFY_CHUNK, ctx.variants.attentionDecode),
+      });
+      out.push({ k, depth, verifyMs: percentile(v.wallMs, 50), decodeMs: percentile(d.wallMs, 50) });
+    }
+  } finally {
+    model.freeSequence(seq);
+    profiler.destroy();
+  }
+  return out;
+}
+
+/** Plain greedy decode of `gen` tokens: the baseline TPOT (wall clock) and the reference output. */
+async function greedyRun(model: Model, prompt: number[], gen: number) {
+  const seq = model.createSequence();
+  try {
+    const [first] = await model.prefill([{ seq, tokens: prompt }], 'none');
+    const tokens = [first.nextToken];
+    const t0 = performance.now();
+    let t = t0;
+    while (tokens.length < gen) {
+      const step = await model.decode([{ seq, token: tokens[tokens.length - 1] }]);
+      t = performance.now();
+      tokens.push(step.nextTokens[0]);
+    }
+    return { tokens, tpotMs: (t - t0) / (gen - 1) };
+  } finally {
+    model.freeSequence(seq);
+  }
+}
+
+async function specRun(
+  ctx: WorkloadContext,
+  model: Model,
+  drafter: Drafter,
+  prompt: number[],
+  w: WorkloadOf<'spec'>,
+) {
+  const seq = model.createSequence();
+  try {
+    const [first] = await model.prefill([{ seq, tokens: prompt }], 'none');
+    const now = () => performance.now();
+    const r = await speculativeDecode(model, drafter, {
+      seq,
+      prompt,
+      first: first.nextToken,
+      firstAt: now(),
+      count: w.gen,
+      k: w.k,
+      adaptive: w.adaptiveK,
+      now,
+      signal: ctx.signal,
+    });
+    return { ...r, tpotMs: (r.arrivals[r.arrivals.length - 1] - r.arrivals[0]) / (w.gen - 1) };
+  } finally {
+    model.freeSequence(seq);
+  }
+}
+
+type Outcome = Awaited<ReturnType<typeof specRun>>;
+
+const mean = (xs: readonly number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+
+/** One run's record: acceptance pooled over its prompts, times per step, and the prediction. */
+function summarize(
+  id: { text: string; spec: DrafterSpec; label: string; promptClass: string; w: WorkloadOf<'spec'> },
+  outcomes: Outcome[],
+  baseline: { tokens: number[] }[],
+  baselineTpotMs: number,
+  curve: { k: number; depth: number; verifyMs: number; decodeMs: number }[],
+): SpecRun {
+  const { w } = id;
+  const steps = outcomes.flatMap((o) => o.steps);
+  const drafted = steps.reduce((a, s) => a + s.drafted, 0);
+  const accepted = steps.reduce((a, s) => a + s.accepted, 0);
+  const withDraft = steps.filter((s) => s.drafted > 0).length;
+  const positions: { proposed: number; accepted: number }[] = [];
+  for (const s of steps) {
+    for (let i = 0; i < s.drafted; i++) {
+      positions[i] ??= { proposed: 0, accepted: 0 };
+      positions[i].proposed++;
+      if (i < s.accepted) positions[i].accepted++;
+    }
+  }
+  let firstMismatch: SpecRun['firstMismatch'] = null;
+  for (const [p, o] of outcomes.entries()) {
+    const index = o.tokens.findIndex((t, i) => t !== baseline[p].tokens[i]);
+    if (index >= 0) {
+      firstMismatch = { prompt: p, index };
+      break;
+    }
+  }
+  const tpotMs = mean(outcomes.map((o) => o.tpotMs));
+  // The prediction from measured parts: tokens per step, the curve's verify time at each step's
+  // own size (the last steps of a prompt verify fewer rows), and the measured draft time.
+  const emitted = outcomes.reduce((a, o) => a + o.tokens.length - 1, 0);
+  const depth = w.promptTokens + w.gen / 2;
+  const at = (rows: number) => curveAt(curve, rows, depth);
+  const base = at(1);
+  const verifyFromCurve = mean(steps.map((s) => at(s.rows)?.verifyMs ?? 0));
+  const draftMs = mean(steps.map((s) => s.draftMs));
+  const predicted = base
+    ? predictedSpeedup({
+        meanAcceptanceLength: steps.length > 0 ? emitted / steps.length : 0,
+        draftMs,
+        verifyMs: verifyFromCurve,
+        decodeMs: base.decodeMs,
+      })
+    : 0;
+  return {
+    drafter: id.text,
+    label: id.label,
+    synthetic: id.spec.kind === 'oracle',
+    k: w.k,
+    adaptiveK: w.adaptiveK,
+    promptClass: id.promptClass,
+    prompts: outcomes.length,
+    promptTokens: w.promptTokens,
+    tokens: w.gen,
+    steps: steps.length,
+    drafted,
+    accepted,
+    acceptanceRate: drafted > 0 ? accepted / drafted : 0,
+    meanAcceptanceLength: withDraft > 0 ? 1 + accepted / withDraft : 1,
+    perPosition: positions.map((p) => (p.proposed > 0 ? p.accepted / p.proposed : 0)),
+    draftMs,
+    verifyMs: mean(steps.map((s) => s.verifyMs)),
+    tpotMs,
+    baselineTpotMs,
+    speedup: tpotMs > 0 ? baselineTpotMs / tpotMs : 0,
+    predictedSpeedup: predicted,
+    identical: firstMismatch === null,
+    firstMismatch,
+  };
+}
