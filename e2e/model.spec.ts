@@ -103,6 +103,48 @@ test('speculative verify: logits at all K positions, and a rollback equal to a f
   expect(r.rollback.sameToken).toBe(true);
 });
 
+test.describe('speculative decoding emits exactly plain greedy output', () => {
+  // Each drafter over 64 tokens, built as the spec workload builds it, with the families the
+  // autotuner picks here (what a spec run uses). Acceptance must be more than zero where the
+  // drafter can be right, so the check is not passed by rejecting everything.
+  test.beforeEach(async ({ harness }) => {
+    test.setTimeout(180_000);
+    await useFamilies(harness, 'autotuned');
+  });
+  for (const [drafter, k, promptClass, adaptive] of [
+    ['ngram', 4, 'repetitive', false],
+    ['ngram:1-3', 16, 'repetitive', false],
+    ['oracle:0.7', 4, 'random', false],
+    ['oracle:0.9', 9, 'random', true],
+    ['truncated:1', 4, 'random', false],
+    ['model:ci-tiny', 3, 'repetitive', false],
+  ] as const) {
+    test(`${drafter}, K = ${k}${adaptive ? ' (adaptive)' : ''}, ${promptClass} prompt`, async ({
+      harness,
+    }) => {
+      const r = await harness.call(
+        'model',
+        'speculativeMatchesGreedy',
+        drafter,
+        k,
+        promptClass,
+        64,
+        adaptive,
+      );
+      expect(r.tokens).toBe(64);
+      expect(r.identical, `first mismatch at token ${r.firstMismatch}`).toBe(true);
+      // The cache holds the prompt and every token but the last (still pending).
+      expect(r.cacheLength).toBe(r.promptLength + 63);
+      expect(r.steps).toBeLessThanOrEqual(63);
+      expect(r.maxRows).toBeLessThanOrEqual(k + 1);
+      if (drafter.startsWith('oracle')) expect(r.accepted).toBeGreaterThan(0);
+      if (drafter.startsWith('ngram')) expect(r.drafted).toBeGreaterThan(0);
+      // K = 9 and 16 verify in two chunks of the decode kernels.
+      if (k > 8) expect(r.maxRows).toBeGreaterThan(8);
+    });
+  }
+});
+
 test('running out of KV pages through the model throws and changes nothing', async ({ harness }) => {
   const r = await harness.call('model', 'kvExhaustion');
   expect(r.prefillError).toMatchObject({ name: 'KvCacheExhaustedError', isKvError: true });

@@ -8,6 +8,10 @@ import { type ModelConfig, presetConfig } from '../../src/model/config.ts';
 import { Model, type ModelOptions, type PrefillResult } from '../../src/model/forward.ts';
 import { compare, referenceForward } from '../../src/model/reference.ts';
 import { randomWeights } from '../../src/model/weights.ts';
+import { createDraftModel, makeDrafter } from '../../src/speculative/build.ts';
+import { parseDrafterSpec } from '../../src/speculative/drafter-spec.ts';
+import { speculativeDecode } from '../../src/speculative/loop.ts';
+import { classPrompt } from '../../src/workloads/spec.ts';
 
 /** Logit tolerance between two GPU paths that sum in different orders (matmul vs GEMV, prefill vs decode attention). */
 const PATH_TOLERANCE = { atol: 1e-3, rtol: 1e-3 };
@@ -196,6 +200,80 @@ export class ModelChecks {
         sameToken: after.nextTokens[0] === want.nextToken,
       },
     };
+  }
+
+  /**
+   * Speculative decoding against plain greedy decode of the same prompt: `count` tokens each, the
+   * drafter built exactly as the spec workload builds it (a draft model on the same device).
+   */
+  async speculativeMatchesGreedy(
+    drafter: string,
+    k: number,
+    promptClass: string,
+    count: number,
+    adaptive = false,
+  ) {
+    const config = presetConfig('ci-tiny');
+    const weights = randomWeights(config, 1);
+    const model = await Model.create(
+      this.gpu,
+      weights,
+      { ...paged(16), pipelines: this.pipelines, variants: this.variants },
+      'ci-tiny',
+    );
+    const draft = await createDraftModel(
+      drafter,
+      { gpu: this.gpu, weights, pipelines: this.pipelines, variants: this.variants, pageSize: 16 },
+      { seed: 2, capacityTokens: 4096 },
+    );
+    try {
+      const prompt = classPrompt(promptClass, 48, config.vocabSize, 5);
+      const plainSeq = model.createSequence();
+      const [first] = await model.prefill([{ seq: plainSeq, tokens: prompt }], 'none');
+      const reference = [first.nextToken];
+      while (reference.length < count) {
+        const step = await model.decode([{ seq: plainSeq, token: reference[reference.length - 1] }]);
+        reference.push(step.nextTokens[0]);
+      }
+      model.freeSequence(plainSeq);
+      const spec = parseDrafterSpec(drafter);
+      if (typeof spec === 'string') throw new Error(spec);
+      const d = makeDrafter(spec, draft, {
+        promptLength: prompt.length,
+        reference,
+        vocab: config.vocabSize,
+        seed: 3,
+      });
+      const seq = model.createSequence();
+      const [again] = await model.prefill([{ seq, tokens: prompt }], 'none');
+      let clock = 0;
+      const run = await speculativeDecode(model, d, {
+        seq,
+        prompt,
+        first: again.nextToken,
+        firstAt: 0,
+        count,
+        k,
+        adaptive,
+        now: () => clock++,
+      });
+      d.dispose?.();
+      const mismatch = run.tokens.findIndex((t, i) => t !== reference[i]);
+      return {
+        tokens: run.tokens.length,
+        identical: mismatch < 0 && run.tokens.length === reference.length,
+        firstMismatch: mismatch,
+        steps: run.steps.length,
+        maxRows: Math.max(...run.steps.map((s) => s.rows)),
+        drafted: run.steps.reduce((a, s) => a + s.drafted, 0),
+        accepted: run.steps.reduce((a, s) => a + s.accepted, 0),
+        cacheLength: model.sequenceLength(seq),
+        promptLength: prompt.length,
+      };
+    } finally {
+      draft?.destroy();
+      model.destroy();
+    }
   }
 
   /** The same generation with paged caches of each page size and with the contiguous cache: bitwise identical. */

@@ -351,7 +351,12 @@ export class Model {
         queue.writeBuffer(plan.slots, 0, new Uint32Array(slots.slice(offset, offset + rows.length)));
         queue.writeBuffer(plan.tables, 0, new Uint32Array(rows.flatMap(() => table)));
         queue.writeBuffer(plan.lengths, 0, new Uint32Array(positions.map((p) => p + 1)));
-        encodePasses(encoder, `verify rows ${offset}…${offset + rows.length - 1}`, plan.calls, options.timing);
+        encodePasses(
+          encoder,
+          `verify rows ${offset}…${offset + rows.length - 1}`,
+          plan.calls,
+          options.timing,
+        );
         encoder.copyBufferToBuffer(plan.next, 0, plan.nextReadback, 0, rows.length * BYTES.u32);
         offset += rows.length;
       }
@@ -364,7 +369,10 @@ export class Model {
         nextTokens.push(...(await readNextTokens(plans[c], rows.length)));
         if (logits) {
           const floats = rows.length * this.config.vocabSize;
-          logits.set(await readFloat32(this.gpu, plans[c].logits, floats * BYTES.f32), offset * this.config.vocabSize);
+          logits.set(
+            await readFloat32(this.gpu, plans[c].logits, floats * BYTES.f32),
+            offset * this.config.vocabSize,
+          );
         }
         offset += rows.length;
       }

@@ -1,18 +1,15 @@
-import { InputError } from '../errors.ts';
 import { GpuProfiler } from '../gpu/profiler.ts';
 import { verifyCost } from '../measure/cost.ts';
 import { PointSamples } from '../measure/samples.ts';
 import { decodePrompt, specRunContext, type WorkloadOf } from '../measure/spec.ts';
 import { percentile } from '../measure/stats.ts';
-import { presetConfig } from '../model/config.ts';
-import { Model, VERIFY_CHUNK } from '../model/forward.ts';
-import { randomWeights, truncatedWeights } from '../model/weights.ts';
+import { type Model, VERIFY_CHUNK } from '../model/forward.ts';
 import { mulberry32 } from '../random.ts';
 import type { SpecRun } from '../results/schema.ts';
+import { createDraftModel, makeDrafter } from '../speculative/build.ts';
 import { type DrafterSpec, drafterLabel, parseDrafterSpec } from '../speculative/drafter-spec.ts';
-import { type Drafter, ngramDrafter, oracleDrafter } from '../speculative/drafters.ts';
+import type { Drafter } from '../speculative/drafters.ts';
 import { speculativeDecode } from '../speculative/loop.ts';
-import { modelDrafter } from '../speculative/model-drafter.ts';
 import { curveAt, predictedSpeedup } from '../speculative/predict.ts';
 import { promptTokens } from './prompts.ts';
 import { requireModel, type WorkloadContext, type WorkloadRunner } from './workload.ts';
@@ -46,7 +43,7 @@ export const specDecoding: WorkloadRunner<'spec'> = async (ctx, w) => {
       for (const { text, spec } of specs) {
         ctx.signal.throwIfAborted();
         const drafter = makeDrafter(spec, drafts.get(text), {
-          prompt,
+          promptLength: prompt.length,
           reference: baseline.tokens,
           vocab,
           seed,
@@ -108,85 +105,30 @@ export const specDecoding: WorkloadRunner<'spec'> = async (ctx, w) => {
   }
 };
 
-/**
- * The draft models the drafters name (`model:PRESET`, `truncated:N`), each on the same device with
- * its own KV cache and the target's kernel families. Out of memory here is bad input: the draft
- * does not fit beside the target.
- */
+/** Every draft model the drafters name, built before anything is measured (a misfit fails first). */
 async function buildDraftModels(ctx: WorkloadContext, target: Model, w: WorkloadOf<'spec'>) {
   const drafts = new Map<string, Model>();
   try {
     for (const text of w.drafters) {
-      const spec = parseDrafterSpec(text);
-      if (typeof spec === 'string') throw new InputError(spec);
-      if (spec.kind !== 'model' && spec.kind !== 'truncated') continue;
-      const weights =
-        spec.kind === 'model'
-          ? randomWeights(presetConfig(spec.preset as Parameters<typeof presetConfig>[0]), w.seed + 1)
-          : truncatedWeights(ctx.weights, spec.layers);
-      if (weights.config.vocabSize !== target.config.vocabSize) {
-        throw new InputError(
-          `draft ${text} has a vocabulary of ${weights.config.vocabSize} tokens and the target ${target.config.vocabSize}: a draft must share the target's vocabulary`,
-        );
-      }
-      ctx.progress(0, 1, `building the draft model ${text}`);
-      try {
-        drafts.set(
-          text,
-          await Model.create(
-            ctx.gpu,
-            weights,
-            {
-              kv: {
-                mode: 'paged',
-                pageSize: target.kv.pageSize,
-                capacityTokens: specRunContext(w) + VERIFY_CHUNK,
-              },
-              maxBatch: 1,
-              pipelines: ctx.pipelines,
-              variants: ctx.variants,
-            },
-            text,
-          ),
-        );
-      } catch (e) {
-        const name = e instanceof Error ? e.name : '';
-        if (name === 'GpuOutOfMemoryError' || name === 'KvCacheExhaustedError') {
-          throw new InputError(
-            `draft ${text} does not fit in GPU memory beside the target: ${(e as Error).message}`,
-          );
-        }
-        throw e;
-      }
+      ctx.progress(0, 1, `building the draft for ${text}`);
+      const draft = await createDraftModel(
+        text,
+        {
+          gpu: ctx.gpu,
+          weights: ctx.weights,
+          pipelines: ctx.pipelines,
+          variants: ctx.variants,
+          pageSize: target.kv.pageSize,
+        },
+        { seed: w.seed + 1, capacityTokens: specRunContext(w) + VERIFY_CHUNK },
+      );
+      if (draft) drafts.set(text, draft);
     }
   } catch (e) {
     for (const d of drafts.values()) d.destroy();
     throw e;
   }
   return drafts;
-}
-
-function makeDrafter(
-  spec: DrafterSpec,
-  draft: Model | undefined,
-  o: { prompt: number[]; reference: number[]; vocab: number; seed: number },
-): Drafter {
-  switch (spec.kind) {
-    case 'ngram':
-      return ngramDrafter(spec.minN, spec.maxN);
-    case 'oracle':
-      return oracleDrafter({
-        promptLength: o.prompt.length,
-        reference: o.reference,
-        p: spec.p,
-        vocab: o.vocab,
-        seed: o.seed,
-      });
-    case 'model':
-    case 'truncated':
-      if (!draft) throw new InputError(`no draft model was built for ${drafterLabel(spec)}`);
-      return modelDrafter(draft, drafterLabel(spec));
-  }
 }
 
 /**
@@ -247,7 +189,7 @@ async function measureCurve(ctx: WorkloadContext, model: Model, w: WorkloadOf<'s
     const drafts = ks.map((k) => promptTokens(k, vocab, depth + 17 * k));
     for (let r = 0; r < w.warmup + w.reps; r++) {
       ctx.signal.throwIfAborted();
-      for (const [i, k] of ks.entries()) {
+      for (const [i, _k] of ks.entries()) {
         // A warm-up repetition compiles and builds every plan; its samples are dropped.
         const d = r < w.warmup ? new PointSamples(false) : decode[i];
         const v = r < w.warmup ? new PointSamples(false) : verify[i];
