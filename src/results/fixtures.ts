@@ -3,9 +3,20 @@
  * tests later). The numbers come from a small roofline cost model of SmolLM2-135M on a made-up
  * laptop GPU, so ratios between points look like a real run, but nothing here is measured.
  */
-import { dims, PRESETS } from '../model/config.ts';
+import { verifyCost } from '../measure/cost.ts';
+import { place } from '../measure/roofline.ts';
+import { dims, type ModelConfig, PRESETS } from '../model/config.ts';
 import { parameterCount } from '../model/weights.ts';
-import { type BenchResult, BenchResultSchema, type Point, SCHEMA_VERSION } from './schema.ts';
+import { drafterLabel, parseDrafterSpec } from '../speculative/drafter-spec.ts';
+import { curveAt, kneeOf, predictedSpeedup, SPEEDUP_FORMULA } from '../speculative/predict.ts';
+import {
+  type BenchResult,
+  BenchResultSchema,
+  type Point,
+  SCHEMA_VERSION,
+  type SpecRun,
+  type VerifyPoint,
+} from './schema.ts';
 
 /** The made-up machine and sweep behind every fixture. */
 const FIXTURE = {
@@ -309,4 +320,274 @@ export function scaleTimes(r: BenchResult, factor: number): BenchResult {
       }),
     ),
   });
+}
+
+/**
+ * The speculative-decoding fixture: ci-tiny on SwiftShader (2 CPU cores), `--suite spec` with the
+ * curve at two depths. Curve times are GPU timestamps shaped like the ratios measured there (about
+ * 1.0, 1.1, 1.3, 1.6 and 3.1 decode steps for k = 1…16 at depth 64; k = 16 runs in two chunks of
+ * the GEMV's batch limit, so it reads the weights twice); FLOPs and bytes come from the cost model
+ * and each point is placed by the same `place` the engine uses. The runs are wall clock: a step
+ * costs its draft, its verify and the loop's host time, and emits τ tokens.
+ */
+const SPEC_FIXTURE = {
+  preset: 'ci-tiny',
+  /** Roofs of the README's SwiftShader run. */
+  peaks: { fmaGflops: 15.9, copyGBps: 2.2, dispatchUs: 35.1, emptyDispatchUs: 21.5, submitUs: 505 },
+  verifyKs: [1, 2, 4, 8, 16],
+  /** Ratio verify ÷ decode at each k, per depth, and the decode step's GPU median there. */
+  curve: [
+    { depth: 64, decodeMs: 5.85, ratios: [1.02, 1.1, 1.3, 1.6, 3.1] },
+    { depth: 256, decodeMs: 6.6, ratios: [1.01, 1.08, 1.22, 1.45, 2.9] },
+  ],
+  /** Rows the GEMV takes per call (GEMV_LIMITS.maxBatch): a verify of more runs in chunks. */
+  chunk: 8,
+  /** Submit and readback of the sampled tokens, on the wall clock only. */
+  wallExtraMs: 2.45,
+  kneeRatio: 1.5,
+  draftK: 4,
+  gen: 64,
+  promptTokens: 64,
+  /** Per run: steps, accepted and drafted tokens over the 63 tokens after the prefill's. */
+  runs: [
+    {
+      drafter: 'ngram',
+      promptClass: 'repetitive',
+      steps: 18,
+      accepted: 45,
+      drafted: 68,
+      perPosition: [0.89, 0.71, 0.58, 0.47],
+      draftMs: 0.06,
+      verifyMs: 11.8,
+      baselineTpotMs: 8.31,
+    },
+    {
+      drafter: 'ngram',
+      promptClass: 'random',
+      steps: 58,
+      accepted: 5,
+      drafted: 24,
+      perPosition: [0.25, 0.2, 0.2, 0.17],
+      draftMs: 0.03,
+      verifyMs: 9.05,
+      baselineTpotMs: 8.36,
+    },
+    {
+      drafter: 'oracle:0.8',
+      promptClass: 'repetitive',
+      steps: 19,
+      accepted: 44,
+      drafted: 76,
+      perPosition: [0.79, 0.63, 0.53, 0.37],
+      draftMs: 0.02,
+      verifyMs: 11.8,
+      baselineTpotMs: 8.31,
+    },
+    {
+      drafter: 'oracle:0.8',
+      promptClass: 'random',
+      steps: 20,
+      accepted: 43,
+      drafted: 80,
+      perPosition: [0.8, 0.6, 0.45, 0.3],
+      draftMs: 0.02,
+      verifyMs: 11.85,
+      baselineTpotMs: 8.36,
+    },
+    {
+      drafter: 'truncated:1',
+      promptClass: 'repetitive',
+      steps: 31,
+      accepted: 32,
+      drafted: 124,
+      perPosition: [0.52, 0.26, 0.16, 0.1],
+      draftMs: 23.6,
+      verifyMs: 11.8,
+      baselineTpotMs: 8.31,
+    },
+    {
+      drafter: 'truncated:1',
+      promptClass: 'random',
+      steps: 40,
+      accepted: 23,
+      drafted: 160,
+      perPosition: [0.35, 0.13, 0.07, 0.03],
+      draftMs: 23.5,
+      verifyMs: 11.8,
+      baselineTpotMs: 8.36,
+    },
+  ],
+  /** The loop's own host time per step (acceptance, rollback bookkeeping), ms. */
+  hostMs: 0.25,
+  createdAt: '2026-12-02T21:30:00.000Z',
+} as const;
+
+function specCurve(config: ModelConfig): VerifyPoint[] {
+  const spread = FIXTURE.sampleSpread;
+  return SPEC_FIXTURE.curve.flatMap(({ depth, decodeMs, ratios }) =>
+    SPEC_FIXTURE.verifyKs.map((k, i) => {
+      const verifyMs = decodeMs * ratios[i];
+      const cost = verifyCost(config, depth, k, SPEC_FIXTURE.chunk);
+      const placed = place(
+        { flops: cost.flops, bytes: cost.bytes, dispatches: cost.dispatches, timebase: 'gpu' },
+        verifyMs,
+        SPEC_FIXTURE.peaks,
+      );
+      return {
+        k,
+        depth,
+        reps: spread.length,
+        timebase: 'gpu',
+        verifyMs,
+        decodeMs,
+        ratio: verifyMs / decodeMs,
+        verifySamplesMs: spread.map((f) => verifyMs * f),
+        decodeSamplesMs: spread.map((f) => decodeMs * f),
+        wallVerifyMs: verifyMs + SPEC_FIXTURE.wallExtraMs,
+        wallDecodeMs: decodeMs + SPEC_FIXTURE.wallExtraMs,
+        chunks: Math.ceil(k / SPEC_FIXTURE.chunk),
+        flops: cost.flops,
+        bytes: cost.bytes,
+        intensity: placed.intensity,
+        gflops: placed.gflops,
+        gbps: placed.gbps,
+        bound: placed.bound,
+        roofPct: placed.roofPct,
+        predictedMs: placed.predictedMs,
+      };
+    }),
+  );
+}
+
+function specRuns(curve: readonly VerifyPoint[]): SpecRun[] {
+  const K = SPEC_FIXTURE.draftK;
+  const emitted = SPEC_FIXTURE.gen - 1;
+  return SPEC_FIXTURE.runs.map((r) => {
+    const parsed = parseDrafterSpec(r.drafter);
+    if (typeof parsed === 'string') throw new Error(parsed);
+    const meanAcceptanceLength = 1 + r.accepted / r.steps;
+    const tpotMs = (r.steps * (r.draftMs + r.verifyMs + SPEC_FIXTURE.hostMs)) / emitted;
+    const at = curveAt(curve, K + 1, SPEC_FIXTURE.promptTokens + SPEC_FIXTURE.gen / 2);
+    if (!at) throw new Error('the fixture curve is empty');
+    return {
+      drafter: r.drafter,
+      label: drafterLabel(parsed),
+      synthetic: parsed.kind === 'oracle',
+      k: K,
+      adaptiveK: false,
+      promptClass: r.promptClass,
+      prompts: 1,
+      promptTokens: SPEC_FIXTURE.promptTokens,
+      tokens: SPEC_FIXTURE.gen,
+      steps: r.steps,
+      drafted: r.drafted,
+      accepted: r.accepted,
+      acceptanceRate: r.accepted / r.drafted,
+      meanAcceptanceLength,
+      perPosition: [...r.perPosition],
+      draftMs: r.draftMs,
+      verifyMs: r.verifyMs,
+      tpotMs,
+      baselineTpotMs: r.baselineTpotMs,
+      speedup: r.baselineTpotMs / tpotMs,
+      predictedSpeedup: predictedSpeedup({ meanAcceptanceLength, draftMs: r.draftMs, ...at }),
+      identical: true,
+      firstMismatch: null,
+    };
+  });
+}
+
+/**
+ * A `--suite spec` run of ci-tiny on SwiftShader: no prefill or decode points, the roofs, and a
+ * `speculative` section (the verify-K curve at depths 64 and 256, and three drafters on two prompt
+ * classes, every output identical to greedy decode). Validated like `makeResult`.
+ */
+export function makeSpecResult(overrides: Partial<BenchResult> = {}): BenchResult {
+  const base = makeResult();
+  const tinyConfig = { ...PRESETS[SPEC_FIXTURE.preset].config };
+  const tinyParams = parameterCount(tinyConfig);
+  const curve = specCurve(tinyConfig);
+  const { knee, byDepth } = kneeOf(curve, SPEC_FIXTURE.kneeRatio);
+  const p = SPEC_FIXTURE.peaks;
+  const spec: BenchResult = {
+    ...base,
+    createdAt: SPEC_FIXTURE.createdAt,
+    spec: {
+      suite: 'spec',
+      kv: { mode: 'paged', pageSize: 16 },
+      autotune: true,
+      workloads: [
+        {
+          kind: 'spec',
+          verifyKs: [...SPEC_FIXTURE.verifyKs],
+          depths: SPEC_FIXTURE.curve.map((c) => c.depth),
+          drafters: [...new Set(SPEC_FIXTURE.runs.map((r) => r.drafter))],
+          k: SPEC_FIXTURE.draftK,
+          adaptiveK: false,
+          gen: SPEC_FIXTURE.gen,
+          promptTokens: SPEC_FIXTURE.promptTokens,
+          prompts: 1,
+          classes: ['repetitive', 'random'],
+          reps: 5,
+          warmup: 1,
+          seed: 0,
+        },
+      ],
+    },
+    env: {
+      ...base.env,
+      userAgent:
+        'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/150.0.0.0 Safari/537.36',
+      browser: 'Chromium 150.0.7871.100 (headless)',
+      adapter: {
+        vendor: 'google',
+        architecture: 'swiftshader',
+        device: '',
+        description: '',
+        isFallbackAdapter: true,
+      },
+      features: ['core-features-and-limits', 'subgroups', 'timestamp-query'],
+      timestamps: { supported: true, quantumNs: null },
+    },
+    model: {
+      preset: SPEC_FIXTURE.preset,
+      config: tinyConfig,
+      params: tinyParams,
+      weightBytes: tinyParams * FIXTURE.bytesPerWeight,
+    },
+    peaks: {
+      ...p,
+      trials: [
+        { kind: 'fma', label: 'before: wg 64 × 128 workgroups', value: p.fmaGflops },
+        { kind: 'copy', label: 'before: 256 MiB, wg 64 × 4096', value: p.copyGBps },
+        { kind: 'dispatch', label: 'before: dependent dispatch, buffers bound', value: p.dispatchUs },
+        { kind: 'empty-dispatch', label: 'before: empty kernel', value: p.emptyDispatchUs },
+        { kind: 'submit', label: 'before: submit + 4-byte readback', value: p.submitUs },
+      ],
+    },
+    peaksAfter: null,
+    coldStart: { compileMs: 2310.4, loadMs: 95.2 },
+    points: [],
+    speculative: {
+      verifyCurve: curve,
+      knee,
+      kneeRatio: SPEC_FIXTURE.kneeRatio,
+      kneeByDepth: byDepth,
+      runs: specRuns(curve),
+      formula: SPEEDUP_FORMULA,
+      clock:
+        'wall clock of the engine worker (performance.now()): draft, verify and TPOT include submit and readback',
+    },
+    validation: {
+      maxAbsErr: 1.42e-6,
+      maxRelErr: 3.64e-7,
+      passed: true,
+      checks: [
+        { name: 'prefill logits', maxAbsErr: 1.42e-6, maxRelErr: 3.64e-7, passed: true },
+        { name: 'decode logits', maxAbsErr: 9.5e-7, maxRelErr: 2.1e-7, passed: true },
+      ],
+    },
+    warnings: ['Fallback (software) adapter: these numbers measure a CPU emulation, not a GPU.'],
+  };
+  return BenchResultSchema.parse({ ...spec, ...overrides });
 }

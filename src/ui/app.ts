@@ -143,7 +143,7 @@ export class App {
     }
   }
 
-  /** Finds the adapter, then applies the URL: ?preset=NAME, ?autorun=quick|full. */
+  /** Finds the adapter, then applies the URL: ?preset=NAME, ?autorun=quick|full|spec. */
   async start(params: URLSearchParams): Promise<void> {
     void this.history.refresh();
     if (!('gpu' in navigator) || !navigator.gpu) {
@@ -166,7 +166,7 @@ export class App {
     );
     this.runButton.disabled = false;
     const autorun = params.get('autorun');
-    if (autorun === 'quick' || autorun === 'full') {
+    if (autorun === 'quick' || autorun === 'full' || autorun === 'spec') {
       this.form.applySuite(autorun);
       await this.run();
     }
@@ -252,7 +252,7 @@ export class App {
       );
     }
     this.setRunning(false);
-    if (result.points.length > 0) {
+    if (result.points.length > 0 || result.speculative) {
       try {
         await saveRun(result);
         await this.history.refresh();

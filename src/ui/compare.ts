@@ -1,7 +1,8 @@
 /**
  * The compare view: result files imported (picker or drag and drop) or runs picked from history,
  * overlaid on the same charts with one colour per device, and a table of times with speed-up
- * columns. Imported files are untrusted; see import.ts. Their strings only ever become text.
+ * columns; below them, the speculative-decoding section of each run that has one. Imported files
+ * are untrusted; see import.ts. Their strings only ever become text.
  */
 import {
   type ComparedFile,
@@ -17,10 +18,11 @@ import { ChartSet } from './charts/chart-set.ts';
 import { type ChartRun, runColor } from './charts/common.ts';
 import { button, h, uniqueId } from './dom.ts';
 import type { ErrorBanner } from './error-banner.ts';
-import { download } from './export.ts';
+import { download, resultFileStem } from './export.ts';
 import { fixed, formatDate, formatMs, formatNumber } from './format.ts';
 import { readResultFiles } from './import.ts';
 import { type Column, sortableTable } from './sortable-table.ts';
+import { SpecView } from './speculative/view.ts';
 
 interface Entry {
   /** Identity, so the same history run or file is not added twice. */
@@ -52,6 +54,9 @@ export class CompareView {
   private readonly exportButtons: HTMLButtonElement[];
   private readonly addCurrentButton: HTMLButtonElement;
   private readonly charts = new ChartSet({ idPrefix: 'compare', fileStem: () => 'comparison' });
+  /** The speculative sections of the runs that have one, by entry key, in the order of the entries. */
+  private readonly specHost = h('div', { className: 'compare-spec' });
+  private readonly specViews = new Map<string, SpecView>();
   private comparison: Comparison | null = null;
 
   constructor(
@@ -126,6 +131,7 @@ export class CompareView {
         this.warnings,
       ]),
       this.charts.element,
+      this.specHost,
     ]);
     this.render();
   }
@@ -210,7 +216,32 @@ export class CompareView {
       notes.push('The runs use different models: only points of the same preset are joined.');
     }
     this.warnings.replaceChildren(...notes.map((w) => h('li', { text: w })));
+    // Runs of speculative decoding alone have no points: their sections below carry their roofs.
+    this.charts.element.hidden =
+      this.entries.length > 0 &&
+      this.entries.every((e) => e.result.points.length === 0 && e.result.speculative);
     this.charts.update(this.chartRuns());
+    this.renderSpec();
+  }
+
+  /** One speculative section per run that has one, reused while its entry stays. */
+  private renderSpec(): void {
+    const shown: SpecView[] = [];
+    const keys = new Set<string>();
+    this.entries.forEach((e, i) => {
+      if (!e.result.speculative) return;
+      let view = this.specViews.get(e.key);
+      if (!view) {
+        const result = e.result;
+        view = new SpecView({ idPrefix: 'compare', fileStem: () => resultFileStem(result) });
+        this.specViews.set(e.key, view);
+      }
+      view.show(e.result, `${runLabel(e, i)}: speculative decoding`);
+      shown.push(view);
+      keys.add(e.key);
+    });
+    for (const key of [...this.specViews.keys()]) if (!keys.has(key)) this.specViews.delete(key);
+    this.specHost.replaceChildren(...shown.map((v) => v.element));
   }
 
   private listItem(e: Entry, i: number): HTMLElement {

@@ -1,11 +1,15 @@
 /**
  * The run configuration form. It builds a BenchSpec and validates it with the same zod schema the
  * CLI and the engine use (BenchSpecSchema); each zod issue is shown at the field its path names.
+ * The speculative suite has fields of its own (drafters, K, adaptive K, verify sizes), shown only
+ * while it is chosen; there the depths and the tokens to generate are the verify-K curve's depths
+ * and the tokens per prompt, as in buildSpec, and the fields say so.
  */
 import { PAGE_SIZES } from '../kv/cache.ts';
 import {
   type BenchSpec,
   buildSpec,
+  drafterErrors,
   fitToModel,
   SPEC_DEFAULTS,
   type SpecOptions,
@@ -31,7 +35,11 @@ type FieldName =
   | 'kvMode'
   | 'batch'
   | 'profile'
-  | 'autotune';
+  | 'autotune'
+  | 'drafters'
+  | 'k'
+  | 'adaptiveK'
+  | 'verifyKs';
 
 type Control = HTMLInputElement | HTMLSelectElement;
 
@@ -39,7 +47,25 @@ interface Field {
   control: Control;
   error: HTMLElement;
   wrapper: HTMLElement;
+  /** The label above the control (none for a checkbox, whose label wraps it). */
+  label: HTMLLabelElement | null;
+  /** The hint under the control, hidden while empty. */
+  hint: HTMLElement;
 }
+
+/** Labels and hints of the fields whose meaning changes with the suite: a sweep's, or the speculative suite's. */
+const SUITE_TEXT = {
+  sweep: {
+    depths: { label: 'Decode depths', hint: 'Context tokens before generation.' },
+    gen: { label: 'Tokens to generate', hint: '' },
+    reps: { label: 'Repetitions', hint: '' },
+  },
+  spec: {
+    depths: { label: 'Verify-curve depths', hint: 'Context tokens before each verify pass of the curve.' },
+    gen: { label: 'Tokens per prompt', hint: 'Generated per prompt, by plain decode and by each drafter.' },
+    reps: { label: 'Repetitions', hint: 'Timed samples of each curve point.' },
+  },
+} as const;
 
 /** Defaults of the fields a suite does not set: the spec's own, so the CLI and the page agree. */
 const DEFAULTS = {
@@ -50,10 +76,17 @@ const DEFAULTS = {
   batch: SPEC_DEFAULTS.batch,
   profile: SPEC_DEFAULTS.profile,
   autotune: SPEC_DEFAULTS.autotune,
+  drafters: SPEC_DEFAULTS.drafters.join(', '),
+  k: SPEC_DEFAULTS.draftK,
+  adaptiveK: false,
+  verifyKs: SPEC_DEFAULTS.verifyKs.join(', '),
 } as const;
 
-/** The suites the page offers; the kernel suite is a CLI job (npm run bench -- --suite kernels). */
-type PageSuite = 'quick' | 'full';
+/**
+ * The suites the page offers; the kernel suite is a CLI job (npm run bench -- --suite kernels), and
+ * so is the capacity probe, whose pool has no field here (--pool-mib).
+ */
+type PageSuite = 'quick' | 'full' | 'spec';
 
 /** Result of reading a comma- or space-separated list of whole numbers. */
 type ParsedList = { ok: true; values: number[] } | { ok: false; message: string };
@@ -63,6 +96,11 @@ function parseList(text: string): ParsedList {
   const bad = tokens.find((t) => !/^\d+$/.test(t));
   if (bad !== undefined) return { ok: false, message: `“${bad}” is not a whole number` };
   return { ok: true, values: tokens.map(Number) };
+}
+
+/** Drafter names, comma- or space-separated; each is validated by the spec schema. */
+function parseDrafters(text: string): string[] {
+  return text.split(/[\s,;]+/).filter(Boolean);
 }
 
 function parseNumber(text: string): number | null {
@@ -86,6 +124,12 @@ export class ConfigForm {
     attrs: { role: 'alert', hidden: true },
   });
   private readonly presetInfo = h('p', { className: 'hint' });
+  /** The speculative suite's own fields, shown only while it is chosen. */
+  private readonly specFields = h('fieldset', {
+    className: 'spec-fields',
+    testId: 'spec-fields',
+    attrs: { hidden: true },
+  });
   /** A model picked from disk; when set it replaces the preset. */
   private localModel: Extract<BenchSpec['model'], { kind: 'files' }> | undefined;
 
@@ -98,6 +142,7 @@ export class ConfigForm {
     const suiteSelect = h('select', {}, [
       h('option', { text: 'quick', attrs: { value: 'quick' } }),
       h('option', { text: 'full', attrs: { value: 'full' } }),
+      h('option', { text: 'speculative', attrs: { value: 'spec' } }),
       h('option', { text: 'custom', attrs: { value: 'custom' } }),
     ]);
     const pageSelect = h(
@@ -113,25 +158,32 @@ export class ConfigForm {
       h('input', { attrs: { type: 'number', inputmode: 'numeric', min, step: 1 } });
     const listInput = (placeholder: string) =>
       h('input', { attrs: { type: 'text', inputmode: 'numeric', autocomplete: 'off', placeholder } });
+    const textInput = (placeholder: string) =>
+      h('input', { attrs: { type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder } });
     const profile = h('input', { attrs: { type: 'checkbox' } });
     const autotune = h('input', { attrs: { type: 'checkbox' } });
+    const adaptiveK = h('input', { attrs: { type: 'checkbox' } });
+    const draftK = numberInput(1);
+    draftK.max = '16';
 
-    const field = (name: FieldName, label: string, control: Control, hint?: string): HTMLElement => {
+    const field = (name: FieldName, label: string, control: Control, hint = ''): HTMLElement => {
       const id = uniqueId(`f-${name}`);
       const errorId = `${id}-error`;
-      const hintId = hint ? `${id}-hint` : undefined;
+      const hintId = `${id}-hint`;
       control.id = id;
       control.name = name;
-      control.setAttribute('aria-describedby', [hintId, errorId].filter(Boolean).join(' '));
+      control.setAttribute('aria-describedby', `${hintId} ${errorId}`);
       const error = h('p', { className: 'field-error', attrs: { id: errorId, hidden: true } });
+      const hintEl = h('p', { className: 'hint', text: hint, attrs: { id: hintId, hidden: hint === '' } });
       const isCheckbox = control instanceof HTMLInputElement && control.type === 'checkbox';
+      const labelEl = isCheckbox ? null : h('label', { text: label, attrs: { for: id } });
       const wrapper = h('div', { className: `field field-${name}${isCheckbox ? ' field-check' : ''}` }, [
-        isCheckbox ? null : h('label', { text: label, attrs: { for: id } }),
+        labelEl,
         isCheckbox ? h('label', { attrs: { for: id } }, [control, ` ${label}`]) : control,
-        hint ? h('p', { className: 'hint', text: hint, attrs: { id: hintId } }) : null,
+        hintEl,
         error,
       ]);
-      this.fields.set(name, { control, error, wrapper });
+      this.fields.set(name, { control, error, wrapper, label: labelEl, hint: hintEl });
       return wrapper;
     };
 
@@ -194,11 +246,12 @@ export class ConfigForm {
         field('pageSize', 'KV page size', pageSelect),
       ]),
       field('prefill', 'Prefill lengths L', listInput('16, 32, 64'), 'Prompt lengths, comma-separated.'),
-      field('depths', 'Decode depths', listInput('16, 128, 512'), 'Context tokens before generation.'),
+      field('depths', SUITE_TEXT.sweep.depths.label, listInput('16, 128, 512'), SUITE_TEXT.sweep.depths.hint),
       h('div', { className: 'form-grid' }, [
-        field('gen', 'Tokens to generate', numberInput(2)),
-        field('reps', 'Repetitions', numberInput(3)),
+        field('gen', SUITE_TEXT.sweep.gen.label, numberInput(2)),
+        field('reps', SUITE_TEXT.sweep.reps.label, numberInput(3)),
       ]),
+      this.specFields,
       field('profile', 'Profile every repetition (a timed pass per kernel; slower)', profile),
       h('details', { className: 'advanced' }, [
         h('summary', { text: 'Advanced' }),
@@ -211,6 +264,20 @@ export class ConfigForm {
       ]),
       this.formError,
     ]);
+    this.specFields.append(
+      h('legend', { text: 'Speculative decoding' }),
+      field(
+        'drafters',
+        'Drafters',
+        textInput('ngram, oracle:0.8, truncated:1'),
+        'Comma-separated: ngram (or ngram:MIN-MAX), model:PRESET, truncated:N (the first N layers), oracle:P (synthetic, calibration only). None: the curve alone.',
+      ),
+      h('div', { className: 'form-grid' }, [
+        field('k', 'Draft length K', draftK, '1…16 tokens per step.'),
+        field('verifyKs', 'Verify sizes k', listInput('1, 2, 4, 8, 16'), 'Tokens per curve pass, 1…17.'),
+      ]),
+      field('adaptiveK', 'Adaptive K: shorter after a rejection, longer after a full acceptance', adaptiveK),
+    );
     this.element = h(
       'form',
       { className: 'config-form', attrs: { novalidate: true, 'aria-label': 'Benchmark configuration' } },
@@ -227,12 +294,14 @@ export class ConfigForm {
 
     suiteSelect.addEventListener('change', () => {
       const suite = suiteSelect.value;
-      if (suite === 'quick' || suite === 'full') this.applySuite(suite);
+      if (suite === 'quick' || suite === 'full' || suite === 'spec') this.applySuite(suite);
+      else this.showSuiteFields();
       this.validate();
     });
     for (const name of ['prefill', 'depths', 'gen', 'reps'] as const) {
       this.control(name).addEventListener('input', () => {
-        this.setValue('suite', this.matchingSuite());
+        // The speculative suite's depths and tokens are its own to set; a sweep's make it custom.
+        if (this.text('suite') !== 'spec') this.setValue('suite', this.matchingSuite());
       });
     }
     presetSelect.addEventListener('change', () => this.updatePresetInfo());
@@ -241,14 +310,18 @@ export class ConfigForm {
     this.updatePresetInfo();
   }
 
-  /** Fills the sweep fields with a built-in suite's values. */
+  /**
+   * Fills the sweep fields with a built-in suite's values. The speculative suite keeps the prefill
+   * lengths as they were (it has none, and hides them) and its own fields as last set.
+   */
   applySuite(suite: PageSuite): void {
     const s = SUITES[suite];
     this.setValue('suite', suite);
-    this.setValue('prefill', s.prefill.join(', '));
+    if (suite !== 'spec') this.setValue('prefill', s.prefill.join(', '));
     this.setValue('depths', s.depths.join(', '));
     this.setValue('gen', s.gen);
     this.setValue('reps', s.reps);
+    this.showSuiteFields();
   }
 
   setPreset(name: string): void {
@@ -280,6 +353,26 @@ export class ConfigForm {
 
   private text(name: FieldName): string {
     return this.control(name).value;
+  }
+
+  /** Shows the fields the chosen suite uses, labelled for what they mean in it. */
+  private showSuiteFields(): void {
+    const spec = this.text('suite') === 'spec';
+    this.specFields.hidden = !spec;
+    // Prefill lengths, per-kernel profiling and the decode batch are the sweeps'; the speculative
+    // workload has none of them.
+    for (const name of ['prefill', 'profile', 'batch'] as const) {
+      const f = this.fields.get(name);
+      if (f) f.wrapper.hidden = spec;
+    }
+    const texts = spec ? SUITE_TEXT.spec : SUITE_TEXT.sweep;
+    for (const name of ['depths', 'gen', 'reps'] as const) {
+      const f = this.fields.get(name);
+      if (!f) continue;
+      if (f.label) f.label.textContent = texts[name].label;
+      f.hint.textContent = texts[name].hint;
+      f.hint.hidden = texts[name].hint === '';
+    }
   }
 
   /** 'quick' or 'full' when the sweep fields hold exactly that suite, else 'custom'. */
@@ -315,7 +408,7 @@ export class ConfigForm {
   private validate(): BenchSpec | null {
     const errors = new Map<FieldName, string>();
     const formErrors: string[] = [];
-    const list = (name: 'prefill' | 'depths'): number[] => {
+    const list = (name: 'prefill' | 'depths' | 'verifyKs'): number[] => {
       const parsed = parseList(this.text(name));
       if (parsed.ok) return parsed.values;
       errors.set(name, parsed.message);
@@ -331,9 +424,11 @@ export class ConfigForm {
       return c instanceof HTMLInputElement && c.checked;
     };
     const model = this.localModel ?? { kind: 'preset', preset: this.text('preset'), seed: number('seed') };
+    const suite = this.text('suite') as SpecOptions['suite'];
+    const spec = suite === 'spec';
     const options: SpecOptions = {
-      suite: this.text('suite') as SpecOptions['suite'],
-      prefill: list('prefill'),
+      suite,
+      prefill: spec ? undefined : list('prefill'),
       depths: list('depths'),
       gen: number('gen'),
       reps: number('reps'),
@@ -344,15 +439,24 @@ export class ConfigForm {
       profile: checked('profile'),
       autotune: checked('autotune'),
     };
-    // The page always sends its sweep fields, so a named suite stays named only while they match it.
-    if (options.suite !== 'custom') {
+    if (spec) {
+      // The speculative suite's own fields; its depths, tokens and repetitions are sent as typed.
+      options.drafters = parseDrafters(this.text('drafters'));
+      options.k = number('k');
+      options.adaptiveK = checked('adaptiveK');
+      options.verifyKs = list('verifyKs');
+      if (options.depths?.length === 0 && !errors.has('depths')) {
+        errors.set('depths', 'the verify-K curve needs at least one depth');
+      }
+    } else if (options.suite !== 'custom') {
+      // The page always sends its sweep fields, so a named suite stays named only while they match it.
       options.prefill = undefined;
       options.depths = undefined;
       options.gen = undefined;
       options.reps = undefined;
     }
     const built = buildSpec(model, options);
-    let spec: BenchSpec | null = null;
+    let result: BenchSpec | null = null;
     if (!built.ok) {
       for (const issue of built.issues) {
         const field = fieldOfOption(issue.option, issue.message);
@@ -362,11 +466,18 @@ export class ConfigForm {
         else if (!errors.has(field)) errors.set(field, message);
       }
     } else {
-      spec = built.spec;
-      if (spec.model.kind === 'preset' && isPresetName(spec.model.preset)) {
+      result = built.spec;
+      if (result.model.kind === 'preset' && isPresetName(result.model.preset)) {
         // The engine rejects typed sweep values beyond the model's length; say so here, at the field.
-        const { errors: unfit } = fitToModel(spec, presetConfig(spec.model.preset).maxSeqLen);
-        for (const u of unfit) if (!errors.has(u.option)) errors.set(u.option, u.message);
+        // The speculative suite's values are always typed here, so what would not fit is an error too.
+        const config = presetConfig(result.model.preset);
+        const fit = fitToModel(result, config.maxSeqLen);
+        for (const u of spec ? fit.dropped : fit.errors) {
+          if (!errors.has(u.option)) errors.set(u.option, u.message);
+        }
+        // Drafters this model cannot use (a truncation as deep as the model, another vocabulary).
+        const drafters = drafterErrors(result, config);
+        if (drafters.length > 0 && !errors.has('drafters')) errors.set('drafters', drafters.join('; '));
       }
     }
 
@@ -380,6 +491,6 @@ export class ConfigForm {
     }
     this.formError.textContent = formErrors.map((m) => m.charAt(0).toUpperCase() + m.slice(1)).join('. ');
     this.formError.hidden = formErrors.length === 0;
-    return spec !== null && errors.size === 0 ? spec : null;
+    return result !== null && errors.size === 0 ? result : null;
   }
 }

@@ -46,10 +46,11 @@ export class HistoryList {
     const r = entry.result;
     const when = formatDate(r.createdAt);
     const status = r.status === 'complete' ? '' : ` · ${r.status}`;
+    const spec = r.speculative ? ` · ${r.speculative.runs.length} speculative runs` : '';
     return h('li', { className: 'history-item' }, [
       h('div', { className: 'history-text' }, [
         h('span', { className: 'history-title', text: `${adapterLabel(r.env.adapter)} · ${r.model.preset}` }),
-        h('span', { className: 'history-meta', text: `${when} · ${r.points.length} points${status}` }),
+        h('span', { className: 'history-meta', text: `${when} · ${r.points.length} points${spec}${status}` }),
       ]),
       h('div', { className: 'history-actions' }, [
         button('Open', () => this.actions.open(entry), {

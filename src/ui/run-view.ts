@@ -1,6 +1,7 @@
 /**
  * The run view: charts filling in live as points finish, then, once the run returns, its summary,
- * the results table, latency percentiles and the exports.
+ * the results table, latency percentiles and the exports, and its speculative-decoding section
+ * when it has one.
  */
 import type { Roofs } from '../measure/roofline.ts';
 import { adapterLabel, EXPORT_FORMATS, type ExportFormat } from '../results/export.ts';
@@ -10,6 +11,7 @@ import { button, h } from './dom.ts';
 import { downloadResult, resultFileStem } from './export.ts';
 import { formatCount, formatDate, formatMs } from './format.ts';
 import { latencyTable, resultsTable } from './results-table.ts';
+import { SpecView } from './speculative/view.ts';
 
 /** Export buttons: label and test id per format. */
 const EXPORTS: Record<ExportFormat, { label: string; testId: string }> = {
@@ -18,6 +20,13 @@ const EXPORTS: Record<ExportFormat, { label: string; testId: string }> = {
   csv: { label: 'CSV', testId: 'export-csv' },
   md: { label: 'Markdown', testId: 'export-md' },
 };
+
+/** The speculative section in a few words, for the summary line; empty without one. */
+function specSummary(r: BenchResult): string {
+  const s = r.speculative;
+  if (!s) return '';
+  return ` · speculative decoding: ${s.runs.length} run${s.runs.length === 1 ? '' : 's'}, ${s.verifyCurve.length} verify-curve points`;
+}
 
 export class RunView {
   readonly element: HTMLElement;
@@ -31,6 +40,10 @@ export class RunView {
   private readonly charts = new ChartSet({
     idPrefix: '',
     fileStem: () => (this.result ? resultFileStem(this.result) : 'live-run'),
+  });
+  private readonly spec = new SpecView({
+    idPrefix: '',
+    fileStem: () => (this.result ? resultFileStem(this.result) : 'run'),
   });
 
   constructor() {
@@ -64,6 +77,7 @@ export class RunView {
         this.latencyHost,
       ]),
       this.charts.element,
+      this.spec.element,
     ]);
     this.element = h('div', { className: 'run-view' }, [this.intro, this.content]);
   }
@@ -85,7 +99,9 @@ export class RunView {
     );
     this.tableHost.replaceChildren(points.length > 0 ? resultsTable(points) : '');
     this.latencyHost.replaceChildren();
+    this.charts.element.hidden = false;
     this.charts.update(points.length > 0 || peaks ? [{ label, points, peaks }] : []);
+    this.spec.show(null);
   }
 
   /** A finished run (complete, cancelled or failed), from the engine or from history. */
@@ -94,13 +110,23 @@ export class RunView {
     this.reveal();
     for (const b of this.exportButtons) b.disabled = false;
     this.summary.replaceChildren(...this.summaryLines(r));
+    // A speculative run alone has no prefill or decode points: its own section below says it all,
+    // roofs included, so the empty point charts give way to it.
+    const specOnly = r.points.length === 0 && r.speculative !== undefined;
     this.tableHost.replaceChildren(
       r.points.length > 0
         ? resultsTable(r.points)
-        : h('p', { className: 'muted', text: 'No measured points.' }),
+        : h('p', {
+            className: 'muted',
+            text: specOnly
+              ? 'No prefill or decode points: this run measured speculative decoding (below).'
+              : 'No measured points.',
+          }),
     );
     this.latencyHost.replaceChildren(r.points.length > 0 ? latencyTable(r.points) : '');
+    this.charts.element.hidden = specOnly;
     this.charts.update([{ label: adapterLabel(r.env.adapter), points: r.points, peaks: r.peaks }]);
+    this.spec.show(r);
   }
 
   private reveal(): void {
@@ -118,7 +144,7 @@ export class RunView {
     const lines: HTMLElement[] = [
       h('p', { className: 'summary-line' }, [
         status,
-        ` ${r.points.length} points · ${r.model.preset} (${formatCount(r.model.params)} params, d=${c.hiddenSize}, ${c.numLayers} layers) · ${formatDate(r.createdAt)}`,
+        ` ${r.points.length} points${specSummary(r)} · ${r.model.preset} (${formatCount(r.model.params)} params, d=${c.hiddenSize}, ${c.numLayers} layers) · ${formatDate(r.createdAt)}`,
       ]),
       h('p', {
         className: 'summary-line muted',

@@ -4,7 +4,7 @@
  */
 import type * as Plot from '@observablehq/plot';
 import type { Roofs } from '../../measure/roofline.ts';
-import type { Point } from '../../results/schema.ts';
+import type { Point, VerifyPoint } from '../../results/schema.ts';
 
 /** A rendered chart: Plot's SVG, or a figure holding legends and the SVG. */
 export type PlotNode = (SVGSVGElement | HTMLElement) & Plot.Plot;
@@ -19,6 +19,8 @@ export interface ChartRun {
   points: readonly Point[];
   /** Measured roofs; null while a live run has not reported them. */
   peaks: Roofs | null;
+  /** Verify passes of speculative decoding (the verify-K curve), placed on the roofline like passes. */
+  verify?: readonly VerifyPoint[];
 }
 
 /** Legend names of the two series of the measured-against-predicted charts. */
@@ -113,7 +115,7 @@ export function predictedWallMs(p: Point, peaks: Roofs | null): number {
 
 /** Which clock placed the passes drawn, in words, so a chart never mixes clocks silently. */
 export function clockNote(runs: readonly ChartRun[], kernelsShown: boolean): string {
-  const points = runs.flatMap((r) => r.points);
+  const points = runs.flatMap((r) => [...r.points, ...(r.verify ?? [])]);
   if (points.length === 0) return '';
   const gpu = points.filter((p) => p.timebase === 'gpu').length;
   const wall = points.length - gpu;

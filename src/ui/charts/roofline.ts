@@ -11,6 +11,9 @@
  *   not one line for every point. We draw it for a typical decode step (median FLOPs and dispatches
  *   of the decode points, or of all points without decode), as a horizontal line: decode is the pass
  *   small enough for overhead to bind, and a decode point near that line is launch/submit-bound.
+ * - Verify passes (speculative decoding), when a run has them: one connected series per depth,
+ *   ordered by k. A pass of k tokens does k times a decode step's work on nearly the same bytes, so
+ *   the series slides right, from the bandwidth slope toward the compute roof.
  */
 import * as Plot from '@observablehq/plot';
 import type { Roofs } from '../../measure/roofline.ts';
@@ -36,6 +39,8 @@ export interface RooflineOptions {
 
 /** Class of the group holding one mark per measured point; tests count its children. */
 const ROOFLINE_POINT_CLASS = 'roofline-point';
+/** Class of the group holding one mark per verify pass. */
+const ROOFLINE_VERIFY_CLASS = 'roofline-verify';
 
 /** Plain numbers on the log axes (0.2, 30, 2000): SI prefixes would read "200m" as 200 milli-something. */
 const LOG_TICKS = '~g';
@@ -49,10 +54,35 @@ const COMPACT_WIDTH = 520;
 /** Domains reach this factor beyond the outermost point or roof, so labels have room. */
 const DOMAIN_PAD = 4;
 
+/** Room the ridge label needs right of the ridge, px (`ridge 7.23 FLOP/B` and its offset). */
+const RIDGE_LABEL_PX = 125;
+
+/** Legend name of the verify passes (speculative decoding's verify-K curve); `, d=D` per depth when several. */
+export const VERIFY_SERIES = 'verify k';
+/** Colours of the verify series, one per depth, clear of the prefill blue and the decode orange. */
+const VERIFY_COLORS = ['#7c3aed', '#db2777', '#0891b2', '#65a30d'] as const;
+
 interface Dot {
   run: string;
   pass: Point['pass'];
   label: string;
+  intensity: number;
+  gflops: number;
+  title: string;
+}
+
+interface VerifyDot {
+  run: string;
+  /** Legend name of its depth's series (one run drawn: each depth its own colour). */
+  name: string;
+  /** One connected series per run and depth. */
+  series: string;
+  k: number;
+  label: string;
+  /** Labelled with its k: the first depth's only, since the series of other depths run close beside it. */
+  labelled: boolean;
+  /** The largest k of its series, whose label goes below right (a larger k may sit level with the one before). */
+  last: boolean;
   intensity: number;
   gflops: number;
   title: string;
@@ -123,6 +153,42 @@ function kernelDots(run: ChartRun): Dot[] {
   );
 }
 
+/** The verify series' legend names: `verify k`, or one per depth (`verify k, d=64`) when there are several. */
+function verifyNames(depths: readonly number[]): string[] {
+  return depths.length === 1 ? [VERIFY_SERIES] : depths.map((d) => `${VERIFY_SERIES}, d=${d}`);
+}
+
+function verifyDepths(runs: readonly ChartRun[]): number[] {
+  return [...new Set(runs.flatMap((r) => (r.verify ?? []).map((p) => p.depth)))].sort((a, b) => a - b);
+}
+
+/** The verify-K curve's passes, ordered by k within each depth. */
+function verifyDots(run: ChartRun): VerifyDot[] {
+  const points = (run.verify ?? []).filter((p) => p.intensity > 0 && p.gflops > 0);
+  const depths = verifyDepths([run]);
+  const names = verifyNames(depths);
+  return depths.flatMap((depth, depthIndex) => {
+    const series = points.filter((p) => p.depth === depth).sort((a, b) => a.k - b.k);
+    return series.map((p, i) => ({
+      run: run.label,
+      name: names[depthIndex],
+      last: i === series.length - 1,
+      series: `${run.label} d=${depth}`,
+      k: p.k,
+      label: `k=${p.k}`,
+      labelled: depthIndex === 0,
+      intensity: p.intensity,
+      gflops: p.gflops,
+      title: [
+        `${run.label}`,
+        `verify k=${p.k} at depth ${depth}: ${formatMs(p.verifyMs)} ms (${p.timebase} clock), ${fixed(p.ratio, 2)}× a decode step`,
+        `${formatIntensity(p.intensity)} FLOP/B, ${fixed(p.gflops, 2)} GFLOP/s, ${fixed(p.gbps, 2)} GB/s`,
+        `${p.bound}-bound, ${fixed(p.roofPct, 1)}% of roof${p.chunks > 1 ? `; ${p.chunks} chunks` : ''}`,
+      ].join('\n'),
+    }));
+  });
+}
+
 /**
  * Labels of nearby points would sit on each other (decode points cluster), so within each pass, in
  * order of intensity, labels alternate above and below their point.
@@ -141,6 +207,23 @@ function splitLabels(dots: readonly Dot[]): { above: Dot[]; below: Dot[] } {
   return { above, below };
 }
 
+/**
+ * The single-run colour scale: prefill and decode always (the live view shows both before any point
+ * lands), and the verify series when there is one; a chart of verify passes alone names only it.
+ */
+function passColors(dots: readonly Dot[], verifyNames: readonly string[]): Plot.ScaleOptions {
+  const withVerify = verifyNames.length > 0;
+  const passes = withVerify ? PASSES.filter((pass) => dots.some((d) => d.pass === pass)) : [...PASSES];
+  return {
+    domain: [...passes, ...verifyNames],
+    range: [
+      ...passes.map((pass) => PASS_COLORS[pass]),
+      ...verifyNames.map((_, i) => VERIFY_COLORS[i % VERIFY_COLORS.length]),
+    ],
+    legend: true,
+  };
+}
+
 function logSpan(lo: number, hi: number): number {
   return Math.max(1e-9, Math.log10(hi) - Math.log10(lo));
 }
@@ -149,27 +232,25 @@ export function rooflineChart(runs: readonly ChartRun[], options: RooflineOption
   const single = runs.length === 1;
   const dots = runs.flatMap(pointDots);
   const kernels = options.showKernels ? runs.flatMap(kernelDots) : [];
+  const verify = runs.flatMap(verifyDots);
   const roofed = runs.flatMap((run) =>
     run.peaks && run.peaks.fmaGflops > 0 && run.peaks.copyGBps > 0
       ? [{ run, peaks: run.peaks, ridge: run.peaks.fmaGflops / run.peaks.copyGBps }]
       : [],
   );
-  if (dots.length + roofed.length === 0) return null;
+  if (dots.length + verify.length + roofed.length === 0) return null;
   const ceilings = roofed.flatMap(({ run, peaks }) => {
     const c = overheadCeiling(run.points, peaks);
     return c ? [{ run: run.label, ...c }] : [];
   });
 
-  const xs = [...dots, ...kernels].map((d) => d.intensity).concat(roofed.map((r) => r.ridge));
-  const ys = [...dots, ...kernels]
+  const xs = [...dots, ...kernels, ...verify].map((d) => d.intensity).concat(roofed.map((r) => r.ridge));
+  const ys = [...dots, ...kernels, ...verify]
     .map((d) => d.gflops)
     .concat(
       roofed.map((r) => r.peaks.fmaGflops),
       ceilings.map((c) => c.gflops),
     );
-  const xDomain: [number, number] = [Math.min(...xs) / DOMAIN_PAD, Math.max(...xs) * DOMAIN_PAD];
-  const yDomain: [number, number] = [Math.min(...ys) / DOMAIN_PAD, Math.max(...ys) * DOMAIN_PAD];
-
   const width = options.width;
   // On phones the roofline gets a square plot and only the FMA and ridge labels, which would
   // otherwise collide with the slope and ceiling labels; the caption and device card carry those.
@@ -178,6 +259,16 @@ export function rooflineChart(runs: readonly ChartRun[], options: RooflineOption
   const base = baseOptions(width, height);
   const innerW = width - (base.marginLeft ?? 0) - (base.marginRight ?? 0);
   const innerH = height - (base.marginTop ?? 0) - (base.marginBottom ?? 0);
+
+  const xDomain: [number, number] = [Math.min(...xs) / DOMAIN_PAD, Math.max(...xs) * DOMAIN_PAD];
+  const yDomain: [number, number] = [Math.min(...ys) / DOMAIN_PAD, Math.max(...ys) * DOMAIN_PAD];
+  if (single && roofed[0]) {
+    // The ridge label reads rightward from the ridge: when nothing measured lies far beyond it (a
+    // chart of decode or verify passes alone), reach far enough right for the label to fit.
+    const a = Math.log10(roofed[0].ridge / xDomain[0]);
+    const label = RIDGE_LABEL_PX < innerW ? (a * RIDGE_LABEL_PX) / (innerW - RIDGE_LABEL_PX) : 0;
+    xDomain[1] = Math.max(xDomain[1], roofed[0].ridge * 10 ** label);
+  }
   // The bandwidth slope has gradient 1 in log-log; on screen its angle depends on pixels per decade.
   const slopeAngle =
     (-Math.atan(innerH / logSpan(...yDomain) / (innerW / logSpan(...xDomain))) * 180) / Math.PI;
@@ -295,6 +386,51 @@ export function rooflineChart(runs: readonly ChartRun[], options: RooflineOption
       }),
     );
   }
+  if (verify.length > 0) {
+    marks.push(
+      Plot.line(verify, {
+        x: 'intensity',
+        y: 'gflops',
+        z: 'series',
+        stroke: single ? 'name' : 'run',
+        strokeWidth: 1.75,
+        className: 'roofline-verify-line',
+      }),
+      Plot.dot(verify, {
+        x: 'intensity',
+        y: 'gflops',
+        fill: single ? 'name' : 'run',
+        ...(single ? {} : { symbol: () => VERIFY_SERIES }),
+        r: 4.5,
+        stroke: 'white',
+        strokeWidth: 1.25,
+        title: 'title',
+        tip: true,
+        className: ROOFLINE_VERIFY_CLASS,
+      }),
+    );
+    if (single) {
+      // Above and left of each mark, where a climbing series leaves room; the last one below right,
+      // since a verify split into chunks can sit level with the one before it.
+      for (const last of [false, true]) {
+        marks.push(
+          Plot.text(
+            verify.filter((v) => v.labelled && v.last === last),
+            {
+              x: 'intensity',
+              y: 'gflops',
+              text: 'label',
+              dx: last ? 6 : -6,
+              dy: last ? 12 : -9,
+              textAnchor: last ? 'start' : 'end',
+              ...HALO,
+              fill: '#3b0764',
+            },
+          ),
+        );
+      }
+    }
+  }
   marks.push(
     Plot.dot(dots, {
       x: 'intensity',
@@ -337,12 +473,16 @@ export function rooflineChart(runs: readonly ChartRun[], options: RooflineOption
     },
     y: { type: 'log', domain: yDomain, label: '↑ Achieved GFLOP/s', grid: true, tickFormat: LOG_TICKS },
     color: single
-      ? { domain: [...PASSES], range: [PASS_COLORS.prefill, PASS_COLORS.decode], legend: true }
+      ? passColors(dots, verify.length > 0 ? verifyNames(verifyDepths(runs)) : [])
       : colorByRun(runs),
-    ...(single ? {} : { symbol: { domain: [...PASSES], legend: true } }),
+    ...(single
+      ? {}
+      : { symbol: { domain: verify.length > 0 ? [...PASSES, VERIFY_SERIES] : [...PASSES], legend: true } }),
     marks,
   });
   for (const el of node.querySelectorAll(`g.${ROOFLINE_POINT_CLASS} > *`))
     el.setAttribute('data-mark', 'point');
+  for (const el of node.querySelectorAll(`g.${ROOFLINE_VERIFY_CLASS} > *`))
+    el.setAttribute('data-mark', 'verify');
   return node;
 }
