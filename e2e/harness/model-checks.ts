@@ -63,7 +63,7 @@ export class ModelChecks {
 
   /** The families the autotuner picks for ci-tiny on this adapter (the model tests then run them). */
   async autotuned(): Promise<KernelVariants> {
-    return (await autotune(this.gpu, this.pipelines, presetConfig('ci-tiny'), 8)).variants;
+    return (await autotune(this.gpu, this.pipelines, presetConfig('ci-tiny'), [8])).variants;
   }
 
   /**

@@ -15,6 +15,7 @@ export type GemvVariant =
   | { family: 'rowwise'; wg: number }
   /** Four output columns per invocation. */
   | { family: 'cols4'; wg: number }
+  /** Eight output columns per invocation. */
   | { family: 'cols8'; wg: number }
   | { family: 'subgroup'; wg: number };
 
@@ -60,6 +61,8 @@ export const VARIANT_CANDIDATES = {
     { family: 'rowwise', wg: 128 },
     { family: 'cols4', wg: 32 },
     { family: 'cols4', wg: 64 },
+    { family: 'cols8', wg: 16 },
+    { family: 'cols8', wg: 32 },
     { family: 'subgroup', wg: 64 },
     { family: 'subgroup', wg: 256 },
   ],

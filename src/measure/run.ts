@@ -200,12 +200,12 @@ export async function runBench(
         browser: env.browser,
         toolVersion: env.toolVersion,
         config,
-        batch: needs.maxBatch,
+        gemvBatches: needs.gemvBatches,
         weightFormat: 'f32',
       });
       const store = options.tuningStore;
       const cached = store ? await loadTuning(key, store) : undefined;
-      const tuned = cached ?? (await autotune(gpu, pipelines, config, needs.maxBatch, signal));
+      const tuned = cached ?? (await autotune(gpu, pipelines, config, needs.gemvBatches, signal));
       if (!cached) await store?.put(key, tuned);
       variants = tuned.variants;
       tuning = { enabled: true, cached: Boolean(cached), searchMs: tuned.searchMs, choices: tuned.choices };

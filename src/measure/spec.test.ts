@@ -81,6 +81,8 @@ describe('engine sizing', () => {
       maxSequences: 4,
       maxContextTokens: 4 * 527,
       maxBatch: 4,
+      // The validation pass decodes one row; the batch four.
+      gemvBatches: [1, 4],
       model: true,
       kernels: true,
     });
@@ -88,6 +90,14 @@ describe('engine sizing', () => {
     expect(kvCapacityTokens('paged', 16, 1024, { sequences: 4, tokens: 2108 })).toBe(2108 + 64);
     // Contiguous: a whole maxSeqLen slot for each of the four, however short.
     expect(kvCapacityTokens('contiguous', 16, 1024, { sequences: 4, tokens: 2108 })).toBe(4096);
+  });
+
+  it('tunes the GEMV at one row and at a verify of K+1 rows for a speculative run', () => {
+    expect(engineNeeds(specFromOptions(preset, { suite: 'spec', k: 4 })).gemvBatches).toEqual([1, 5]);
+    // K = 12 verifies in chunks: 8 rows, then 5.
+    expect(engineNeeds(specFromOptions(preset, { suite: 'spec', k: 12 })).gemvBatches).toEqual([1, 8]);
+    // No drafters: only the curve, no loop to tune for.
+    expect(engineNeeds(specFromOptions(preset, { suite: 'spec', drafters: [] })).gemvBatches).toEqual([1]);
   });
 
   it('needs no model for the kernel suite alone', () => {

@@ -542,6 +542,8 @@ export interface EngineNeeds {
   maxContextTokens: number;
   /** Largest decode batch. */
   maxBatch: number;
+  /** Row counts the GEMV is called with (decode batches, speculative verifies), ascending; the autotuner times each. */
+  gemvBatches: number[];
   /** Whether any workload runs the whole model (the kernel suite needs only its shapes). */
   model: boolean;
   /** Whether any workload runs the kernel families the autotuner picks (the capacity probe runs only kv-write). */
@@ -558,6 +560,7 @@ export function engineNeeds(spec: BenchSpec): EngineNeeds {
     maxSequences: 1,
     maxContextTokens: VALIDATION_TOKENS,
     maxBatch: 1,
+    gemvBatches: [1],
     model: false,
     kernels: spec.workloads.some((w) => w.kind !== 'capacity'),
   };
@@ -572,10 +575,13 @@ export function engineNeeds(spec: BenchSpec): EngineNeeds {
       needs.maxPrompt = Math.max(needs.maxPrompt, ...w.depths.map(decodePrompt));
       needs.maxSequences = Math.max(needs.maxSequences, w.batch);
       needs.maxBatch = Math.max(needs.maxBatch, w.batch);
+      needs.gemvBatches.push(w.batch);
       needs.maxContextTokens = Math.max(needs.maxContextTokens, w.batch * deepest);
     } else if (w.kind === 'spec') {
       // One sequence at a time (the curve's, then each prompt's); prompts go through prefill.
       needs.model = true;
+      // Plain decode is one row; a verify of K drafts is K+1 rows, in chunks of at most GEMV_LIMITS.maxBatch.
+      if (w.drafters.length > 0) needs.gemvBatches.push(Math.min(GEMV_LIMITS.maxBatch, w.k + 1));
       needs.maxPrompt = Math.max(needs.maxPrompt, w.promptTokens, ...w.depths.map(decodePrompt));
       needs.maxContextTokens = Math.max(
         needs.maxContextTokens,
@@ -584,6 +590,7 @@ export function engineNeeds(spec: BenchSpec): EngineNeeds {
       );
     }
   }
+  needs.gemvBatches = [...new Set(needs.gemvBatches)].sort((a, b) => a - b);
   return needs;
 }
 

@@ -8,7 +8,7 @@ import type { TuneResult } from './autotune.ts';
  * Autotuning results kept between runs (a TuningStore: IndexedDB in the browser's worker, a file
  * in the Node runtime), so the search runs once per device, browser and shape.
  * The key holds everything a choice depends on: the adapter, the browser, the tool version, every
- * dimension of the model and the decode batch, the weight format, and the candidate list itself,
+ * dimension of the model and the GEMV batches, the weight format, and the candidate list itself,
  * so a new kernel family is tried on a device that cached an older search. What is read back is
  * untrusted (another version may have written it): it is validated, and each cached choice must
  * still be one of today's candidates, or the search runs again.
@@ -19,7 +19,8 @@ export interface TuningKey {
   browser: string;
   toolVersion: string;
   config: ModelConfig;
-  batch: number;
+  /** The GEMV row counts the search timed. */
+  gemvBatches: readonly number[];
   /** Weights are f32 today; the format is part of the key so quantized formats never share a choice. */
   weightFormat: 'f32';
 }
