@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isSoftwareAdapter } from '../src/gpu/device.ts';
+import { SERVE_DEFAULTS } from '../src/measure/serve-spec.ts';
 import {
   type BenchSpec,
   drafterErrors,
@@ -23,6 +24,8 @@ import {
 } from '../src/results/compare.ts';
 import { EXPORT_FORMATS, type ExportFormat, formatFor, toMarkdown } from '../src/results/export.ts';
 import { runtimeComparison } from '../src/results/runtimes.ts';
+import { parseSlo } from '../src/serve/metrics.ts';
+import { traceFromJsonl, traceToJsonl } from '../src/serve/traffic.ts';
 import type { BenchResult, Progress } from '../src/worker/api.ts';
 import {
   defaultRuntime,
@@ -51,7 +54,7 @@ Model
   --seed N               seed of the random weights (default 0)
 
 Workloads
-  --suite quick|full|kernels|capacity|spec   a preset list of workloads (default ${SPEC_DEFAULTS.suite}):
+  --suite quick|full|kernels|capacity|spec|serve|batch   a preset list of workloads (default ${SPEC_DEFAULTS.suite}):
                            quick: prefill sweep L=${SUITES.quick.prefill.join(',')}; decode sweep depth=${SUITES.quick.depths.join(',')}, gen ${SUITES.quick.gen}; reps ${SUITES.quick.reps}
                            full:  prefill sweep L=${SUITES.full.prefill.join(',')}; decode sweep depth=${SUITES.full.depths.join(',')}, gen ${SUITES.full.gen}; reps ${SUITES.full.reps}
                            kernels: the kernel suite, each kernel alone at the model's shapes (matmul,
@@ -63,6 +66,11 @@ Workloads
                            then each drafter at K=${SPEC_DEFAULTS.draftK} on repetitive and random prompts of ${SPEC_DEFAULTS.specPromptTokens} tokens,
                            ${SUITES.spec.gen} tokens each, against plain greedy decode of the same prompts (--depth: the
                            curve's depths, --gen: tokens per prompt)
+                           serve: a load test: ${SERVE_DEFAULTS.requests} requests of the default mix (60% short Q&A, 25% long
+                           RAG prompts, 15% long generations) at 90% of the measured saturation rate,
+                           continuous against static batching, then each request alone
+                           batch: the B-scaling sweep: one decode step of B = 1, 2, 4, 8, 16, 32 sequences
+                           against its roofline bound
   --prefill L,L,...      prompt lengths of the prefill sweep ("" for none); makes the list custom
   --depth D,D,...        context depths of the decode sweep ("" for none; 0 is a one-token prompt)
   --gen N                tokens generated per decode repetition (≥ 2); one TPOT sample per repetition
@@ -70,7 +78,7 @@ Workloads
   --warmup N             discarded warm-up repetitions per point (default ${SPEC_DEFAULTS.warmup})
   --page-size N          KV page size: 8, 16 or 32 (default ${SPEC_DEFAULTS.pageSize})
   --kv paged|contiguous  KV cache layout (default ${SPEC_DEFAULTS.kvMode}; contiguous is the A/B baseline)
-  --batch N              sequences per decode step, 1…8 (default ${SPEC_DEFAULTS.batch})
+  --batch N              sequences per decode step, 1…32 (in chunks of 8 rows) (default ${SPEC_DEFAULTS.batch})
   --pool-mib N           KV pool of the capacity probe, MiB over all layers (default ${SPEC_DEFAULTS.poolMiB});
                          the device's per-buffer limit may cap it
   --drafter LIST         spec: drafters, comma-separated (default ${SPEC_DEFAULTS.drafters.join(',')}):
@@ -80,6 +88,23 @@ Workloads
   --k K                  spec: draft length, 1…16 (default ${SPEC_DEFAULTS.draftK}); a verify pass holds K + 1 tokens
   --adaptive-k           spec: shrink K after a rejection, grow it back after a full acceptance
   --verify-k K,K,...     spec: the verify-K curve's sizes, 1…17 (default ${SPEC_DEFAULTS.verifyKs.join(',')})
+Load test (--suite serve)
+  --rate R | --concurrency C   Poisson arrivals at R requests/s (inf: all at t = 0; default: 90% of the
+                         saturation rate, measured first), or a closed loop keeping C requests in flight
+  --burstiness B         gamma inter-arrivals of shape B (1 = Poisson, < 1 burstier; default 1)
+  --requests N | --duration S   requests in the trace (default ${SERVE_DEFAULTS.requests}), or stop arrivals after S seconds
+  --mix default|matrix   default mix, or the request-type matrix (short/long in × out, alone then mixed)
+  --trace FILE.jsonl     replay a trace (arrival_s, prompt_len, output_len, prefix_id, class, priority)
+  --trace-out FILE.jsonl write the trace the run used
+  --prefix TOKENS --prefix-share F   a shared system prompt on a share F of requests (default F ${SERVE_DEFAULTS.prefixShare})
+  --priority-share F --policy fcfs|priority   high-priority requests; under priority they may preempt
+  --slo ttft:MS,tpot:MS,e2el:MS   SLOs for goodput (any subset)
+  --batching continuous|static|both   (default both)
+  --prefix-cache on|off|both          (default off)
+  --token-budget N       tokens per engine step (default ${SERVE_DEFAULTS.tokenBudget}); --max-batch N requests running (default ${SERVE_DEFAULTS.maxBatch}, ≤ 32)
+  --kv-tokens N          KV pool in tokens (default: max batch × the model's maxSeqLen)
+  --sweep N              rate sweep: synchronous, saturating, then N rates between
+  --no-solo              skip running each request alone (no slowdown, no identical-output check)
   --profile              time every kernel in every repetition (default: one profiled pass per point)
   --no-autotune          skip the per-device kernel search and use the GPU-oriented default kernels
 
@@ -150,6 +175,26 @@ function parse() {
         k: { type: 'string' },
         'adaptive-k': { type: 'boolean', default: false },
         'verify-k': { type: 'string' },
+        rate: { type: 'string' },
+        concurrency: { type: 'string' },
+        burstiness: { type: 'string' },
+        requests: { type: 'string' },
+        duration: { type: 'string' },
+        mix: { type: 'string' },
+        trace: { type: 'string' },
+        'trace-out': { type: 'string' },
+        prefix: { type: 'string' },
+        'prefix-share': { type: 'string' },
+        'priority-share': { type: 'string' },
+        policy: { type: 'string' },
+        slo: { type: 'string' },
+        batching: { type: 'string' },
+        'prefix-cache': { type: 'string' },
+        'token-budget': { type: 'string' },
+        'max-batch': { type: 'string' },
+        'kv-tokens': { type: 'string' },
+        sweep: { type: 'string' },
+        'no-solo': { type: 'boolean', default: false },
         profile: { type: 'boolean', default: false },
         'no-autotune': { type: 'boolean', default: false },
         out: { type: 'string' },
@@ -207,6 +252,68 @@ if (args.baseline) {
   }
 }
 
+function num(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (/^inf(inity)?$/i.test(text.trim())) return Number.POSITIVE_INFINITY;
+  const v = Number(text);
+  if (text.trim() === '' || !Number.isFinite(v)) usage(`${flag} takes a number, got "${text}"`);
+  return v;
+}
+
+function oneOf<T extends string>(
+  flag: string,
+  text: string | undefined,
+  values: readonly T[],
+): T | undefined {
+  if (text === undefined) return undefined;
+  if (!(values as readonly string[]).includes(text))
+    usage(`${flag} must be ${values.join(', ')}, got "${text}"`);
+  return text as T;
+}
+
+const SERVE_FLAGS = [
+  'rate',
+  'concurrency',
+  'burstiness',
+  'requests',
+  'duration',
+  'mix',
+  'trace',
+  'trace-out',
+  'prefix',
+  'prefix-share',
+  'priority-share',
+  'policy',
+  'slo',
+  'batching',
+  'prefix-cache',
+  'token-budget',
+  'max-batch',
+  'kv-tokens',
+  'sweep',
+] as const;
+const serveFlags = SERVE_FLAGS.filter((f) => args[f] !== undefined);
+if (args['no-solo']) serveFlags.push('no-solo' as never);
+if (serveFlags.length > 0 && suiteName !== 'serve') {
+  usage(`${serveFlags.map((f) => `--${f}`).join(', ')} apply to --suite serve`);
+}
+let importedTrace: ReturnType<typeof traceFromJsonl> | undefined;
+if (args.trace) {
+  try {
+    importedTrace = traceFromJsonl(readFileSync(args.trace, 'utf8'));
+  } catch (e) {
+    usage(`--trace ${args.trace}: ${(e as Error).message}`);
+  }
+}
+let slo: ReturnType<typeof parseSlo> | undefined;
+if (args.slo !== undefined) {
+  try {
+    slo = parseSlo(args.slo);
+  } catch (e) {
+    usage(`--slo: ${(e as Error).message}`);
+  }
+}
+
 let spec: BenchSpec;
 try {
   spec = specFromOptions(
@@ -240,6 +347,25 @@ try {
       verifyKs: args['verify-k'] === undefined ? undefined : intList('--verify-k', args['verify-k']),
       profile: args.profile,
       autotune: !args['no-autotune'],
+      rate: num('--rate', args.rate),
+      concurrency: int('--concurrency', args.concurrency),
+      burstiness: num('--burstiness', args.burstiness),
+      requests: int('--requests', args.requests),
+      durationS: num('--duration', args.duration),
+      mix: oneOf('--mix', args.mix, ['default', 'matrix'] as const),
+      prefixTokens: int('--prefix', args.prefix),
+      prefixShare: num('--prefix-share', args['prefix-share']),
+      priorityShare: num('--priority-share', args['priority-share']),
+      policy: oneOf('--policy', args.policy, ['fcfs', 'priority'] as const),
+      slo,
+      batching: oneOf('--batching', args.batching, ['continuous', 'static', 'both'] as const),
+      prefixCache: oneOf('--prefix-cache', args['prefix-cache'], ['on', 'off', 'both'] as const),
+      tokenBudget: int('--token-budget', args['token-budget']),
+      maxBatch: int('--max-batch', args['max-batch']),
+      kvTokens: int('--kv-tokens', args['kv-tokens']),
+      sweep: int('--sweep', args.sweep),
+      solo: !args['no-solo'],
+      trace: importedTrace,
     },
   );
 } catch (e) {
@@ -334,6 +460,30 @@ for (const runtime of runtimes) {
 }
 
 // --- write and report -------------------------------------------------------------------------
+// --trace-out: the trace the load test's A/B arms (else its first arm) used, as JSONL.
+if (args['trace-out']) {
+  const serve = results[0]?.serve;
+  const run = serve?.runs.find((r) => r.experiment === 'ab') ?? serve?.runs[0];
+  if (run) {
+    mkdirSync(dirname(args['trace-out']), { recursive: true });
+    writeFileSync(
+      args['trace-out'],
+      traceToJsonl(
+        run.requests.map((q) => ({
+          id: q.id,
+          arrivalMs: q.arrivalMs,
+          promptTokens: q.promptTokens,
+          outputTokens: q.requestedTokens ?? q.outputTokens,
+          prefixId: q.prefixId ?? null,
+          prefixTokens: q.prefixTokens ?? 0,
+          class: q.class,
+          priority: q.priority,
+        })),
+      ),
+    );
+    console.error(`wrote the trace of "${run.label}" to ${args['trace-out']}`);
+  }
+}
 const slug = (s: string) =>
   s
     .toLowerCase()

@@ -117,7 +117,9 @@ test('bench CLI: bad flags exit 2 with a clear message', async () => {
   expect(page.stderr).toContain('pageSize: must be one of 8, 16, 32');
   const suite = await runCli('bench/bench.ts', ['--suite', 'fast']);
   expect(suite.code).toBe(2);
-  expect(suite.stderr).toContain('--suite must be quick, full, kernels, capacity, got "fast"');
+  expect(suite.stderr).toContain(
+    '--suite must be quick, full, kernels, capacity, spec, serve, batch, got "fast"',
+  );
   const gate = await runCli('bench/bench.ts', ['--max-regression', '10']);
   expect(gate.code).toBe(2);
   expect(gate.stderr).toContain('--max-regression needs --baseline FILE');

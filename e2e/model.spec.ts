@@ -72,16 +72,31 @@ for (const familyName of FAMILY_SETS)
       expect(r.identicalB).toBe(true);
     });
 
-    test('a batch of 2, 5 and 8 sequences of different lengths runs like each sequence alone', async ({
+    test('a batch of 2, 5, 8 and 13 sequences of different lengths runs like each sequence alone', async ({
       harness,
     }) => {
-      for (const B of [2, 5, 8]) {
+      // 13 rows decode as two GEMV chunks (8 + 5) in one command buffer.
+      for (const B of [2, 5, 8, 13]) {
         const prompts = Array.from({ length: B }, (_, i) => prompt(1 + ((i * 37) % 41), i + 1));
         const r = await harness.call('model', 'batchVsAlone', prompts, 5);
         expect(r.identical, `B=${B}`).toEqual(Array(B).fill(true));
       }
     });
   });
+
+test('an engine step decodes a batch while prefilling another prompt in chunks, each sequence as if alone', async ({
+  harness,
+}) => {
+  // Three running sequences, then a 45-token prompt in chunks of 16 (16 + 16 + 13) mixed into the
+  // decode steps; each sequence generates 8 tokens.
+  const prompts = [prompt(9, 1), prompt(20, 2), prompt(3, 3), prompt(45, 4)];
+  const r = await harness.call('model', 'mixedStepVsAlone', prompts, 16, 7);
+  expect(r.chunks).toBe(3);
+  expect(r.mixedSteps).toBe(3);
+  expect(r.identical).toEqual([true, true, true, true]);
+  // Pages of 16: 9 + 7 = 16 tokens cached → 1 page; 20 + 7 = 27 → 2; 3 + 7 = 10 → 1; 45 + 7 = 52 → 4.
+  expect(r.pagesHeld).toEqual([1, 2, 1, 4]);
+});
 
 test('speculative verify: logits at all K positions, and a rollback equal to a fresh prefill of the accepted prefix', async ({
   harness,

@@ -18,7 +18,7 @@ const PATH_TOLERANCE = { atol: 1e-3, rtol: 1e-3 };
 
 const paged = (pageSize: number, capacityTokens = 4096): ModelOptions => ({
   kv: { mode: 'paged', pageSize, capacityTokens },
-  maxBatch: 8,
+  maxBatch: 32,
 });
 const contiguous = (capacityTokens = 4096): ModelOptions => ({
   kv: { mode: 'contiguous', pageSize: 16, capacityTokens },
@@ -397,6 +397,63 @@ export class ModelChecks {
     return {
       batch: prompts.length,
       identical: together.map((seqLogits, i) => seqLogits.every((l, s) => bitwiseEqual(l, alone[i][s]))),
+    };
+  }
+
+  /**
+   * Serving steps against each sequence alone: all but the last prompt are prefilled together,
+   * then every engine step (Model.step, one command buffer) decodes them while the last prompt is
+   * prefilled in chunks of `chunk` tokens; once its last chunk is in, it decodes with the others.
+   * Each sequence's greedy tokens must equal its prompt prefilled whole and decoded alone.
+   */
+  async mixedStepVsAlone(prompts: number[][], chunk: number, steps: number) {
+    const model = await this.model(paged(16));
+    const want = steps + 1;
+    const alone: number[][] = [];
+    for (const tokens of prompts) {
+      const seq = model.createSequence();
+      const out = [(await model.prefill([{ seq, tokens }], 'none'))[0].nextToken];
+      while (out.length < want)
+        out.push((await model.decode([{ seq, token: out[out.length - 1] }])).nextTokens[0]);
+      alone.push(out);
+      model.freeSequence(seq);
+    }
+    const seqs = prompts.map(() => model.createSequence());
+    const late = prompts.length - 1;
+    const served: number[][] = prompts.map(() => []);
+    const first = await model.prefill(
+      prompts.slice(0, late).map((tokens, i) => ({ seq: seqs[i], tokens })),
+      'none',
+    );
+    for (const [i, r] of first.entries()) served[i].push(r.nextToken);
+    let fed = 0;
+    let mixedSteps = 0;
+    let chunks = 0;
+    while (served.some((o) => o.length < want)) {
+      const rows = served.flatMap((o, i) => (o.length > 0 && o.length < want ? [i] : []));
+      const prefills =
+        fed < prompts[late].length
+          ? [{ seq: seqs[late], tokens: prompts[late].slice(fed, fed + chunk) }]
+          : [];
+      const r = await model.step({
+        decodes: rows.map((i) => ({ seq: seqs[i], token: served[i][served[i].length - 1] })),
+        prefills,
+      });
+      for (const [b, i] of rows.entries()) served[i].push(r.decodeTokens[b]);
+      if (prefills.length > 0) {
+        chunks++;
+        if (rows.length > 0) mixedSteps++;
+        fed += prefills[0].tokens.length;
+        if (fed === prompts[late].length) served[late].push(r.prefillTokens[0]);
+      }
+    }
+    const pagesHeld = seqs.map((seq) => model.kv.allocator.blockTable(seq).length);
+    model.destroy();
+    return {
+      identical: served.map((o, i) => o.length === want && o.every((t, s) => t === alone[i][s])),
+      mixedSteps,
+      chunks,
+      pagesHeld,
     };
   }
 

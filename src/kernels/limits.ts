@@ -16,6 +16,12 @@ export const GEMV_LIMITS = {
   workgroupSize: 64,
 } as const;
 
+/**
+ * Largest decode batch the engine takes. The GEMV handles maxBatch rows per call, so a bigger
+ * batch runs as chunks of that many rows in one command buffer, each re-reading the weights.
+ */
+export const MAX_DECODE_BATCH = 32;
+
 /** Sizes baked into the attention shaders. */
 export const ATTENTION_LIMITS = {
   /** Largest head dim (4 · const MAX_HD4 in the attention shaders). */

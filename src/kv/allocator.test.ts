@@ -347,6 +347,10 @@ describe('stats', () => {
       logicalTokens: 6 + 9 + 1,
       physicalTokens: 12,
       sharedPages: 1,
+      // Prefix cache off: nothing is ever cached or looked up.
+      cachedPages: 0,
+      prefixQueries: 0,
+      prefixHits: 0,
     });
   });
 

@@ -1,4 +1,5 @@
 import { InputError, InternalError, KvCacheExhaustedError } from '../errors.ts';
+import { type ChainLink, type PageHashFn, PrefixIndex, ROOT_LINK } from './prefix-cache.ts';
 
 /** Sizes of a paged KV cache, all positive integers. */
 export interface PageAllocatorOptions {
@@ -8,6 +9,14 @@ export interface PageAllocatorOptions {
   readonly pageSize: number;
   /** Bytes one token's K and V take across all layers; used only for memory accounting. */
   readonly bytesPerTokenSlot: number;
+  /**
+   * Automatic prefix caching (DESIGN §8): full pages committed with `commitTokens` stay cached when
+   * released, and `acquirePrefix` attaches them to new prompts. Off by default; off, `commitTokens`
+   * and `acquirePrefix` do nothing and every released page goes back to the free list.
+   */
+  readonly prefixCache?: boolean;
+  /** Test seam: replaces the page hash (e.g. by a constant, to force collisions). */
+  readonly prefixHash?: PageHashFn;
 }
 
 /**
@@ -20,12 +29,17 @@ export interface PageCopy {
   readonly tokens: number;
 }
 
-/** Exact memory accounting of the cache; every byte figure is a token-slot count times `bytesPerTokenSlot`. */
+/**
+ * Exact memory accounting of the cache; every byte figure is a token-slot count times `bytesPerTokenSlot`.
+ * The byte figures cover referenced (used) pages only: cached pages, which no sequence references and
+ * which `take` may evict at any time, count in none of them (they hold `cachedPages * pageSize` slots).
+ */
 export interface PageAllocatorStats {
   readonly pageSize: number;
   readonly totalPages: number;
   /** Pages referenced by at least one sequence. */
   readonly usedPages: number;
+  /** Pages on the free list. `freePages + usedPages + cachedPages === totalPages`. */
   readonly freePages: number;
   /** The whole pool: `totalPages * pageSize` slots. */
   readonly bytesReserved: number;
@@ -43,11 +57,27 @@ export interface PageAllocatorStats {
   readonly sharedPages: number;
 }
 
+/** The prefix cache's part of `PageAllocator.stats()`; all 0 when the cache is off. */
+export interface PrefixCacheStats {
+  /** Keyed pages no sequence references: kept for later hits, evicted least recently released first. */
+  readonly cachedPages: number;
+  /** Prompt tokens `acquirePrefix` was asked about (whole prompts, including the capped last token). */
+  readonly prefixQueries: number;
+  /** Of those, tokens found cached; the hit rate is `prefixHits / prefixQueries`. */
+  readonly prefixHits: number;
+}
+
 interface Sequence {
   /** Page ids in token order: slot `p % pageSize` of page `pages[floor(p / pageSize)]` holds position `p`. */
   readonly pages: number[];
   /** Tokens reserved so far; `pages.length === ceil(length / pageSize)` always holds. */
   length: number;
+  /**
+   * Prefix cache: one link per leading full page already processed by `commitTokens` or attached by
+   * `acquirePrefix` (whether this sequence's page holds the key or an identical page elsewhere does).
+   * `chain.length <= floor(length / pageSize)` always holds; empty when the cache is off.
+   */
+  readonly chain: ChainLink[];
 }
 
 /**
@@ -68,17 +98,37 @@ interface Sequence {
  * copy (copy-on-write): the engine copies the filled slots on the GPU, then writes into the copy.
  *
  * Free pages are handed out lowest id first, so the same calls always give the same ids.
+ *
+ * Prefix cache (option `prefixCache`, off by default; see prefix-cache.ts for keys and collisions):
+ * - `commitTokens` tells the allocator a sequence's token ids; each newly complete page is keyed by
+ *   (previous page's key, its tokens). If an identical page already holds the key, it stays the
+ *   cached one. Only pages not yet processed are hashed, so calling it after every step is cheap.
+ * - A keyed page whose refcount drops to 0 is not freed but cached: it joins the evictable list,
+ *   least recently released first (a sequence releases its pages tail first, as vLLM does, so a
+ *   prompt's later pages go before its earlier ones). `take` uses the free list first, then evicts the
+ *   least recently released cached page, dropping its key. `availablePages()` counts both.
+ * - `acquirePrefix` attaches to a new sequence the longest chain of cached pages matching its
+ *   prompt's full pages (reviving evictable ones), always leaving the last prompt token uncached.
+ * - A keyed page is never written: it is full, so appends go to new pages; a sequence that truncates
+ *   into a keyed page it alone references un-keys it at once, and one that truncated into a shared
+ *   keyed page copies it on write, or un-keys it if it has meanwhile become its alone.
  */
 export class PageAllocator {
   readonly numPages: number;
   readonly pageSize: number;
   readonly bytesPerTokenSlot: number;
 
-  /** Sequences referencing each page; 0 exactly when the page is on the free list. */
+  /** Sequences referencing each page; 0 exactly when the page is on the free list or cached. */
   private readonly refCounts: Uint32Array;
   private readonly freeList: MinHeap;
   private readonly live = new Map<number, Sequence>();
   private nextSequenceId = 0;
+  /** Present exactly when the prefix cache is on. */
+  private readonly prefix: PrefixIndex | undefined;
+  /** Cached pages (keyed, refcount 0), least recently released first (a Set keeps insertion order). */
+  private readonly evictable = new Set<number>();
+  private prefixQueries = 0;
+  private prefixHits = 0;
 
   constructor(options: PageAllocatorOptions) {
     for (const key of ['numPages', 'pageSize', 'bytesPerTokenSlot'] as const) {
@@ -92,12 +142,14 @@ export class PageAllocator {
     this.bytesPerTokenSlot = options.bytesPerTokenSlot;
     this.refCounts = new Uint32Array(options.numPages);
     this.freeList = new MinHeap(Array.from({ length: options.numPages }, (_, page) => page));
+    this.prefix =
+      options.prefixCache === true ? new PrefixIndex(options.numPages, options.prefixHash) : undefined;
   }
 
   /** Starts an empty sequence and returns its id. Takes no pages until tokens are appended. */
   createSequence(): number {
     const id = this.nextSequenceId++;
-    this.live.set(id, { pages: [], length: 0 });
+    this.live.set(id, { pages: [], length: 0, chain: [] });
     return id;
   }
 
@@ -106,14 +158,17 @@ export class PageAllocator {
     const source = this.sequence(parent);
     for (const page of source.pages) this.refCounts[page]++;
     const id = this.nextSequenceId++;
-    this.live.set(id, { pages: [...source.pages], length: source.length });
+    this.live.set(id, { pages: [...source.pages], length: source.length, chain: [...source.chain] });
     return id;
   }
 
-  /** Ends a sequence; pages no other sequence references go back to the free list. */
+  /**
+   * Ends a sequence; pages no other sequence references go back to the free list, or, when keyed,
+   * to the cache. Pages are released tail first, so a cached prompt loses its last pages first.
+   */
   freeSequence(seq: number): void {
     const { pages } = this.sequence(seq);
-    for (const page of pages) this.release(page);
+    for (let i = pages.length - 1; i >= 0; i--) this.release(pages[i]);
     this.live.delete(seq);
   }
 
@@ -131,55 +186,114 @@ export class PageAllocator {
     return [...this.live.keys()];
   }
 
-  /** Sequences referencing `page`; 0 for a free page. */
+  /** Sequences referencing `page`; 0 for a free or cached page. */
   refCount(page: number): number {
     this.checkPage(page);
     return this.refCounts[page];
   }
 
-  /** Free page ids, lowest first (the order they will be handed out). */
+  /** Free page ids, lowest first (the order they will be handed out). Cached pages are not among them. */
   freePageIds(): readonly number[] {
     return this.freeList.sorted();
+  }
+
+  /** Cached (evictable) page ids, least recently released first: the order `take` evicts them in. */
+  cachedPageIds(): readonly number[] {
+    return [...this.evictable];
+  }
+
+  /** Pages an append may take: free ones plus cached ones it would evict. What admission may count on. */
+  availablePages(): number {
+    return this.freeList.size + this.evictable.size;
+  }
+
+  /** The prefix-cache key of `page`, or undefined when it is not keyed (always, with the cache off). */
+  pageKey(page: number): string | undefined {
+    this.checkPage(page);
+    return this.prefix?.pageKey(page);
+  }
+
+  /**
+   * Tells the prefix cache the token ids of positions `0 .. tokens.length - 1` of `seq`
+   * (`tokens.length <= length(seq)`); each completely covered page not yet processed is keyed, unless
+   * an identical page already holds its key. Only new pages are hashed, so calling this after every
+   * step with the whole token list costs O(new full pages · pageSize). Does nothing with the cache off.
+   */
+  commitTokens(seq: number, tokens: readonly number[]): void {
+    const s = this.sequence(seq);
+    if (tokens.length > s.length) {
+      throw new InputError(
+        `commitTokens: ${tokens.length} token ids given but sequence ${seq} holds only ${s.length} tokens`,
+      );
+    }
+    const prefix = this.prefix;
+    if (prefix === undefined) return;
+    const { pageSize } = this;
+    const full = Math.floor(tokens.length / pageSize);
+    checkTokenIds('commitTokens', tokens, s.chain.length * pageSize, full * pageSize);
+    for (let i = s.chain.length; i < full; i++) {
+      const start = i * pageSize;
+      const prev = i === 0 ? ROOT_LINK : s.chain[i - 1];
+      const key = prefix.keyOf(prev, tokens, start, start + pageSize);
+      const { link, displaced } = prefix.register(s.pages[i], key, prev, tokens, start, start + pageSize);
+      // A page that lost its key and that nothing references is cached no more: back to the free list.
+      if (displaced >= 0 && this.evictable.delete(displaced)) this.freeList.push(displaced);
+      s.chain.push(link);
+    }
+  }
+
+  /**
+   * For a new, empty sequence about to prefill `tokens`: attaches the longest chain of cached pages
+   * matching the prompt's full pages from the start (each one more reference; evictable ones are
+   * revived), sets the sequence's length to the tokens they hold, and returns that hit in tokens (a
+   * multiple of pageSize). At most `floor((tokens.length - 1) / pageSize)` pages are attached, so the
+   * last prompt token is always left to compute (the engine needs its logits). The attached pages are
+   * full and never written: the next append opens a new page. Returns 0 with the cache off.
+   */
+  acquirePrefix(seq: number, tokens: readonly number[]): number {
+    const s = this.sequence(seq);
+    if (s.length !== 0) {
+      throw new InputError(
+        `acquirePrefix: sequence ${seq} must be new and empty, but holds ${s.length} tokens`,
+      );
+    }
+    const prefix = this.prefix;
+    if (prefix === undefined) return 0;
+    const { pageSize } = this;
+    const maxPages = Math.max(0, Math.floor((tokens.length - 1) / pageSize));
+    checkTokenIds('acquirePrefix', tokens, 0, maxPages * pageSize);
+    let prev = ROOT_LINK;
+    for (let i = 0; i < maxPages; i++) {
+      const start = i * pageSize;
+      const key = prefix.keyOf(prev, tokens, start, start + pageSize);
+      const page = prefix.find(key, prev, tokens, start, start + pageSize);
+      if (page < 0) break;
+      if (this.refCounts[page] === 0) this.evictable.delete(page);
+      this.refCounts[page]++;
+      s.pages.push(page);
+      prev = prefix.linkOf(page);
+      s.chain.push(prev);
+    }
+    s.length = s.pages.length * pageSize;
+    this.prefixQueries += tokens.length;
+    this.prefixHits += s.length;
+    return s.length;
   }
 
   /**
    * Reserves slots for positions `length .. length + n - 1` of `seq`, taking new pages as needed,
    * and returns the copies the engine must run before writing them (at most one, for copy-on-write).
-   * Throws `KvCacheExhaustedError`, changing nothing, when too few pages are free.
+   * Takes free pages first, then evicts cached ones (least recently released first).
+   * Throws `KvCacheExhaustedError`, changing nothing, when too few pages are available.
    */
   appendTokens(seq: number, n: number): PageCopy[] {
     const s = this.sequence(seq);
-    if (!Number.isSafeInteger(n) || n < 0) {
-      throw new InputError(`appendTokens: token count must be a non-negative integer, got ${String(n)}`);
-    }
+    checkTokenCount(n);
     if (n === 0) return [];
-
-    const filledInLastPage = s.length % this.pageSize;
-    const lastPage = s.pages[s.pages.length - 1];
-    const copyOnWrite = filledInLastPage !== 0 && this.refCounts[lastPage] > 1;
-    const newPages = Math.ceil((s.length + n) / this.pageSize) - s.pages.length;
-    const needed = newPages + (copyOnWrite ? 1 : 0);
-    if (needed > this.freeList.size) {
-      throw new KvCacheExhaustedError({
-        sequence: seq,
-        needed,
-        free: this.freeList.size,
-        totalPages: this.numPages,
-        pageSize: this.pageSize,
-        liveSequences: this.live.size,
-      });
-    }
-
-    const copies: PageCopy[] = [];
-    if (copyOnWrite) {
-      const dstPage = this.take();
-      copies.push({ srcPage: lastPage, dstPage, tokens: filledInLastPage });
-      this.release(lastPage);
-      s.pages[s.pages.length - 1] = dstPage;
-    }
-    for (let i = 0; i < newPages; i++) s.pages.push(this.take());
-    s.length += n;
-    return copies;
+    const need = this.need(s, n);
+    const available = this.availablePages();
+    if (need.pages > available) throw this.exhausted(seq, need.pages, available);
+    return this.grow(s, n, need.copyOnWrite);
   }
 
   /**
@@ -187,7 +301,8 @@ export class PageAllocator {
    * tokens. Pages past the new length go back to the pool (or lose one reference, if shared); a
    * partly used last page stays, its slots past `length` simply unread. A shared page is never
    * written afterwards: the next append into a shared, partly filled last page copies it first
-   * (copy-on-write), as for a fork.
+   * (copy-on-write), as for a fork. A keyed page truncated into that this sequence alone holds
+   * leaves the prefix cache here, since the next append will overwrite its tail.
    */
   truncate(seq: number, length: number): void {
     const s = this.sequence(seq);
@@ -195,47 +310,93 @@ export class PageAllocator {
       throw new InputError(`truncate: length must be a whole number in 0…${s.length}, got ${String(length)}`);
     }
     const keep = Math.ceil(length / this.pageSize);
-    for (const page of s.pages.splice(keep)) this.release(page);
+    const dropped = s.pages.splice(keep);
+    for (let i = dropped.length - 1; i >= 0; i--) this.release(dropped[i]);
     s.length = length;
+    const fullPages = Math.floor(length / this.pageSize);
+    if (s.chain.length > fullPages) s.chain.length = fullPages;
+    // Truncating into a keyed page this sequence alone holds: the next append writes into it, so it
+    // leaves the cache now. A shared one stays keyed; the append copies it, or un-keys it (see grow).
+    if (fullPages < keep && this.refCounts[s.pages[keep - 1]] === 1) this.prefix?.unkey(s.pages[keep - 1]);
   }
 
   /**
-   * Appends to several sequences at once, all or nothing: when the k-th append does not fit, the
-   * ones before it are undone and the error is rethrown, so no sequence grew. A batch step of a
-   * scheduler needs exactly this: a failed step must leave the cache as it found it.
+   * Appends to several sequences at once, all or nothing: every append is planned before any page
+   * is taken, so when the k-th does not fit the error is thrown with no sequence grown and no cached
+   * page evicted. A batch step of a scheduler needs exactly this: a failed step must leave the cache
+   * as it found it.
    */
   appendTokensBatch(requests: readonly { seq: number; n: number }[]): PageCopy[][] {
     const seqs = requests.map((r) => r.seq);
     if (new Set(seqs).size !== seqs.length) {
       throw new InputError(`appendTokensBatch: a sequence appears twice in one batch (${seqs.join(', ')})`);
     }
-    const undo: (() => void)[] = [];
-    try {
-      return requests.map(({ seq, n }) => {
-        const s = this.sequence(seq);
-        const before = { pages: [...s.pages], length: s.length };
-        const copies = this.appendTokens(seq, n);
-        undo.push(() => this.restore(s, before, copies));
-        return copies;
-      });
-    } catch (e) {
-      for (const step of undo.reverse()) step();
-      throw e;
-    }
+    // Earlier copies-on-write in the batch drop references, which may spare a later sequence its copy.
+    const released = new Map<number, number>();
+    let available = this.availablePages();
+    const plans = requests.map(({ seq, n }) => {
+      const s = this.sequence(seq);
+      checkTokenCount(n);
+      if (n === 0) return { s, n, copyOnWrite: false };
+      const need = this.need(s, n, released);
+      if (need.pages > available) throw this.exhausted(seq, need.pages, available);
+      available -= need.pages;
+      if (need.copyOnWrite) {
+        const lastPage = s.pages[s.pages.length - 1];
+        released.set(lastPage, (released.get(lastPage) ?? 0) + 1);
+      }
+      return { s, n, copyOnWrite: need.copyOnWrite };
+    });
+    return plans.map(({ s, n, copyOnWrite }) => (n === 0 ? [] : this.grow(s, n, copyOnWrite)));
   }
 
-  /** Undoes one successful `appendTokens`: new pages back to the free list, a copied page back to its source. */
-  private restore(s: Sequence, before: { pages: number[]; length: number }, copies: readonly PageCopy[]) {
-    for (const page of s.pages.slice(before.pages.length)) this.release(page);
-    for (const copy of copies) {
-      this.release(copy.dstPage);
-      this.refCounts[copy.srcPage]++;
-    }
-    s.pages.splice(0, s.pages.length, ...before.pages);
-    s.length = before.length;
+  /**
+   * Pages an append of `n > 0` tokens takes, and whether the partly filled last page must be copied
+   * first. `released` counts references that earlier copies-on-write of the same batch will drop.
+   */
+  private need(s: Sequence, n: number, released?: ReadonlyMap<number, number>) {
+    const filledInLastPage = s.length % this.pageSize;
+    const lastPage = s.pages[s.pages.length - 1];
+    const copyOnWrite =
+      filledInLastPage !== 0 && this.refCounts[lastPage] - (released?.get(lastPage) ?? 0) > 1;
+    const newPages = Math.ceil((s.length + n) / this.pageSize) - s.pages.length;
+    return { copyOnWrite, pages: newPages + (copyOnWrite ? 1 : 0) };
   }
 
-  stats(): PageAllocatorStats {
+  /** Carries out an append that `need` found to fit. */
+  private grow(s: Sequence, n: number, copyOnWrite: boolean): PageCopy[] {
+    const filledInLastPage = s.length % this.pageSize;
+    const last = s.pages.length - 1;
+    const copies: PageCopy[] = [];
+    if (copyOnWrite) {
+      const srcPage = s.pages[last];
+      const dstPage = this.take();
+      copies.push({ srcPage, dstPage, tokens: filledInLastPage });
+      this.release(srcPage);
+      s.pages[last] = dstPage;
+    } else if (filledInLastPage !== 0) {
+      // The last page is this sequence's alone and about to be written. If it is still keyed (it was
+      // truncated into while shared, and the others have let go since), it leaves the cache now.
+      this.prefix?.unkey(s.pages[last]);
+    }
+    const newPages = Math.ceil((s.length + n) / this.pageSize) - s.pages.length;
+    for (let i = 0; i < newPages; i++) s.pages.push(this.take());
+    s.length += n;
+    return copies;
+  }
+
+  private exhausted(seq: number, needed: number, free: number): KvCacheExhaustedError {
+    return new KvCacheExhaustedError({
+      sequence: seq,
+      needed,
+      free,
+      totalPages: this.numPages,
+      pageSize: this.pageSize,
+      liveSequences: this.live.size,
+    });
+  }
+
+  stats(): PageAllocatorStats & PrefixCacheStats {
     const { pageSize, numPages, bytesPerTokenSlot } = this;
     // A page's filled slots are the most any referencing sequence has written into it: a full shared
     // prefix page is full, and copy-on-write guarantees no sequence sees another's slots past its own.
@@ -253,7 +414,8 @@ export class PageAllocator {
       physicalTokens += filled[page];
       if (this.refCounts[page] > 1) sharedPages++;
     }
-    const usedPages = numPages - this.freeList.size;
+    const cachedPages = this.evictable.size;
+    const usedPages = numPages - this.freeList.size - cachedPages;
     const bytesAllocated = usedPages * pageSize * bytesPerTokenSlot;
     const bytesUsed = physicalTokens * bytesPerTokenSlot;
     return {
@@ -268,6 +430,9 @@ export class PageAllocator {
       logicalTokens,
       physicalTokens,
       sharedPages,
+      cachedPages,
+      prefixQueries: this.prefixQueries,
+      prefixHits: this.prefixHits,
     };
   }
 
@@ -286,16 +451,49 @@ export class PageAllocator {
     }
   }
 
-  /** Takes the lowest free page; callers check `freeList.size` first. */
+  /**
+   * Takes the lowest free page or, with none free, evicts the least recently released cached page
+   * (dropping its key); callers check `availablePages()` first.
+   */
   private take(): number {
-    const page = this.freeList.pop();
+    let page: number;
+    if (this.freeList.size > 0) {
+      page = this.freeList.pop();
+    } else {
+      const lru = this.evictable.values().next();
+      if (lru.done === true) throw new InternalError('PageAllocator.take with no free or cached page');
+      page = lru.value;
+      this.evictable.delete(page);
+      this.prefix?.unkey(page);
+    }
     this.refCounts[page] = 1;
     return page;
   }
 
+  /** Drops one reference; an unreferenced page is cached (most recent last) if keyed, else freed. */
   private release(page: number): void {
     this.refCounts[page]--;
-    if (this.refCounts[page] === 0) this.freeList.push(page);
+    if (this.refCounts[page] !== 0) return;
+    if (this.prefix?.isKeyed(page) === true) this.evictable.add(page);
+    else this.freeList.push(page);
+  }
+}
+
+function checkTokenCount(n: number): void {
+  if (!Number.isSafeInteger(n) || n < 0) {
+    throw new InputError(`appendTokens: token count must be a non-negative integer, got ${String(n)}`);
+  }
+}
+
+/** Token ids the prefix cache hashes must be integers in 0…2³²−1. */
+function checkTokenIds(caller: string, tokens: readonly number[], start: number, end: number): void {
+  for (let i = start; i < end; i++) {
+    const t = tokens[i];
+    if (!Number.isInteger(t) || t < 0 || t > 0xffffffff) {
+      throw new InputError(
+        `${caller}: token id at position ${i} must be an integer in 0…2^32−1, got ${String(t)}`,
+      );
+    }
   }
 }
 

@@ -19,6 +19,8 @@ export interface KvCacheOptions {
   pageSize: number;
   /** Token slots in the pool (paged) or, divided by maxSeqLen, sequences (contiguous). */
   capacityTokens: number;
+  /** Keep full pages cached for later prompts that start the same way (paged only; off by default). */
+  prefixCache?: boolean;
 }
 
 /** Bytes of one page in one layer's pool: [2 (K, V), kvHeads, pageSize, headDim] f32. */
@@ -70,6 +72,7 @@ export class KvCache {
     geometry: ReturnType<typeof kvGeometry>,
     paged: boolean,
     private readonly scratch: GPUBuffer,
+    prefixCache: boolean,
   ) {
     this.pageSize = geometry.pageSize;
     this.paged = paged;
@@ -79,6 +82,7 @@ export class KvCache {
       numPages: geometry.numPages,
       pageSize: geometry.pageSize,
       bytesPerTokenSlot: (this.pageBytesPerLayer * shape.layers) / geometry.pageSize,
+      prefixCache: paged && prefixCache,
     });
   }
 
@@ -90,7 +94,14 @@ export class KvCache {
       pools.push(await buffers.allocate(`kv pool layer ${l}`, geometry.layerPoolBytes));
     }
     const scratch = await buffers.allocate('kv copy-on-write scratch', pageBytes(shape, geometry.pageSize));
-    return new KvCache(shape, pools, geometry, options.mode === 'paged', scratch);
+    return new KvCache(
+      shape,
+      pools,
+      geometry,
+      options.mode === 'paged',
+      scratch,
+      options.prefixCache ?? false,
+    );
   }
 
   /**

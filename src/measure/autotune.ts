@@ -158,7 +158,7 @@ export async function autotune(
       profiler,
       {
         op: 'gemv',
-        shape: gemvBatches.map((m) => `[${m}×${d}]`).join('+') + `·[${d}×${ffn}]`,
+        shape: `${gemvBatches.map((m) => `[${m}×${d}]`).join('+')}·[${d}×${ffn}]`,
         candidates: VARIANT_CANDIDATES.gemv.filter((v) => variantSupported(v, gpu)),
         validation: (variant) => gemvCase(ctx, { ...odd.gemv, M: batch, variant }),
         timing: (variant) => gemvBatches.map((M) => gemvCase(ctx, { M, N: ffn, K: d, variant })),

@@ -26,6 +26,7 @@ import {
   type SpecRun,
   type VerifyPoint,
 } from '../results/schema.ts';
+import type { ServeRun } from '../results/serve-schema.ts';
 import { WORKLOADS } from '../workloads/index.ts';
 import { promptTokens } from '../workloads/prompts.ts';
 import type { WorkloadContext, WorkloadRecord } from '../workloads/workload.ts';
@@ -33,6 +34,7 @@ import { type ClockInfo, placeKernelRecord, placePass, placeVerify, speculativeR
 import { autotune } from './autotune.ts';
 import { bestPeaks, measurePeaks, type Peaks, probeTimestamps } from './peaks.ts';
 import { DRAM_BOUND_MIN_BYTES } from './roofline.ts';
+import { batchScaling, serveResult } from './serve-assemble.ts';
 import {
   assertFits,
   type BenchSpec,
@@ -111,6 +113,7 @@ export async function runBench(
   let capacity: CapacityResult | undefined;
   const verifyCurve: VerifyPoint[] = [];
   const specRuns: SpecRun[] = [];
+  const serveRuns: ServeRun[] = [];
   const pipelines = new PipelineCache(gpu);
   let peaks: Peaks | undefined;
   let unitsDone = 0;
@@ -264,6 +267,9 @@ export async function runBench(
       } else if (record.type === 'verify') {
         verifyCurve.push(placeVerify(record, roofs, clock));
         report(current, `verify k=${record.k} at depth ${record.depth}`);
+      } else if (record.type === 'serveRun') {
+        serveRuns.push(record.run);
+        report(current, `load test: ${record.run.label} done`);
       } else if (record.type === 'specRun') {
         specRuns.push(record.run);
         report(current, `speculative ${record.run.label} on ${record.run.promptClass} prompts`);
@@ -367,6 +373,10 @@ export async function runBench(
     ...(capacity ? { capacity } : {}),
     ...(run.workloads.some((w) => w.kind === 'spec') && (verifyCurve.length > 0 || specRuns.length > 0)
       ? { speculative: speculativeResult(verifyCurve, specRuns) }
+      : {}),
+    ...(serveRuns.length > 0 ? { serve: serveResult(serveRuns) } : {}),
+    ...(run.suite === 'batch' && peaks && points.length > 1
+      ? { batchScaling: batchScaling(points, peaks) }
       : {}),
     validation,
     warnings,

@@ -1,10 +1,18 @@
 import { z } from 'zod';
 import { SpecError } from '../errors.ts';
-import { GEMV_LIMITS } from '../kernels/limits.ts';
+import { GEMV_LIMITS, MAX_DECODE_BATCH } from '../kernels/limits.ts';
 import { PAGE_SIZES } from '../kv/cache.ts';
 import { type ModelConfig, PRESETS, presetConfig } from '../model/config.ts';
 import { ModelSourceSchema } from '../model/source.ts';
 import { DrafterTextSchema, MAX_DRAFT, parseDrafterSpec } from '../speculative/drafter-spec.ts';
+import {
+  BATCH_SIZES,
+  SERVE_DEFAULTS,
+  ServeWorkloadSchema,
+  SloSchema,
+  TraceRequestSchema,
+  traceContext,
+} from './serve-spec.ts';
 
 /**
  * What to measure: a model, the engine settings every workload shares (KV layout, kernel search),
@@ -74,7 +82,7 @@ export const DecodeWorkloadSchema = z
       .min(2)
       .max(MAX_TIMED_PASSES + 1),
     /** Sequences decoded together in each step. */
-    batch: z.number().int().min(1).max(GEMV_LIMITS.maxBatch),
+    batch: z.number().int().min(1).max(MAX_DECODE_BATCH),
     ...repetitions,
     profile: z.boolean(),
   })
@@ -169,6 +177,7 @@ export const WorkloadSchema = z.discriminatedUnion('kind', [
   KernelsWorkloadSchema,
   CapacityWorkloadSchema,
   SpecWorkloadSchema,
+  ServeWorkloadSchema,
 ]);
 export type Workload = z.infer<typeof WorkloadSchema>;
 export type WorkloadKind = Workload['kind'];
@@ -177,7 +186,16 @@ export type WorkloadOf<K extends WorkloadKind> = Extract<Workload, { kind: K }>;
 // ---------------------------------------------------------------------------------------------
 // The spec
 
-export const SUITE_NAMES = ['quick', 'full', 'kernels', 'capacity', 'spec', 'custom'] as const;
+export const SUITE_NAMES = [
+  'quick',
+  'full',
+  'kernels',
+  'capacity',
+  'spec',
+  'serve',
+  'batch',
+  'custom',
+] as const;
 export type SuiteName = (typeof SUITE_NAMES)[number];
 
 export const BenchSpecSchema = z
@@ -220,6 +238,10 @@ export const SUITES = {
   capacity: { prefill: [], depths: [], gen: 16, reps: 3 },
   /** The verify-K curve at depth 64, then three drafters at K = 4 over 64 tokens per prompt. */
   spec: { prefill: [], depths: [64], gen: 64, reps: 5 },
+  /** The load test: continuous against static batching on the default mix, near saturation. */
+  serve: { prefill: [], depths: [], gen: 16, reps: 3 },
+  /** The B-scaling sweep: a decode step of B = 1…32 sequences, 8-token prompts, 8 tokens each. */
+  batch: { prefill: [], depths: [8], gen: 8, reps: 3 },
 } as const satisfies Record<Exclude<SuiteName, 'custom'>, unknown>;
 
 /** Defaults of every setting a suite does not fix. */
@@ -268,8 +290,37 @@ export const SpecOptionsSchema = z
     k: SpecWorkloadSchema.shape.k.default(SPEC_DEFAULTS.draftK),
     adaptiveK: z.boolean().default(false),
     verifyKs: SpecWorkloadSchema.shape.verifyKs.optional(),
+    /** --suite serve: traffic (rate in requests/s, Infinity: all at t = 0), scheduler and experiment. */
+    rate: z.number().positive().optional(),
+    concurrency: z.number().int().min(1).max(1024).optional(),
+    burstiness: z.number().positive().max(1000).default(SERVE_DEFAULTS.burstiness),
+    requests: ServeWorkloadSchema.shape.requests.default(SERVE_DEFAULTS.requests),
+    durationS: z.number().positive().max(86_400).optional(),
+    mix: ServeWorkloadSchema.shape.mix.default('default'),
+    prefixTokens: ServeWorkloadSchema.shape.prefixTokens.default(0),
+    prefixShare: ServeWorkloadSchema.shape.prefixShare.default(SERVE_DEFAULTS.prefixShare),
+    priorityShare: ServeWorkloadSchema.shape.priorityShare.default(SERVE_DEFAULTS.priorityShare),
+    policy: ServeWorkloadSchema.shape.policy.default(SERVE_DEFAULTS.policy),
+    slo: SloSchema.default({}),
+    batching: z.enum(['continuous', 'static', 'both']).default('both'),
+    prefixCache: z.enum(['on', 'off', 'both']).default('off'),
+    tokenBudget: ServeWorkloadSchema.shape.tokenBudget.default(SERVE_DEFAULTS.tokenBudget),
+    maxBatch: ServeWorkloadSchema.shape.maxBatch.default(SERVE_DEFAULTS.maxBatch),
+    kvTokens: z
+      .number()
+      .int()
+      .min(1)
+      .max(1 << 24)
+      .optional(),
+    sweep: ServeWorkloadSchema.shape.sweep.default(0),
+    solo: z.boolean().default(true),
+    trace: z.array(TraceRequestSchema).min(1).max(5000).optional(),
   })
-  .strict();
+  .strict()
+  .refine((o) => o.rate === undefined || o.concurrency === undefined, {
+    message: 'give --rate or --concurrency, not both',
+    path: ['concurrency'],
+  });
 export type SpecOptions = z.input<typeof SpecOptionsSchema>;
 
 /** Validation problems of a set of options, each with the option it belongs to. */
@@ -305,7 +356,12 @@ export function buildSpec(model: unknown, options: SpecOptions): SpecBuild {
   }
   const o = parsed.data;
   const custom = o.prefill !== undefined || o.depths !== undefined;
-  const alone = o.suite === 'kernels' || o.suite === 'capacity' || o.suite === 'spec';
+  const alone =
+    o.suite === 'kernels' ||
+    o.suite === 'capacity' ||
+    o.suite === 'spec' ||
+    o.suite === 'serve' ||
+    o.suite === 'batch';
   const suite: SuiteName = alone ? o.suite : custom ? 'custom' : o.suite;
   const base = SUITES[o.suite === 'custom' ? 'quick' : o.suite];
   const reps = o.reps ?? base.reps;
@@ -322,6 +378,46 @@ export function buildSpec(model: unknown, options: SpecOptions): SpecBuild {
       longFactor: SPEC_DEFAULTS.longFactor,
       seed: 0,
     });
+  } else if (suite === 'serve') {
+    workloads.push({
+      kind: 'serve',
+      arrival:
+        o.concurrency !== undefined
+          ? { kind: 'concurrency', concurrency: o.concurrency }
+          : o.rate === Number.POSITIVE_INFINITY
+            ? { kind: 'all-at-once' }
+            : { kind: 'poisson', rateRps: o.rate ?? null, burstiness: o.burstiness },
+      requests: o.trace?.length ?? o.requests,
+      durationS: o.durationS ?? null,
+      mix: o.mix,
+      prefixTokens: o.prefixTokens,
+      prefixShare: o.prefixTokens > 0 ? o.prefixShare : 0,
+      priorityShare: o.priorityShare,
+      policy: o.policy,
+      slo: o.slo,
+      batching: o.batching === 'both' ? ['continuous', 'static'] : [o.batching],
+      prefixCache: o.prefixCache === 'both' ? [false, true] : [o.prefixCache === 'on'],
+      tokenBudget: o.tokenBudget,
+      maxBatch: o.maxBatch,
+      pageSize: o.pageSize,
+      kvTokens: o.kvTokens ?? null,
+      sweep: o.sweep,
+      solo: o.solo,
+      seed: 0,
+      trace: o.trace ?? null,
+    });
+  } else if (suite === 'batch') {
+    // One decode workload per batch size, at one shallow depth: the step cost against B.
+    const common = { reps, warmup: o.warmup, profile: o.profile };
+    for (const batch of BATCH_SIZES) {
+      workloads.push({
+        kind: 'decode',
+        depths: o.depths ?? [...base.depths],
+        gen: o.gen ?? base.gen,
+        batch,
+        ...common,
+      });
+    }
   } else if (suite === 'spec') {
     // --depth and --gen mean the curve's depths and the tokens per prompt here.
     workloads.push({
@@ -385,7 +481,7 @@ export function specFromOptions(model: unknown, options: SpecOptions): BenchSpec
 /** A sweep value the model cannot hold, and why. */
 export interface Unfit {
   kind: WorkloadKind;
-  option: 'prefill' | 'depths' | 'gen';
+  option: 'prefill' | 'depths' | 'gen' | 'trace';
   value: number;
   message: string;
 }
@@ -445,6 +541,19 @@ function unfitValues(w: Workload, maxSeqLen: number): Unfit[] {
             ]
           : []),
       ];
+    case 'serve': {
+      const need = traceContext(w);
+      return need > maxSeqLen
+        ? [
+            {
+              kind: w.kind,
+              option: 'trace' as const,
+              value: need,
+              message: `a request of the trace needs ${need} tokens of context (prompt + output), past the model's maxSeqLen of ${maxSeqLen}`,
+            },
+          ]
+        : [];
+    }
     case 'kernels':
     case 'capacity':
       return [];
@@ -575,8 +684,12 @@ export function engineNeeds(spec: BenchSpec): EngineNeeds {
       needs.maxPrompt = Math.max(needs.maxPrompt, ...w.depths.map(decodePrompt));
       needs.maxSequences = Math.max(needs.maxSequences, w.batch);
       needs.maxBatch = Math.max(needs.maxBatch, w.batch);
-      needs.gemvBatches.push(w.batch);
+      needs.gemvBatches.push(Math.min(GEMV_LIMITS.maxBatch, w.batch));
       needs.maxContextTokens = Math.max(needs.maxContextTokens, w.batch * deepest);
+    } else if (w.kind === 'serve') {
+      // The arms build their own models (their own KV pools); the run's model only validates.
+      needs.model = true;
+      needs.gemvBatches.push(Math.min(GEMV_LIMITS.maxBatch, w.maxBatch));
     } else if (w.kind === 'spec') {
       // One sequence at a time (the curve's, then each prompt's); prompts go through prefill.
       needs.model = true;
@@ -612,6 +725,9 @@ export function workloadUnits(w: Workload): number {
     case 'spec':
       // The curve's depths, then one run per prompt class for the baseline and each drafter.
       return w.depths.length + w.classes.length * (1 + w.drafters.length);
+    case 'serve':
+      // Requests, summed over the arms (the workload reports its own count once it knows it).
+      return 0;
   }
 }
 
@@ -628,5 +744,7 @@ export function workloadLabel(w: Workload): string {
       return `capacity probe (${w.poolMiB} MiB KV pool, pages of ${w.pageSize})`;
     case 'spec':
       return `speculative decoding (verify k = ${w.verifyKs.join(', ')}; ${w.drafters.length > 0 ? `${w.drafters.join(', ')} at K = ${w.k}${w.adaptiveK ? ' (adaptive)' : ''}` : 'no drafters'})`;
+    case 'serve':
+      return `load test (${w.sweep > 0 ? `rate sweep of ${w.sweep}` : w.mix === 'matrix' ? 'request-type matrix' : `${w.batching.join(' vs ')} batching${w.prefixCache.length > 1 ? ', prefix cache off vs on' : w.prefixCache[0] ? ', prefix cache' : ''}`}; ${w.trace ? `an imported trace of ${w.trace.length}` : w.requests} requests)`;
   }
 }

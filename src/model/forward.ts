@@ -14,6 +14,7 @@ import {
   withRole,
 } from '../kernels/kernel.ts';
 import { KvWriteKernel } from '../kernels/kv-write.ts';
+import { MAX_DECODE_BATCH } from '../kernels/limits.ts';
 import { MatmulKernel } from '../kernels/matmul.ts';
 import { KERNEL_ROLES } from '../kernels/roles.ts';
 import { ArgmaxKernel, RmsNormKernel } from '../kernels/rowwise.ts';
@@ -147,10 +148,33 @@ function countByRole(calls: readonly KernelCall[]): Record<string, number> {
 }
 
 /**
- * Most rows of one verify chunk: the GEMV's batch limit. A verify of more rows runs in several
- * chunks, each reading the weights once more (the knee of the verify-K curve shows it).
+ * Most rows of one decode chunk: the GEMV's batch limit. A decode batch or a verify of more rows
+ * runs in several chunks in one command buffer, each reading the weights once more (the knee of
+ * the verify-K curve and the B-scaling sweep show it).
  */
-export const VERIFY_CHUNK = GEMV_LIMITS.maxBatch;
+export const DECODE_CHUNK = GEMV_LIMITS.maxBatch;
+export const VERIFY_CHUNK = DECODE_CHUNK;
+
+/** One row of a decode chunk: a token appended to `seq` at `position`, its K/V into `slot`. */
+interface DecodeRow {
+  seq: number;
+  token: number;
+  position: number;
+  slot: number;
+}
+
+/** One engine step of a serving loop: decode rows and prefill chunks, in one command buffer. */
+export interface StepRequest {
+  decodes: readonly DecodeRequest[];
+  prefills: readonly PrefillRequest[];
+}
+
+export interface StepResult {
+  /** Greedy next token of each decode row, in order. */
+  decodeTokens: number[];
+  /** Greedy next token after each prefill chunk's last token, in order. */
+  prefillTokens: number[];
+}
 
 /** Prefill plans kept at once; each holds the activations of one prompt length. */
 const PREFILL_PLAN_CACHE = 4;
@@ -215,8 +239,8 @@ export class Model {
   ): Promise<Model> {
     const config = weights.config;
     const { layers, heads, kvHeads, headDim } = dims(config);
-    if (options.maxBatch < 1 || options.maxBatch > GEMV_LIMITS.maxBatch) {
-      throw new InputError(`maxBatch ${options.maxBatch} is outside 1…${GEMV_LIMITS.maxBatch}`);
+    if (!Number.isInteger(options.maxBatch) || options.maxBatch < 1 || options.maxBatch > MAX_DECODE_BATCH) {
+      throw new InputError(`maxBatch ${options.maxBatch} is outside 1…${MAX_DECODE_BATCH}`);
     }
     checkPlanFits(planMemory(config, options.kv, config.maxSeqLen), gpu.limits, name);
 
@@ -340,44 +364,13 @@ export class Model {
       const encoder = this.gpu.device.createCommandEncoder({ label: `verify of ${tokens.length}` });
       const start = this.kv.allocator.length(seq);
       const [slots] = this.kv.appendBatch(encoder, [{ seq, n: tokens.length }]);
-      const table = this.kv.paddedTable(seq);
-      const queue = this.gpu.device.queue;
-      let offset = 0;
-      for (const [c, rows] of chunks.entries()) {
-        const plan = plans[c];
-        const positions = rows.map((_, j) => start + offset + j);
-        queue.writeBuffer(plan.tokens, 0, new Uint32Array(rows));
-        queue.writeBuffer(plan.positions, 0, new Uint32Array(positions));
-        queue.writeBuffer(plan.slots, 0, new Uint32Array(slots.slice(offset, offset + rows.length)));
-        queue.writeBuffer(plan.tables, 0, new Uint32Array(rows.flatMap(() => table)));
-        queue.writeBuffer(plan.lengths, 0, new Uint32Array(positions.map((p) => p + 1)));
-        encodePasses(
-          encoder,
-          `verify rows ${offset}…${offset + rows.length - 1}`,
-          plan.calls,
-          options.timing,
-        );
-        encoder.copyBufferToBuffer(plan.next, 0, plan.nextReadback, 0, rows.length * BYTES.u32);
-        offset += rows.length;
-      }
+      const rows = tokens.map((token, j) => ({ seq, token, position: start + j, slot: slots[j] }));
+      this.encodeDecodeRows(encoder, `verify of ${tokens.length}`, rows, plans, options.timing);
       this.lastDispatches = countByRole(plans.flatMap((p) => p.calls));
-      queue.submit([encoder.finish()]);
-      const nextTokens: number[] = [];
-      const logits = options.logits ? new Float32Array(tokens.length * this.config.vocabSize) : undefined;
-      offset = 0;
-      for (const [c, rows] of chunks.entries()) {
-        nextTokens.push(...(await readNextTokens(plans[c], rows.length)));
-        if (logits) {
-          const floats = rows.length * this.config.vocabSize;
-          logits.set(
-            await readFloat32(this.gpu, plans[c].logits, floats * BYTES.f32),
-            offset * this.config.vocabSize,
-          );
-        }
-        offset += rows.length;
-      }
+      this.gpu.device.queue.submit([encoder.finish()]);
+      const result = await this.readDecodeRows(plans, tokens.length, options.logits ?? false);
       assertAlive(this.gpu);
-      return { nextTokens, logits };
+      return result;
     });
   }
 
@@ -431,27 +424,11 @@ export class Model {
         encoder,
         requests.map(({ seq, tokens }) => ({ seq, n: tokens.length })),
       );
-      const queue = this.gpu.device.queue;
       for (const [i, { seq, tokens }] of requests.entries()) {
-        const plan = plans[i];
-        queue.writeBuffer(plan.tokens, 0, new Uint32Array(tokens));
-        queue.writeBuffer(plan.positions, 0, new Uint32Array(tokens.map((_, j) => starts[i] + j)));
-        queue.writeBuffer(plan.slots, 0, new Uint32Array(slots[i]));
-        queue.writeBuffer(plan.blockTable, 0, new Uint32Array(this.kv.paddedTable(seq)));
-        encodePasses(encoder, `prefill seq ${seq} L=${tokens.length}`, plan.bodyCalls, timing);
-        if (plan.lastRow)
-          encoder.copyBufferToBuffer(
-            plan.lastRow.from,
-            plan.lastRow.offset,
-            plan.lastRow.to,
-            0,
-            plan.lastRow.bytes,
-          );
-        encodePasses(encoder, `prefill seq ${seq} head`, plan.headCalls, timing);
-        encoder.copyBufferToBuffer(plan.next, 0, plan.nextReadback, 0, plan.outRows * BYTES.u32);
+        this.encodePrefill(encoder, plans[i], seq, tokens, starts[i], slots[i], timing);
       }
       this.lastDispatches = countByRole(plans.flatMap((p) => [...p.bodyCalls, ...p.headCalls]));
-      queue.submit([encoder.finish()]);
+      this.gpu.device.queue.submit([encoder.finish()]);
       const results: PrefillResult[] = [];
       for (const [i, { seq }] of requests.entries()) {
         const plan = plans[i];
@@ -464,6 +441,156 @@ export class Model {
       }
       assertAlive(this.gpu);
       return results;
+    });
+  }
+
+  /** Records one prefill pass of `tokens` after `start` cached ones (slots already reserved). */
+  private encodePrefill(
+    encoder: GPUCommandEncoder,
+    plan: PrefillPlan,
+    seq: number,
+    tokens: readonly number[],
+    start: number,
+    slots: readonly number[],
+    timing: Timing | undefined,
+  ): void {
+    const queue = this.gpu.device.queue;
+    queue.writeBuffer(plan.tokens, 0, new Uint32Array(tokens));
+    queue.writeBuffer(plan.positions, 0, new Uint32Array(tokens.map((_, j) => start + j)));
+    queue.writeBuffer(plan.slots, 0, new Uint32Array(slots));
+    queue.writeBuffer(plan.blockTable, 0, new Uint32Array(this.kv.paddedTable(seq)));
+    encodePasses(encoder, `prefill seq ${seq} L=${tokens.length}`, plan.bodyCalls, timing);
+    if (plan.lastRow)
+      encoder.copyBufferToBuffer(
+        plan.lastRow.from,
+        plan.lastRow.offset,
+        plan.lastRow.to,
+        0,
+        plan.lastRow.bytes,
+      );
+    encodePasses(encoder, `prefill seq ${seq} head`, plan.headCalls, timing);
+    encoder.copyBufferToBuffer(plan.next, 0, plan.nextReadback, 0, plan.outRows * BYTES.u32);
+  }
+
+  /**
+   * Records decode rows (their K/V slots already reserved) as consecutive chunks, one per plan,
+   * each plan holding exactly its chunk's rows. Each row attends to its own sequence's pages up to
+   * its own position, so rows of one sequence at consecutive positions (a verify) are causal.
+   */
+  private encodeDecodeRows(
+    encoder: GPUCommandEncoder,
+    label: string,
+    rows: readonly DecodeRow[],
+    plans: readonly DecodePlan[],
+    timing: Timing | undefined,
+  ): void {
+    const queue = this.gpu.device.queue;
+    let offset = 0;
+    for (const plan of plans) {
+      const chunk = rows.slice(offset, offset + plan.batch);
+      queue.writeBuffer(plan.tokens, 0, new Uint32Array(chunk.map((r) => r.token)));
+      queue.writeBuffer(plan.positions, 0, new Uint32Array(chunk.map((r) => r.position)));
+      queue.writeBuffer(plan.slots, 0, new Uint32Array(chunk.map((r) => r.slot)));
+      queue.writeBuffer(plan.tables, 0, new Uint32Array(chunk.flatMap((r) => this.kv.paddedTable(r.seq))));
+      queue.writeBuffer(plan.lengths, 0, new Uint32Array(chunk.map((r) => r.position + 1)));
+      encodePasses(encoder, `${label} rows ${offset}…${offset + chunk.length - 1}`, plan.calls, timing);
+      encoder.copyBufferToBuffer(plan.next, 0, plan.nextReadback, 0, chunk.length * BYTES.u32);
+      offset += chunk.length;
+    }
+  }
+
+  /** Reads back what encodeDecodeRows' chunks produced: every row's next token, and its logits if asked. */
+  private async readDecodeRows(plans: readonly DecodePlan[], count: number, withLogits: boolean) {
+    const nextTokens: number[] = [];
+    const vocab = this.config.vocabSize;
+    const logits = withLogits ? new Float32Array(count * vocab) : undefined;
+    let offset = 0;
+    for (const plan of plans) {
+      nextTokens.push(...(await readNextTokens(plan, plan.batch)));
+      if (logits)
+        logits.set(await readFloat32(this.gpu, plan.logits, plan.batch * vocab * BYTES.f32), offset * vocab);
+      offset += plan.batch;
+    }
+    return { nextTokens, logits };
+  }
+
+  /** The decode plans of `count` rows in chunks of DECODE_CHUNK; `use` keeps apart plans that share a command buffer. */
+  private async decodeChunkPlans(count: number, use: string): Promise<DecodePlan[]> {
+    const plans: DecodePlan[] = [];
+    for (let c = 0, left = count; left > 0; c++, left -= DECODE_CHUNK) {
+      plans.push(await this.decodePlan(Math.min(DECODE_CHUNK, left), `${use}${c === 0 ? '' : c}`));
+    }
+    return plans;
+  }
+
+  /**
+   * One step of a serving loop: decode rows for running sequences and prefill chunks of admitted
+   * ones, recorded into one command buffer and submitted once (chunked prefill mixed with decode).
+   * Every KV page is reserved first, all or nothing. A sequence may appear once in the step. A
+   * prefill chunk continues its sequence's cache; its next token is meaningful only for the chunk
+   * that ends the prompt.
+   */
+  async step(request: StepRequest, options: { timing?: Timing } = {}): Promise<StepResult> {
+    assertAlive(this.gpu);
+    const { decodes, prefills } = request;
+    if (decodes.length === 0 && prefills.length === 0)
+      throw new InputError('An engine step has nothing to run');
+    if (decodes.length > this.options.maxBatch) {
+      throw new InputError(
+        `Decode batch of ${decodes.length} sequences is outside 1…${this.options.maxBatch}`,
+      );
+    }
+    const seqs = [...decodes.map((r) => r.seq), ...prefills.map((r) => r.seq)];
+    if (new Set(seqs).size !== seqs.length)
+      throw new InputError('A sequence appears twice in one engine step');
+    this.checkTokens(decodes.map((r) => r.token));
+    for (const { seq, tokens } of prefills) {
+      if (tokens.length === 0) throw new InputError(`Prefill of sequence ${seq} has no tokens`);
+      this.checkTokens(tokens);
+    }
+    const starts = prefills.map(({ seq }) => this.kv.allocator.length(seq));
+    const decodePlans = decodes.length > 0 ? await this.decodeChunkPlans(decodes.length, 'decode') : [];
+    const prefillPlans: PrefillPlan[] = [];
+    for (const [i, { tokens }] of prefills.entries()) {
+      prefillPlans.push(await this.prefillPlan(i, tokens.length, starts[i], 1));
+    }
+    this.trimPrefillPlans(Math.max(PREFILL_PLAN_CACHE, prefillPlans.length));
+    return this.exclusiveAll([...decodePlans, ...prefillPlans], async () => {
+      const encoder = this.gpu.device.createCommandEncoder({ label: 'engine step' });
+      const positions = decodes.map(({ seq }) => this.kv.allocator.length(seq));
+      const slots = this.kv.appendBatch(encoder, [
+        ...decodes.map(({ seq }) => ({ seq, n: 1 })),
+        ...prefills.map(({ seq, tokens }) => ({ seq, n: tokens.length })),
+      ]);
+      const rows = decodes.map(({ seq, token }, b) => ({
+        seq,
+        token,
+        position: positions[b],
+        slot: slots[b][0],
+      }));
+      if (rows.length > 0)
+        this.encodeDecodeRows(encoder, `step decode B=${rows.length}`, rows, decodePlans, options.timing);
+      for (const [i, { seq, tokens }] of prefills.entries()) {
+        this.encodePrefill(
+          encoder,
+          prefillPlans[i],
+          seq,
+          tokens,
+          starts[i],
+          slots[decodes.length + i],
+          options.timing,
+        );
+      }
+      this.lastDispatches = countByRole([
+        ...decodePlans.flatMap((p) => p.calls),
+        ...prefillPlans.flatMap((p) => [...p.bodyCalls, ...p.headCalls]),
+      ]);
+      this.gpu.device.queue.submit([encoder.finish()]);
+      const decodeTokens = (await this.readDecodeRows(decodePlans, decodes.length, false)).nextTokens;
+      const prefillTokens: number[] = [];
+      for (const plan of prefillPlans) prefillTokens.push((await readNextTokens(plan, 1))[0]);
+      assertAlive(this.gpu);
+      return { decodeTokens, prefillTokens };
     });
   }
 
@@ -601,34 +728,26 @@ export class Model {
     if (new Set(requests.map((r) => r.seq)).size !== B)
       throw new InputError('A sequence appears twice in one decode batch');
     this.checkTokens(requests.map((r) => r.token));
-    const plan = await this.decodePlan(B);
-    return this.exclusive(plan, async () => {
+    const plans = await this.decodeChunkPlans(B, 'decode');
+    return this.exclusiveAll(plans, async () => {
       const encoder = this.gpu.device.createCommandEncoder({ label: `decode B=${B}` });
       const positions = requests.map(({ seq }) => this.kv.allocator.length(seq));
       const slots = this.kv.appendBatch(
         encoder,
         requests.map(({ seq }) => ({ seq, n: 1 })),
       );
-      const queue = this.gpu.device.queue;
-      queue.writeBuffer(plan.tokens, 0, new Uint32Array(requests.map((r) => r.token)));
-      queue.writeBuffer(plan.positions, 0, new Uint32Array(positions));
-      queue.writeBuffer(plan.slots, 0, new Uint32Array(slots.map((s) => s[0])));
-      queue.writeBuffer(
-        plan.tables,
-        0,
-        new Uint32Array(requests.flatMap(({ seq }) => this.kv.paddedTable(seq))),
-      );
-      queue.writeBuffer(plan.lengths, 0, new Uint32Array(positions.map((p) => p + 1)));
-      encodePasses(encoder, `decode B=${B}`, plan.calls, options.timing);
-      this.lastDispatches = countByRole(plan.calls);
-      encoder.copyBufferToBuffer(plan.next, 0, plan.nextReadback, 0, B * BYTES.u32);
-      queue.submit([encoder.finish()]);
-      const nextTokens = await readNextTokens(plan, B);
-      const logits = options.logits
-        ? await readFloat32(this.gpu, plan.logits, B * this.config.vocabSize * BYTES.f32)
-        : undefined;
+      const rows = requests.map(({ seq, token }, b) => ({
+        seq,
+        token,
+        position: positions[b],
+        slot: slots[b][0],
+      }));
+      this.encodeDecodeRows(encoder, `decode B=${B}`, rows, plans, options.timing);
+      this.lastDispatches = countByRole(plans.flatMap((p) => p.calls));
+      this.gpu.device.queue.submit([encoder.finish()]);
+      const result = await this.readDecodeRows(plans, B, options.logits ?? false);
       assertAlive(this.gpu);
-      return { nextTokens, logits };
+      return result;
     });
   }
 

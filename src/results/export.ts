@@ -7,6 +7,7 @@
  * formula characters in CSV.
  */
 import type { BenchResult, Point } from './schema.ts';
+import { batchScalingTable, serveTables } from './serve-export.ts';
 
 /** The formats a result can be exported as, by their usual file extension. */
 export const EXPORT_FORMATS = ['json', 'jsonl', 'csv', 'md'] as const;
@@ -510,7 +511,9 @@ export function toMarkdown(r: BenchResult): string {
   if (r.kernelPoints && r.kernelPoints.length > 0) sections.push(kernelPointsTable(r.kernelPoints));
   if (r.capacity) sections.push(capacityTable(r.capacity));
   if (r.speculative) sections.push(speculativeTables(r.speculative));
-  if (r.points.length > 0 || (!r.kernelPoints && !r.capacity && !r.speculative)) {
+  if (r.serve) sections.push(serveTables(r.serve));
+  if (r.batchScaling && r.batchScaling.length > 0) sections.push(batchScalingTable(r.batchScaling));
+  if (r.points.length > 0 || (!r.kernelPoints && !r.capacity && !r.speculative && !r.serve)) {
     sections.push(r.points.length > 0 ? pointsTable(r.points) : ['No measured points.']);
     if (r.points.length > 0) sections.push(latencyTable(r.points));
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BenchSpecSchema, WorkloadSchema } from '../measure/spec.ts';
 import { ModelConfigSchema } from '../model/config.ts';
+import { BatchScalingPointSchema, ServeResultSchema } from './serve-schema.ts';
 
 /**
  * The versioned result of one benchmark run. The engine validates what it returns against this
@@ -416,6 +417,10 @@ export const BenchResultSchema = z
      * `spec` has been the run's own spec since schema v2, so they live here.
      */
     speculative: SpecResultSchema.optional(),
+    /** The load test (`--suite serve`): one run per experiment arm, every request's timeline kept. */
+    serve: ServeResultSchema.optional(),
+    /** The B-scaling sweep (`--suite batch`): one decode step of B sequences against its roofline bound. */
+    batchScaling: z.array(BatchScalingPointSchema).optional(),
     /** Performance targets judged against this run's own roofs. */
     targets: z
       .array(

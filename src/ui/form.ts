@@ -22,6 +22,30 @@ import { h, uniqueId } from './dom.ts';
 import { formatCount } from './format.ts';
 
 /** The form's fields, by the name of the spec field they fill (preset and seed fill `model`). */
+const FIELD_NAMES = [
+  'preset',
+  'seed',
+  'suite',
+  'prefill',
+  'depths',
+  'gen',
+  'reps',
+  'warmup',
+  'pageSize',
+  'kvMode',
+  'batch',
+  'profile',
+  'autotune',
+  'drafters',
+  'k',
+  'adaptiveK',
+  'verifyKs',
+] as const;
+
+function isField(name: string | null): name is FieldName {
+  return name !== null && (FIELD_NAMES as readonly string[]).includes(name);
+}
+
 type FieldName =
   | 'preset'
   | 'seed'
@@ -111,8 +135,8 @@ function parseNumber(text: string): number | null {
 /** The form field a spec option fills: the same name, except the model source (preset and seed). */
 function fieldOfOption(option: keyof SpecOptions | 'model' | null, message: string): FieldName | null {
   if (option === 'model') return message.startsWith('seed') ? 'seed' : 'preset';
-  // The capacity probe's pool is a CLI option (--pool-mib); the page has no field for it.
-  return option === 'poolMiB' ? null : option;
+  // Options the page has no field for (the capacity probe's pool, the load test's traffic) are CLI options.
+  return isField(option) ? option : null;
 }
 
 export class ConfigForm {
@@ -473,7 +497,7 @@ export class ConfigForm {
         const config = presetConfig(result.model.preset);
         const fit = fitToModel(result, config.maxSeqLen);
         for (const u of spec ? fit.dropped : fit.errors) {
-          if (!errors.has(u.option)) errors.set(u.option, u.message);
+          if (isField(u.option) && !errors.has(u.option)) errors.set(u.option, u.message);
         }
         // Drafters this model cannot use (a truncation as deep as the model, another vocabulary).
         const drafters = drafterErrors(result, config);

@@ -3,6 +3,7 @@ import { capacityProbe } from './capacity.ts';
 import { decodeSweep } from './decode.ts';
 import { kernelSuite } from './kernels.ts';
 import { prefillSweep } from './prefill.ts';
+import { serveLoad } from './serve.ts';
 import { specDecoding } from './spec.ts';
 import type { WorkloadRunner } from './workload.ts';
 
@@ -16,4 +17,5 @@ export const WORKLOADS: { [K in WorkloadKind]: WorkloadRunner<K> } = {
   kernels: kernelSuite,
   capacity: capacityProbe,
   spec: specDecoding,
+  serve: serveLoad,
 };

@@ -10,6 +10,7 @@ import type { Model } from '../model/forward.ts';
 import type { ValidationCheck } from '../model/verify.ts';
 import type { ModelWeights } from '../model/weights.ts';
 import type { CapacityResult, SpecRun } from '../results/schema.ts';
+import type { ServeRun } from '../results/serve-schema.ts';
 
 /**
  * The seam every workload plugs into. A workload gets the engine (device, model, kernels, the
@@ -115,7 +116,19 @@ export interface SpecRunRecord {
   run: SpecRun;
 }
 
-export type WorkloadRecord = PassRecord | KernelRecord | CapacityRecord | VerifyRecord | SpecRunRecord;
+/** One arm of the load test: every request's timeline and the aggregates; nothing to place. */
+export interface ServeRunRecord {
+  type: 'serveRun';
+  run: ServeRun;
+}
+
+export type WorkloadRecord =
+  | PassRecord
+  | KernelRecord
+  | CapacityRecord
+  | VerifyRecord
+  | SpecRunRecord
+  | ServeRunRecord;
 
 /** Runs one workload. One file in src/workloads/ per kind; see index.ts for the registry. */
 export type WorkloadRunner<K extends WorkloadKind> = (

@@ -1,0 +1,209 @@
+import { escapeMarkdown, fixed, markdownDelimiter, markdownRow } from './export.ts';
+import type { BatchScalingPoint, ServeResult, ServeRun, ServeSummary } from './serve-schema.ts';
+
+/**
+ * The load test's Markdown: the arms side by side, latency by class, the A/B deltas, the goodput
+ * line, the rate sweep, and the B-scaling table.
+ */
+
+type Dist = ServeSummary['ttftMs'];
+
+const ms = (d: Dist, q: 'p50' | 'p90' | 'p95' | 'p99' | 'mean') =>
+  d ? fixed(d[q], d[q] < 100 ? 1 : 0) : '–';
+const pair = (d: Dist) => `${ms(d, 'p50')} / ${ms(d, 'p95')}`;
+
+function arrivalText(r: ServeRun): string {
+  const a = r.arrival;
+  if (a.kind === 'poisson') {
+    return `Poisson ${fixed(a.rateRps ?? 0, 2)} req/s${a.burstiness !== undefined && a.burstiness !== 1 ? `, burstiness ${a.burstiness}` : ''}`;
+  }
+  return a.kind === 'concurrency' ? `concurrency ${a.concurrency}` : 'all at t = 0';
+}
+
+function runsTable(runs: readonly ServeRun[]): string[] {
+  return [
+    markdownRow([
+      'run',
+      'arrival',
+      's',
+      'req/s',
+      'out tok/s',
+      'goodput req/s',
+      'TTFT p50 / p95 ms',
+      'TPOT p50 / p95 ms',
+      'E2E p50 / p95 ms',
+      'queue p95 ms',
+      'preempted',
+      'prefix hit',
+      'prefill tokens',
+      'identical to solo',
+    ]),
+    markdownDelimiter('llrrrrrrrrrrrl'),
+    ...runs.map((r) => {
+      const s = r.summary;
+      return markdownRow([
+        escapeMarkdown(r.label),
+        arrivalText(r),
+        fixed(r.durationMs / 1000, 1),
+        fixed(s.requestsPerSec, 2),
+        fixed(s.outputTokensPerSec, 1),
+        fixed(s.goodputRps, 2),
+        pair(s.ttftMs),
+        pair(s.tpotMs),
+        pair(s.e2eMs),
+        ms(s.queueMs, 'p95'),
+        String(s.preemptions),
+        `${fixed(s.prefixHitRate * 100, 1)}%`,
+        String(s.prefillTokensComputed),
+        r.identical
+          ? r.identical.mismatches === 0 && r.replayMismatches === 0
+            ? `yes (${r.identical.checked})`
+            : `**no**: ${r.identical.mismatches} of ${r.identical.checked}`
+          : '–',
+      ]);
+    }),
+  ];
+}
+
+function classTable(runs: readonly ServeRun[]): string[] {
+  return [
+    '**Latency by class** (ms; finished requests)',
+    '',
+    markdownRow([
+      'run',
+      'class',
+      'done',
+      'TTFT p50 / p95 / p99',
+      'TPOT p50 / p95',
+      'E2E p50 / p95',
+      'queue p50 / p95',
+    ]),
+    markdownDelimiter('llrrrrr'),
+    ...runs.flatMap((r) =>
+      Object.entries(r.byClass)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, s]) =>
+          markdownRow([
+            escapeMarkdown(r.label),
+            escapeMarkdown(name),
+            `${s.completed}${s.failed > 0 ? ` (+${s.failed} failed)` : ''}`,
+            `${pair(s.ttftMs)} / ${ms(s.ttftMs, 'p99')}`,
+            pair(s.tpotMs),
+            pair(s.e2eMs),
+            pair(s.queueMs),
+          ]),
+        ),
+    ),
+  ];
+}
+
+/** Short requests' p95 TTFT (the "short" class of the default mix), or null. */
+export function shortP95Ttft(r: ServeRun): number | null {
+  return r.byClass.short?.ttftMs?.p95 ?? null;
+}
+
+/** The A/B comparisons the arms allow: continuous against static, prefix cache on against off. */
+export function abDeltas(runs: readonly ServeRun[]): string[] {
+  const ab = runs.filter((r) => r.experiment === 'ab');
+  const lines: string[] = [];
+  for (const cache of [false, true]) {
+    const c = ab.find((r) => r.batching === 'continuous' && r.prefixCache === cache);
+    const s = ab.find((r) => r.batching === 'static' && r.prefixCache === cache);
+    if (!c || !s) continue;
+    const ratio =
+      s.summary.outputTokensPerSec > 0 ? c.summary.outputTokensPerSec / s.summary.outputTokensPerSec : 0;
+    const cs = shortP95Ttft(c);
+    const ss = shortP95Ttft(s);
+    lines.push(
+      `- continuous against static${ab.some((r) => r.prefixCache) ? ` (prefix cache ${cache ? 'on' : 'off'})` : ''}: ${fixed(ratio, 2)}× the output tokens/s (${fixed(c.summary.outputTokensPerSec, 1)} against ${fixed(s.summary.outputTokensPerSec, 1)}); short requests' p95 TTFT ${cs === null ? '–' : fixed(cs, 0)} against ${ss === null ? '–' : fixed(ss, 0)} ms`,
+    );
+  }
+  for (const batching of ['continuous', 'static'] as const) {
+    const on = ab.find((r) => r.batching === batching && r.prefixCache);
+    const off = ab.find((r) => r.batching === batching && !r.prefixCache);
+    if (!on || !off) continue;
+    const drop =
+      off.summary.prefillTokensComputed > 0
+        ? 1 - on.summary.prefillTokensComputed / off.summary.prefillTokensComputed
+        : 0;
+    const ttft = (r: ServeRun) => r.summary.ttftMs?.mean ?? 0;
+    lines.push(
+      `- prefix cache on against off (${batching}): prefill tokens computed ${on.summary.prefillTokensComputed} against ${off.summary.prefillTokensComputed} (${fixed(drop * 100, 1)}% fewer; hit rate ${fixed(on.summary.prefixHitRate * 100, 1)}%); mean TTFT ${fixed(ttft(on), 0)} against ${fixed(ttft(off), 0)} ms`,
+    );
+  }
+  return lines;
+}
+
+function sloText(r: ServeRun): string {
+  const parts = [
+    r.slo.ttftMs !== undefined ? `TTFT ≤ ${r.slo.ttftMs} ms` : null,
+    r.slo.tpotMs !== undefined ? `TPOT ≤ ${r.slo.tpotMs} ms` : null,
+    r.slo.e2elMs !== undefined ? `E2E ≤ ${r.slo.e2elMs} ms` : null,
+  ].filter(Boolean);
+  return parts.length > 0 ? parts.join(', ') : 'none given (goodput = request throughput)';
+}
+
+export function serveTables(s: ServeResult): string[] {
+  const out: string[] = [`**Load test** (every request timed; ${escapeMarkdown(s.clock)})`, ''];
+  out.push(...runsTable(s.runs), '');
+  const first = s.runs[0];
+  if (first) {
+    out.push(
+      `**Goodput:** SLOs ${sloText(first)}; ${s.runs.map((r) => `${escapeMarkdown(r.label)} ${fixed(r.summary.goodputRps, 2)} req/s of ${fixed(r.summary.requestsPerSec, 2)}`).join('; ')}`,
+      '',
+    );
+  }
+  const deltas = abDeltas(s.runs);
+  if (deltas.length > 0) out.push('**A/B:**', '', ...deltas, '');
+  const slow = s.runs.filter((r) => r.slowdown);
+  if (slow.length > 0) {
+    out.push(
+      `**Short-request slowdown** (against the same request alone on the idle engine): ${slow
+        .map(
+          (r) =>
+            `${escapeMarkdown(r.label)}: TTFT ×${fixed(r.slowdown?.ttft.p50 ?? 0, 2)} median, ×${fixed(r.slowdown?.ttft.p95 ?? 0, 2)} p95; E2E ×${fixed(r.slowdown?.e2e.p50 ?? 0, 2)} median, ×${fixed(r.slowdown?.e2e.p95 ?? 0, 2)} p95`,
+        )
+        .join('; ')}`,
+      '',
+    );
+  }
+  if (s.sweep) {
+    out.push(
+      `**Rate sweep** (a rate meets the SLOs when ≥ ${fixed(s.sweep.attainment * 100, 0)}% of its requests meet every one; highest: ${s.sweep.maxRateMeetingSlo === null ? 'none' : `${fixed(s.sweep.maxRateMeetingSlo, 2)} req/s`})`,
+      '',
+      markdownRow(['run', 'rate req/s', 'req/s', 'goodput req/s', 'TTFT p95 ms', 'meets SLOs']),
+      markdownDelimiter('lrrrrl'),
+      ...s.sweep.points.map((p) =>
+        markdownRow([
+          escapeMarkdown(p.label),
+          fixed(p.rateRps, 2),
+          fixed(p.requestsPerSec, 2),
+          fixed(p.goodputRps, 2),
+          p.p95TtftMs === null ? '–' : fixed(p.p95TtftMs, 0),
+          p.meetsSlo ? 'yes' : 'no',
+        ]),
+      ),
+      '',
+    );
+  }
+  out.push(...classTable(s.runs), '', escapeMarkdown(s.definitions));
+  return out;
+}
+
+export function batchScalingTable(points: readonly BatchScalingPoint[]): string[] {
+  return [
+    '**B-scaling** (one decode step of B sequences; bound = max(FLOPs ÷ FMA peak, bytes ÷ copy bandwidth) + submit overhead)',
+    '',
+    markdownRow(['B', 'step ms', 'tokens/s', 'bound ms', 'step ÷ bound']),
+    markdownDelimiter('rrrrr'),
+    ...points.map((p) =>
+      markdownRow([
+        String(p.batch),
+        fixed(p.stepMs, 2),
+        fixed(p.tokensPerSec, 1),
+        fixed(p.boundMs, 2),
+        fixed(p.ratio, 2),
+      ]),
+    ),
+  ];
+}

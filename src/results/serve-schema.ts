@@ -1,0 +1,179 @@
+import { z } from 'zod';
+
+/**
+ * The load test's section of a result (`serve`) and the B-scaling sweep (`batchScaling`), in the
+ * field names the issue fixes so tools outside the project can read them. Every aggregate can be
+ * recomputed from `requests[]` (src/serve/metrics.ts holds the definitions: vLLM's).
+ */
+
+const ms = z.number().nonnegative().finite();
+const count = z.number().int().nonnegative();
+const rate = z.number().nonnegative().finite();
+
+export const DistSchema = z.object({ mean: ms, p50: ms, p90: ms, p95: ms, p99: ms }).strict().nullable();
+
+export const ServeSummarySchema = z
+  .object({
+    completed: count,
+    failed: count,
+    cancelled: count,
+    requestsPerSec: rate,
+    outputTokensPerSec: rate,
+    totalTokensPerSec: rate,
+    goodputRps: rate,
+    /** Prompt tokens served from the prefix cache ÷ prompt tokens (finished requests). */
+    prefixHitRate: z.number().min(0).max(1),
+    prefillTokensComputed: count,
+    preemptions: count,
+    ttftMs: DistSchema,
+    tpotMs: DistSchema,
+    itlMs: DistSchema,
+    e2eMs: DistSchema,
+    queueMs: DistSchema,
+  })
+  .strict();
+export type ServeSummary = z.infer<typeof ServeSummarySchema>;
+
+export const ServeRequestSchema = z
+  .object({
+    id: count,
+    class: z.string().max(50),
+    priority: z.number().int(),
+    promptTokens: count,
+    outputTokens: count,
+    prefixHitTokens: count,
+    preemptions: count,
+    recomputedTokens: count.optional(),
+    status: z.enum(['finished', 'failed', 'cancelled']),
+    error: z.string().max(500).optional(),
+    arrivalMs: ms,
+    admittedMs: ms.nullable(),
+    tokenTimesMs: z.array(ms),
+    finishMs: ms.nullable(),
+    soloTtftMs: ms.optional(),
+    soloE2eMs: ms.optional(),
+    /** What the trace asked for, so `--trace-out` can write the trace back: tokens to generate, and the shared prefix. */
+    requestedTokens: count.optional(),
+    prefixId: count.nullable().optional(),
+    prefixTokens: count.optional(),
+  })
+  .strict();
+
+export const TimelinePointSchema = z
+  .object({
+    tMs: ms,
+    running: count,
+    waiting: count,
+    decodeRows: count,
+    prefillTokens: count,
+    kvUsedPages: count,
+    kvTotalPages: count,
+    stepMs: ms,
+  })
+  .strict();
+
+export const SlotSpanSchema = z
+  .object({
+    slot: z.number().int().min(-1),
+    id: count,
+    class: z.string().max(50),
+    startMs: ms,
+    endMs: ms,
+    end: z.enum(['finished', 'preempted', 'failed', 'cancelled']),
+  })
+  .strict();
+
+export const ServeRunSchema = z
+  .object({
+    label: z.string().max(200),
+    /** Which experiment the arm belongs to: the A/B arms, a calibration, a swept rate, a matrix cell. */
+    experiment: z.enum(['ab', 'calibration', 'sweep', 'matrix']),
+    batching: z.enum(['continuous', 'static']),
+    prefixCache: z.boolean(),
+    policy: z.enum(['fcfs', 'priority']),
+    arrival: z
+      .object({
+        kind: z.enum(['poisson', 'concurrency', 'all-at-once']),
+        rateRps: rate.optional(),
+        burstiness: z.number().positive().optional(),
+        concurrency: count.optional(),
+      })
+      .strict(),
+    seed: count,
+    slo: z.object({ ttftMs: ms.optional(), tpotMs: ms.optional(), e2elMs: ms.optional() }).strict(),
+    durationMs: ms,
+    tokenBudget: count,
+    maxBatch: count,
+    kvTokens: count,
+    steps: count,
+    summary: ServeSummarySchema,
+    byClass: z.record(z.string().max(50), ServeSummarySchema),
+    /** Short requests' TTFT and E2E against the same request alone on the idle engine. */
+    slowdown: z
+      .object({
+        n: count,
+        ttft: z.object({ p50: rate, p95: rate }).strict(),
+        e2e: z.object({ p50: rate, p95: rate }).strict(),
+      })
+      .strict()
+      .nullable(),
+    /** Finished requests whose tokens equal the same request run alone (null: no solo runs). */
+    identical: z
+      .object({ checked: count, mismatches: count, firstMismatches: z.array(z.string().max(200)).max(10) })
+      .strict()
+      .nullable(),
+    /** Replayed rows (recompute after a preemption) whose output differed from the token emitted before. */
+    replayMismatches: count,
+    timeline: z.array(TimelinePointSchema).max(20_000),
+    slots: z.array(SlotSpanSchema).max(50_000),
+    requests: z.array(ServeRequestSchema).max(5000),
+    /** Why the arm stopped before every request finished, if it did. */
+    stopped: z.string().max(500).optional(),
+  })
+  .strict();
+export type ServeRun = z.infer<typeof ServeRunSchema>;
+
+export const SweepPointSchema = z
+  .object({
+    label: z.string().max(200),
+    /** The offered rate (requests/s); synchronous and saturating runs report what they reached. */
+    rateRps: rate,
+    requestsPerSec: rate,
+    goodputRps: rate,
+    p95TtftMs: ms.nullable(),
+    /** At least the attainment share of requests met every SLO. */
+    meetsSlo: z.boolean(),
+  })
+  .strict();
+
+export const ServeResultSchema = z
+  .object({
+    runs: z.array(ServeRunSchema).max(32),
+    /** The rate sweep, when one ran. */
+    sweep: z
+      .object({
+        points: z.array(SweepPointSchema),
+        /** Share of requests that must meet every SLO for a rate to count as meeting them. */
+        attainment: z.number().min(0).max(1),
+        maxRateMeetingSlo: rate.nullable(),
+      })
+      .strict()
+      .nullable(),
+    clock: z.string().max(300),
+    definitions: z.string().max(2000),
+  })
+  .strict();
+export type ServeResult = z.infer<typeof ServeResultSchema>;
+
+export const BatchScalingPointSchema = z
+  .object({
+    batch: count,
+    /** Median decode step, ms (the point's placing clock). */
+    stepMs: ms,
+    tokensPerSec: rate,
+    /** max(FLOPs ÷ FMA peak, bytes ÷ copy bandwidth) + the measured submit overhead, ms. */
+    boundMs: ms,
+    ratio: rate,
+  })
+  .strict();
+export type BatchScalingPoint = z.infer<typeof BatchScalingPointSchema>;

@@ -1,0 +1,270 @@
+import type { Model } from '../model/forward.ts';
+import type { RequestRecord } from './metrics.ts';
+import { type KvPort, Scheduler, type SchedulerOptions, type ServeRequest } from './scheduler.ts';
+import type { TraceRequest } from './traffic.ts';
+
+/**
+ * Drives the scheduler on the real engine, in real time: requests arrive on the wall clock as the
+ * trace says (or, closed loop, as earlier ones finish), every step the scheduler plans is one
+ * `Model.step` (decode rows and prompt chunks in one command buffer, one submit, one readback),
+ * and every token is stamped with the worker's wall clock when its step's readback returns. Between
+ * steps nothing else runs; when nothing is running the loop sleeps until the next arrival.
+ */
+
+export interface ArmOptions extends SchedulerOptions {
+  /** Closed loop: keep this many requests in flight (arrivals are set at run time). */
+  concurrency: number | null;
+  prefixCache: boolean;
+}
+
+/** The engine state after a step: what the timeline charts draw. */
+export interface TimelinePoint {
+  tMs: number;
+  /** Requests running (admitted, not finished). */
+  running: number;
+  waiting: number;
+  decodeRows: number;
+  prefillTokens: number;
+  /** Pages referenced by sequences, and the pool. */
+  kvUsedPages: number;
+  kvTotalPages: number;
+  stepMs: number;
+}
+
+/** One request's stay in one batch slot (a slot is a place in the running batch). */
+export interface SlotSpan {
+  slot: number;
+  id: number;
+  class: string;
+  startMs: number;
+  endMs: number;
+  /** How the stay ended. */
+  end: 'finished' | 'preempted' | 'failed' | 'cancelled';
+}
+
+export interface ArmRun {
+  records: ServeRecord[];
+  /** Generated tokens per request id (the identical-output check compares them with solo runs). */
+  tokens: Map<number, number[]>;
+  timeline: TimelinePoint[];
+  slots: SlotSpan[];
+  durationMs: number;
+  steps: number;
+  replayMismatches: number;
+  /** Set when the run stopped early (cancel, lost device): the finished requests are still in `records`. */
+  stoppedBy?: unknown;
+}
+
+/** The scheduler's view of the model's paged KV cache. */
+export function kvPort(model: Model, prefixCache: boolean): KvPort {
+  const alloc = model.kv.allocator;
+  const pageSize = model.kv.pageSize;
+  const pages = (tokens: number) => Math.ceil(tokens / pageSize);
+  return {
+    pageSize,
+    totalPages: alloc.stats().totalPages,
+    availablePages: () => (prefixCache ? alloc.availablePages() : alloc.stats().freePages),
+    pagesToGrow: (seq, n) => {
+      const len = seq === null ? 0 : alloc.length(seq);
+      return pages(len + n) - pages(len);
+    },
+    open: (prompt) => {
+      const seq = model.createSequence();
+      const hitTokens = prefixCache ? alloc.acquirePrefix(seq, prompt) : 0;
+      return { seq, hitTokens };
+    },
+    close: (seq) => model.freeSequence(seq),
+  };
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+
+export interface ArmProgress {
+  done: number;
+  total: number;
+  running: number;
+  kvUsedPct: number;
+}
+
+/**
+ * Runs one arm of a load test over `trace` (prompt ids from `prompts`) on `model`, which must be
+ * fresh (an empty KV pool) and built with at least `o.maxBatch` decode rows.
+ */
+export async function runArm(
+  model: Model,
+  trace: readonly TraceRequest[],
+  prompts: ReadonlyMap<number, readonly number[]>,
+  o: ArmOptions,
+  signal: AbortSignal,
+  onProgress: (p: ArmProgress) => void,
+): Promise<ArmRun> {
+  const port = kvPort(model, o.prefixCache);
+  const scheduler = new Scheduler(port, o);
+  const alloc = model.kv.allocator;
+  const byId = new Map(trace.map((t) => [t.id, t]));
+  // Open loop: arrivals from the trace. Closed loop: the first C at once, each finish releases the next.
+  const pending = [...trace].sort((a, b) => a.arrivalMs - b.arrivalMs || a.id - b.id);
+  let released = o.concurrency === null ? pending.length : Math.min(o.concurrency, pending.length);
+  const arrivalOf = new Map<number, number>();
+  const slots: SlotSpan[] = [];
+  const slotOf = new Map<ServeRequest, { slot: number; startMs: number }>();
+  const freeSlots = Array.from({ length: o.maxBatch }, (_, i) => i);
+  const timeline: TimelinePoint[] = [];
+  const t0 = performance.now();
+  const now = () => performance.now() - t0;
+  let steps = 0;
+  let finishedSeen = 0;
+  let stoppedBy: unknown;
+
+  const closeSlot = (r: ServeRequest, end: SlotSpan['end'], at: number) => {
+    const s = slotOf.get(r);
+    if (!s) return;
+    slots.push({ slot: s.slot, id: r.id, class: r.class, startMs: s.startMs, endMs: at, end });
+    slotOf.delete(r);
+    freeSlots.push(s.slot);
+    freeSlots.sort((a, b) => a - b);
+  };
+  const arriveDue = (at: number) => {
+    while (pending.length > 0) {
+      const next = pending[0];
+      const closedLoop = o.concurrency !== null;
+      if (closedLoop ? released <= 0 : next.arrivalMs > at) break;
+      pending.shift();
+      if (closedLoop) released--;
+      const arrivalMs = closedLoop ? at : next.arrivalMs;
+      arrivalOf.set(next.id, arrivalMs);
+      const r = scheduler.arrive({
+        id: next.id,
+        class: next.class,
+        priority: next.priority,
+        prompt: prompts.get(next.id) ?? [],
+        outputTokens: next.outputTokens,
+        arrivalMs,
+      });
+      if (r.state === 'failed' && closedLoop) released++;
+    }
+  };
+
+  try {
+    for (;;) {
+      signal.throwIfAborted();
+      arriveDue(now());
+      if (!scheduler.busy) {
+        if (pending.length === 0) break;
+        if (o.concurrency === null) await sleep(Math.max(0, pending[0].arrivalMs - now()), signal);
+        continue;
+      }
+      const plan = scheduler.plan(now());
+      const at = now();
+      for (const r of plan.preempted) closeSlot(r, 'preempted', at);
+      for (const r of plan.admitted) slotOf.set(r, { slot: freeSlots.shift() ?? -1, startMs: at });
+      if (plan.decodes.length === 0 && plan.prefills.length === 0) {
+        // Nothing fits this step (every page taken by prompts still waiting for room): wait for the next arrival.
+        if (pending.length === 0 && scheduler.runningCount === 0) break;
+        await sleep(1, signal);
+        continue;
+      }
+      const started = now();
+      const result = await model.step({
+        decodes: plan.decodes.map((d) => ({ seq: d.req.seq as number, token: d.token })),
+        prefills: plan.prefills.map((p) => ({ seq: p.req.seq as number, tokens: p.tokens })),
+      });
+      const done = now();
+      steps++;
+      // Full pages of what each sequence now holds become reusable by later requests.
+      if (o.prefixCache) {
+        for (const r of new Set([...plan.decodes.map((d) => d.req), ...plan.prefills.map((p) => p.req)])) {
+          if (r.seq === null) continue;
+          alloc.commitTokens(
+            r.seq,
+            [...r.prompt.slice(0, r.promptDone), ...r.generated.slice(0, r.fed)].slice(
+              0,
+              alloc.length(r.seq),
+            ),
+          );
+        }
+      }
+      const before = new Set(scheduler.all.filter((r) => r.state === 'running'));
+      scheduler.complete(plan, result.decodeTokens, result.prefillTokens, done);
+      for (const r of before) {
+        if (r.state === 'finished') {
+          closeSlot(r, 'finished', done);
+          finishedSeen++;
+          if (o.concurrency !== null) released++;
+        }
+      }
+      const stats = alloc.stats();
+      timeline.push({
+        tMs: done,
+        running: scheduler.runningCount,
+        waiting: scheduler.waitingCount,
+        decodeRows: plan.decodes.length,
+        prefillTokens: plan.prefills.reduce((n, p) => n + p.tokens.length, 0),
+        kvUsedPages: stats.usedPages,
+        kvTotalPages: stats.totalPages,
+        stepMs: done - started,
+      });
+      onProgress({
+        done: finishedSeen,
+        total: trace.length,
+        running: scheduler.runningCount,
+        kvUsedPct: (100 * stats.usedPages) / stats.totalPages,
+      });
+    }
+  } catch (e) {
+    stoppedBy = e;
+  }
+  const end = now();
+  for (const r of [...slotOf.keys()]) closeSlot(r, 'cancelled', end);
+  const records = scheduler.all.map((r) =>
+    toRecord(r, byId.get(r.id) as TraceRequest, stoppedBy !== undefined),
+  );
+  return {
+    records,
+    tokens: new Map(scheduler.all.map((r) => [r.id, r.generated])),
+    timeline,
+    slots,
+    durationMs: end,
+    steps,
+    replayMismatches: scheduler.all.reduce((n, r) => n + r.replayMismatches, 0),
+    stoppedBy,
+  };
+}
+
+/** A request's record, with what the trace asked of it (so the trace can be written back). */
+export type ServeRecord = RequestRecord & {
+  requestedTokens: number;
+  prefixId: number | null;
+  prefixTokens: number;
+};
+
+function toRecord(r: ServeRequest, t: TraceRequest, stopped: boolean): ServeRecord {
+  const status =
+    r.state === 'finished' ? 'finished' : r.state === 'failed' ? 'failed' : stopped ? 'cancelled' : 'failed';
+  return {
+    id: r.id,
+    class: r.class,
+    priority: r.priority,
+    promptTokens: t.promptTokens,
+    outputTokens: r.generated.length,
+    prefixHitTokens: r.prefixHitTokens,
+    preemptions: r.preemptions,
+    recomputedTokens: r.recomputedTokens,
+    status,
+    ...(r.error ? { error: r.error } : {}),
+    arrivalMs: r.arrivalMs,
+    admittedMs: r.admittedMs,
+    tokenTimesMs: r.tokenTimesMs,
+    finishMs: r.finishMs,
+    requestedTokens: t.outputTokens,
+    prefixId: t.prefixId,
+    prefixTokens: t.prefixTokens,
+  };
+}

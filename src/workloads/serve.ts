@@ -1,0 +1,351 @@
+import { SERVE_DEFAULTS, type ServeWorkload } from '../measure/serve-spec.ts';
+import { Model } from '../model/forward.ts';
+import type { ServeRun } from '../results/serve-schema.ts';
+import { type ArmOptions, type ArmRun, runArm } from '../serve/driver.ts';
+import { byClass, type RequestRecord, type Slo, slowdown, summarize } from '../serve/metrics.ts';
+import {
+  type Arrival,
+  defaultMix,
+  generateTrace,
+  promptTokenIds,
+  type RequestClass,
+  requestTypeMatrix,
+  type TraceRequest,
+} from '../serve/traffic.ts';
+import type { WorkloadContext, WorkloadRunner } from './workload.ts';
+
+/**
+ * The load test on the real engine. One trace (generated from the seed, or imported), then the
+ * experiment's arms, each on a fresh model (an empty KV pool, a cold prefix cache) built from the
+ * same weights: continuous against static batching and/or prefix cache off against on; or a rate
+ * sweep; or the request-type matrix. Then every request alone on an idle engine: its solo TTFT and
+ * E2E (the slowdown baseline) and its tokens, which every arm's tokens must equal exactly.
+ */
+export const serveLoad: WorkloadRunner<'serve'> = async (ctx, w) => {
+  const config = ctx.config;
+  const vocab = config.vocabSize;
+  const classes = w.mix === 'matrix' ? requestTypeMatrix(config.maxSeqLen) : defaultMix(config.maxSeqLen);
+  const kvTokens = w.kvTokens ?? w.maxBatch * config.maxSeqLen;
+  const trace = (arrival: Arrival, only?: RequestClass[]): TraceRequest[] =>
+    w.trace ??
+    generateTrace({
+      seed: w.seed,
+      requests: w.requests,
+      ...(w.durationS !== null ? { durationS: w.durationS } : {}),
+      arrival,
+      classes: only ?? classes,
+      ...(w.prefixShare > 0 && w.prefixTokens > 0
+        ? { prefix: { tokens: w.prefixTokens, share: w.prefixShare } }
+        : {}),
+      priorityShare: w.priorityShare,
+    });
+  const promptsOf = (t: readonly TraceRequest[]) =>
+    new Map(t.map((r) => [r.id, promptTokenIds(r, vocab, w.seed)]));
+
+  let unitsTotal = 0;
+  let unitsDone = 0;
+  const runs: ServeRun[] = [];
+  const arm = async (
+    label: string,
+    experiment: ServeRun['experiment'],
+    t: readonly TraceRequest[],
+    arrival: Arrival,
+    batching: 'continuous' | 'static',
+    prefixCache: boolean,
+  ): Promise<{ run: ServeRun; raw: ArmRun }> => {
+    const o: ArmOptions = {
+      batching,
+      policy: w.policy,
+      tokenBudget: w.tokenBudget,
+      maxBatch: w.maxBatch,
+      concurrency: arrival.kind === 'concurrency' ? arrival.concurrency : null,
+      prefixCache,
+    };
+    const model = await buildModel(ctx, w, kvTokens, prefixCache);
+    try {
+      await warmUp(model, w.maxBatch);
+      const base = unitsDone;
+      ctx.progress(base, unitsTotal, `${label}: 0 of ${t.length} requests`);
+      const raw = await runArm(model, t, promptsOf(t), o, ctx.signal, (p) => {
+        ctx.progress(
+          base + p.done,
+          unitsTotal,
+          `${label}: ${p.done} of ${p.total} requests, batch ${p.running}, KV ${p.kvUsedPct.toFixed(0)}%`,
+        );
+      });
+      unitsDone = base + t.length;
+      const run = toRun(label, experiment, raw, arrival, batching, prefixCache, w, kvTokens);
+      if (raw.stoppedBy !== undefined) {
+        // Keep the finished requests: the arm goes into the result, then the run stops as it was told.
+        ctx.emit({ type: 'serveRun', run });
+        throw raw.stoppedBy;
+      }
+      return { run, raw };
+    } finally {
+      model.destroy();
+    }
+  };
+
+  if (w.sweep > 0) {
+    // GuideLLM's sweep: one request at a time, then everything at once, then rates in between.
+    const base = trace({ kind: 'all-at-once' });
+    unitsTotal = base.length * (2 + w.sweep);
+    const sync = await arm(
+      'synchronous',
+      'sweep',
+      base,
+      { kind: 'concurrency', concurrency: 1 },
+      'continuous',
+      false,
+    );
+    const sat = await arm('saturating', 'sweep', base, { kind: 'all-at-once' }, 'continuous', false);
+    for (const r of [sync, sat]) finishArm(ctx, r, null, runs);
+    const lo = sync.run.summary.requestsPerSec;
+    const hi = sat.run.summary.requestsPerSec;
+    for (let i = 1; i <= w.sweep; i++) {
+      const rateRps = lo + ((hi - lo) * i) / (w.sweep + 1);
+      const arrival: Arrival = { kind: 'poisson', rateRps, burstiness: burstinessOf(w) };
+      const r = await arm(
+        `${rateRps.toFixed(2)} req/s`,
+        'sweep',
+        trace(arrival),
+        arrival,
+        'continuous',
+        false,
+      );
+      finishArm(ctx, r, null, runs);
+    }
+    return;
+  }
+
+  if (w.mix === 'matrix') {
+    // Each request type alone, then the four mixed, on the same arrival process.
+    unitsTotal = w.requests * (classes.length + 2);
+    const arrival = await resolveArrival(w, async (a) => {
+      const r = await arm('saturation (calibration)', 'calibration', trace(a), a, 'continuous', false);
+      finishArm(ctx, r, null, runs);
+      return r;
+    });
+    for (const c of classes) {
+      const t = trace(arrival, [{ ...c, share: 1 }]);
+      finishArm(ctx, await arm(`${c.name} alone`, 'matrix', t, arrival, 'continuous', false), null, runs);
+    }
+    finishArm(
+      ctx,
+      await arm('all four mixed', 'matrix', trace(arrival), arrival, 'continuous', false),
+      null,
+      runs,
+    );
+    return;
+  }
+
+  // The A/B arms on one trace.
+  const calibrate = w.arrival.kind === 'poisson' && w.arrival.rateRps === null && !w.trace;
+  const arms = w.batching.flatMap((b) => w.prefixCache.map((p) => ({ batching: b, prefixCache: p })));
+  unitsTotal = w.requests * (arms.length + (calibrate ? 1 : 0)) + (w.solo ? w.requests : 0);
+  const arrival = await resolveArrival(w, async (a) => {
+    const r = await arm('saturation (calibration)', 'calibration', trace(a), a, 'continuous', false);
+    finishArm(ctx, r, null, runs);
+    return r;
+  });
+  const t = trace(arrival);
+  const done: { run: ServeRun; raw: ArmRun }[] = [];
+  for (const a of arms) {
+    const label = `${a.batching}${w.prefixCache.length > 1 ? `, prefix cache ${a.prefixCache ? 'on' : 'off'}` : ''}`;
+    done.push(await arm(label, 'ab', t, arrival, a.batching, a.prefixCache));
+  }
+  const solo = w.solo
+    ? await soloRuns(ctx, w, kvTokens, t, promptsOf(t), () => unitsDone++, unitsTotal)
+    : null;
+  for (const r of done) finishArm(ctx, r, solo, runs);
+};
+
+/** Arrival of the A/B arms: as given, or (rate not given) 90% of the saturating throughput, measured first. */
+async function resolveArrival(
+  w: ServeWorkload,
+  calibrate: (a: Arrival) => Promise<{ run: ServeRun }>,
+): Promise<Arrival> {
+  const a = w.arrival;
+  if (a.kind === 'concurrency') return { kind: 'concurrency', concurrency: a.concurrency };
+  if (a.kind === 'all-at-once') return { kind: 'all-at-once' };
+  if (a.rateRps !== null || w.trace)
+    return { kind: 'poisson', rateRps: a.rateRps ?? 1, burstiness: a.burstiness };
+  const { run } = await calibrate({ kind: 'all-at-once' });
+  const rateRps = Math.max(1e-3, SERVE_DEFAULTS.autoRateShare * run.summary.requestsPerSec);
+  return { kind: 'poisson', rateRps, burstiness: a.burstiness };
+}
+
+function burstinessOf(w: ServeWorkload): number {
+  return w.arrival.kind === 'poisson' ? w.arrival.burstiness : 1;
+}
+
+async function buildModel(ctx: WorkloadContext, w: ServeWorkload, kvTokens: number, prefixCache: boolean) {
+  return Model.create(
+    ctx.gpu,
+    ctx.weights,
+    {
+      kv: { mode: 'paged', pageSize: w.pageSize, capacityTokens: kvTokens, prefixCache },
+      maxBatch: w.maxBatch,
+      pipelines: ctx.pipelines,
+      variants: ctx.variants,
+    },
+    'serve',
+  );
+}
+
+/**
+ * Builds the decode plans of every batch size 1…maxBatch (each compiles its GEMV) and a prefill
+ * plan, outside any timing, so no step of the measured run pays for a compile.
+ */
+async function warmUp(model: Model, maxBatch: number): Promise<void> {
+  const seqs = Array.from({ length: maxBatch }, () => model.createSequence());
+  try {
+    const first = await model.prefill(
+      seqs.map((seq, i) => ({ seq, tokens: [1 + (i % (model.config.vocabSize - 1))] })),
+      'none',
+    );
+    let tokens = first.map((r) => r.nextToken);
+    for (let b = maxBatch; b >= 1; b--) {
+      const r = await model.decode(seqs.slice(0, b).map((seq, i) => ({ seq, token: tokens[i] })));
+      tokens = r.nextTokens;
+    }
+  } finally {
+    for (const seq of seqs) model.freeSequence(seq);
+  }
+}
+
+interface Solo {
+  tokens: Map<number, number[]>;
+  ttftMs: Map<number, number>;
+  e2eMs: Map<number, number>;
+}
+
+/** Each request alone on an idle engine (no prefix cache): one prefill of its prompt, then its decode steps. */
+async function soloRuns(
+  ctx: WorkloadContext,
+  w: ServeWorkload,
+  kvTokens: number,
+  t: readonly TraceRequest[],
+  prompts: ReadonlyMap<number, readonly number[]>,
+  tick: () => number,
+  total: number,
+): Promise<Solo> {
+  const model = await buildModel(ctx, w, kvTokens, false);
+  const solo: Solo = { tokens: new Map(), ttftMs: new Map(), e2eMs: new Map() };
+  try {
+    await warmUp(model, 1);
+    for (const r of t) {
+      ctx.signal.throwIfAborted();
+      const seq = model.createSequence();
+      try {
+        const t0 = performance.now();
+        const prompt = prompts.get(r.id) ?? [];
+        const out = [(await model.prefill([{ seq, tokens: prompt }], 'none'))[0].nextToken];
+        const ttft = performance.now() - t0;
+        while (out.length < r.outputTokens) {
+          out.push((await model.decode([{ seq, token: out[out.length - 1] }])).nextTokens[0]);
+        }
+        solo.e2eMs.set(r.id, performance.now() - t0);
+        solo.ttftMs.set(r.id, ttft);
+        solo.tokens.set(r.id, out);
+      } finally {
+        model.freeSequence(seq);
+      }
+      ctx.progress(tick() + 1, total, `each request alone: ${solo.tokens.size} of ${t.length}`);
+    }
+  } finally {
+    model.destroy();
+  }
+  return solo;
+}
+
+const SHORT_CLASSES = new Set(['short', 'short-in/short-out']);
+
+/** Adds the solo baselines and the identical-output check to an arm, records the check, and emits the arm. */
+function finishArm(
+  ctx: WorkloadContext,
+  r: { run: ServeRun; raw: ArmRun },
+  solo: Solo | null,
+  runs: ServeRun[],
+) {
+  const { run, raw } = r;
+  if (solo) {
+    const mismatches: string[] = [];
+    let checked = 0;
+    for (const req of run.requests) {
+      const want = solo.tokens.get(req.id);
+      if (!want) continue;
+      req.soloTtftMs = solo.ttftMs.get(req.id);
+      req.soloE2eMs = solo.e2eMs.get(req.id);
+      if (req.status !== 'finished') continue;
+      checked++;
+      const got = raw.tokens.get(req.id) ?? [];
+      const at = want.findIndex((tok, i) => got[i] !== tok);
+      if (at >= 0 || got.length !== want.length) {
+        mismatches.push(`request ${req.id}: token ${at >= 0 ? at : got.length} differs`);
+      }
+    }
+    run.identical = { checked, mismatches: mismatches.length, firstMismatches: mismatches.slice(0, 10) };
+    run.slowdown = slowdown(run.requests.filter((q) => SHORT_CLASSES.has(q.class)) as RequestRecord[]);
+    ctx.check({
+      name: `serve ${run.label}: every finished request's tokens identical to the request run alone (${checked} checked, ${mismatches.length} differ; ${raw.replayMismatches} replayed rows differ)`,
+      maxAbsErr: 0,
+      maxRelErr: 0,
+      passed: mismatches.length === 0 && raw.replayMismatches === 0,
+    });
+  }
+  runs.push(run);
+  ctx.emit({ type: 'serveRun', run });
+}
+
+/** Thins a timeline to at most `max` points (every k-th step, the last kept). */
+function thin<T>(xs: readonly T[], max: number): T[] {
+  if (xs.length <= max) return [...xs];
+  const k = Math.ceil(xs.length / max);
+  return xs.filter((_, i) => i % k === 0 || i === xs.length - 1);
+}
+
+function toRun(
+  label: string,
+  experiment: ServeRun['experiment'],
+  raw: ArmRun,
+  arrival: Arrival,
+  batching: 'continuous' | 'static',
+  prefixCache: boolean,
+  w: ServeWorkload,
+  kvTokens: number,
+): ServeRun {
+  const slo: Slo = w.slo;
+  const opts = { durationMs: raw.durationMs, slo };
+  return {
+    label,
+    experiment,
+    batching,
+    prefixCache,
+    policy: w.policy,
+    arrival:
+      arrival.kind === 'poisson'
+        ? { kind: 'poisson', rateRps: arrival.rateRps, burstiness: arrival.burstiness ?? 1 }
+        : arrival.kind === 'concurrency'
+          ? { kind: 'concurrency', concurrency: arrival.concurrency }
+          : { kind: 'all-at-once' },
+    seed: w.seed,
+    slo: { ...slo },
+    durationMs: raw.durationMs,
+    tokenBudget: w.tokenBudget,
+    maxBatch: w.maxBatch,
+    kvTokens,
+    steps: raw.steps,
+    summary: summarize(raw.records, opts),
+    byClass: byClass(raw.records, opts),
+    slowdown: null,
+    identical: null,
+    replayMismatches: raw.replayMismatches,
+    timeline: thin(raw.timeline, 4000),
+    slots: raw.slots,
+    requests: raw.records.map((r) => ({ ...r })),
+    ...(raw.stoppedBy !== undefined
+      ? { stopped: String((raw.stoppedBy as Error)?.message ?? raw.stoppedBy) }
+      : {}),
+  };
+}
