@@ -21,7 +21,7 @@ export default defineConfig<{ runtime: Harness['runtime'] }>({
     // kernel and model checks in the browser's harness page).
     { name: 'browser', use: { runtime: 'browser' } },
     // The same kernel and model checks, run natively on Dawn by the Node harness process.
-    { name: 'native', use: { runtime: 'node' }, testMatch: /(kernels|model)\.spec\.ts$/ },
+    { name: 'native', use: { runtime: 'node' }, testMatch: /(kernels|model|serve)\.spec\.ts$/ },
   ],
   webServer: {
     command: `npx tsx bench/serve.ts --port ${PORT}`,

@@ -3,6 +3,7 @@ import { PipelineCache } from '../../src/gpu/pipelines.ts';
 import { measurePeaks } from '../../src/measure/peaks.ts';
 import { KernelChecks } from './kernel-checks.ts';
 import { ModelChecks } from './model-checks.ts';
+import { ServeChecks } from './serve-checks.ts';
 
 /**
  * The checks every runtime runs on its own device: each kernel against the CPU reference through
@@ -15,6 +16,7 @@ export function createChecks(gpu: Gpu) {
     features: gpu.features,
     kernels: new KernelChecks(gpu),
     model: new ModelChecks(gpu),
+    serve: new ServeChecks(gpu),
     peaks: () => measurePeaks(gpu, new PipelineCache(gpu)),
   };
 }

@@ -5,7 +5,7 @@ import type { AdapterRecord } from '../../src/gpu/device.ts';
 import type { Checks } from './checks.ts';
 import type { HarnessReply, HarnessRequest } from './protocol.ts';
 
-type Target = 'kernels' | 'model';
+type Target = 'kernels' | 'model' | 'serve';
 type Method<T extends Target> = {
   [M in keyof Checks[T]]: Checks[T][M] extends (...a: never[]) => unknown ? M : never;
 }[keyof Checks[T]];

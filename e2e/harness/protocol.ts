@@ -3,7 +3,7 @@ import type { SerializedError } from '../../src/worker/api.ts';
 
 /** Messages between the tests and the Node harness process. */
 export type HarnessRequest =
-  | { type: 'call'; id: number; target: 'kernels' | 'model'; method: string; args: unknown[] }
+  | { type: 'call'; id: number; target: 'kernels' | 'model' | 'serve'; method: string; args: unknown[] }
   | { type: 'exit' };
 
 export type HarnessReply =

@@ -291,7 +291,7 @@ export const SpecOptionsSchema = z
     adaptiveK: z.boolean().default(false),
     verifyKs: SpecWorkloadSchema.shape.verifyKs.optional(),
     /** --suite serve: traffic (rate in requests/s, Infinity: all at t = 0), scheduler and experiment. */
-    rate: z.number().positive().optional(),
+    rate: z.union([z.number().positive(), z.literal(Number.POSITIVE_INFINITY)]).optional(),
     concurrency: z.number().int().min(1).max(1024).optional(),
     burstiness: z.number().positive().max(1000).default(SERVE_DEFAULTS.burstiness),
     requests: ServeWorkloadSchema.shape.requests.default(SERVE_DEFAULTS.requests),
