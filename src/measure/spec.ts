@@ -615,6 +615,9 @@ export function fitToModel(
 ): { spec: BenchSpec; dropped: Unfit[]; errors: Unfit[] } {
   const unfit = spec.workloads.flatMap((w) => unfitValues(w, maxSeqLen));
   if (spec.suite === 'custom') return { spec, dropped: [], errors: unfit };
+  // An imported trace is what a person gave: a request it holds that the model cannot is an error.
+  const traced = unfit.filter((u) => u.option === 'trace');
+  if (traced.length > 0) return { spec, dropped: [], errors: traced };
   const workloads = spec.workloads.flatMap((w): Workload[] => {
     if (w.kind === 'prefill') {
       const lengths = w.lengths.filter((L) => L <= maxSeqLen);

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { BATCH_SIZES } from '../measure/serve-spec.ts';
+import { slowdown, summarize } from '../serve/metrics.ts';
 import { curveAt, kneeOf, predictedSpeedup } from '../speculative/predict.ts';
-import { makeSpecResult } from './fixtures.ts';
+import { makeBatchScalingResult, makeServeResult, makeSpecResult } from './fixtures.ts';
 import { BenchResultSchema } from './schema.ts';
 
 describe('makeSpecResult', () => {
@@ -52,6 +54,106 @@ describe('makeSpecResult', () => {
           12,
         );
       }
+    }
+  });
+});
+
+describe('makeServeResult', () => {
+  const r = makeServeResult();
+  const runs = r.serve?.runs ?? [];
+
+  it('is a valid result of the serve suite, as an imported file would be', () => {
+    for (const x of [r, makeServeResult({ prefixCache: true }), makeServeResult({ sweep: true })]) {
+      expect(BenchResultSchema.safeParse(JSON.parse(JSON.stringify(x))).success).toBe(true);
+      expect(x.spec.suite).toBe('serve');
+      expect(x.spec.workloads.map((w) => w.kind)).toEqual(['serve']);
+      expect(x.points).toEqual([]);
+    }
+  });
+
+  it('has a calibration and the two A/B arms on one trace of 20 requests of the default mix', () => {
+    expect(runs.map((x) => `${x.experiment} ${x.label}`)).toEqual([
+      'calibration saturation (calibration)',
+      'ab continuous',
+      'ab static',
+    ]);
+    const [, continuous, batch] = runs;
+    expect(continuous.requests.map((q) => [q.id, q.arrivalMs, q.promptTokens])).toEqual(
+      batch.requests.map((q) => [q.id, q.arrivalMs, q.promptTokens]),
+    );
+    const classes = (x: typeof continuous) => x.requests.map((q) => q.class).sort();
+    expect(classes(continuous).filter((c) => c === 'short')).toHaveLength(12);
+    expect(classes(continuous).filter((c) => c === 'rag')).toHaveLength(5);
+    expect(classes(continuous).filter((c) => c === 'long-gen')).toHaveLength(3);
+    // The A/B arms' arrival is 90% of what the calibration reached.
+    expect(continuous.arrival.rateRps).toBeCloseTo(0.9 * runs[0].summary.requestsPerSec, 9);
+  });
+
+  it('tells the A/B story: static batching queues short requests; one preempted stay in continuous', () => {
+    const [, continuous, batch] = runs;
+    expect(continuous.summary.outputTokensPerSec).toBeGreaterThan(batch.summary.outputTokensPerSec);
+    expect(continuous.byClass.short.ttftMs?.p95 ?? 0).toBeLessThan(
+      (batch.byClass.short.ttftMs?.p95 ?? 0) / 3,
+    );
+    expect(continuous.slots.filter((s) => s.end === 'preempted')).toHaveLength(1);
+    expect(continuous.summary.preemptions).toBe(1);
+    expect(batch.summary.preemptions).toBe(0);
+    // Static batching's rule: nothing starts while a batch is in flight, so every stay of a batch
+    // starts at one time, after the previous batch's last stay ended.
+    const starts = [...new Set(batch.slots.map((s) => s.startMs))].sort((a, b) => a - b);
+    for (let i = 1; i < starts.length; i++) {
+      const previous = batch.slots.filter((s) => s.startMs === starts[i - 1]);
+      expect(Math.max(...previous.map((s) => s.endMs))).toBeLessThanOrEqual(starts[i]);
+    }
+  });
+
+  it('keeps every figure consistent with its requests, by the workload’s own definitions', () => {
+    for (const run of runs) {
+      expect(run.summary).toEqual(summarize(run.requests, { durationMs: run.durationMs, slo: run.slo }));
+      expect(run.timeline).toHaveLength(run.steps);
+      for (const p of run.timeline) expect(p.kvUsedPages).toBeLessThanOrEqual(p.kvTotalPages);
+      for (const s of run.slots) expect(s.slot).toBeLessThan(run.maxBatch);
+    }
+    for (const run of runs.filter((x) => x.experiment === 'ab')) {
+      expect(run.identical).toEqual({ checked: 20, mismatches: 0, firstMismatches: [] });
+      expect(run.slowdown).toEqual(slowdown(run.requests.filter((q) => q.class === 'short')));
+    }
+  });
+
+  it('has the prefix-cache arms and the rate sweep in its variants', () => {
+    const cached = makeServeResult({ prefixCache: true }).serve?.runs ?? [];
+    expect(cached.map((x) => x.label)).toEqual([
+      'saturation (calibration)',
+      'continuous, prefix cache off',
+      'continuous, prefix cache on',
+      'static, prefix cache off',
+      'static, prefix cache on',
+    ]);
+    const [, off, on] = cached;
+    expect(on.summary.prefixHitRate).toBeGreaterThan(0.2);
+    expect(on.summary.prefillTokensComputed).toBeLessThan(0.8 * off.summary.prefillTokensComputed);
+    const sweep = makeServeResult({ sweep: true }).serve?.sweep;
+    expect(sweep?.points.map((p) => p.label)).toEqual([
+      'synchronous',
+      'saturating',
+      '3.83 req/s',
+      '4.09 req/s',
+      '4.36 req/s',
+    ]);
+    expect(sweep?.points.map((p) => p.meetsSlo)).toEqual([true, false, true, true, true]);
+    expect(sweep?.maxRateMeetingSlo).toBeCloseTo(4.36, 2);
+  });
+});
+
+describe('makeBatchScalingResult', () => {
+  it('is a valid batch-suite result with one B-scaling point per batch size', () => {
+    const r = makeBatchScalingResult();
+    expect(BenchResultSchema.safeParse(JSON.parse(JSON.stringify(r))).success).toBe(true);
+    expect(r.spec.suite).toBe('batch');
+    expect(r.batchScaling?.map((p) => p.batch)).toEqual([...BATCH_SIZES]);
+    for (const p of r.batchScaling ?? []) {
+      expect(p.tokensPerSec).toBeCloseTo((p.batch * 1000) / p.stepMs, 9);
+      expect(p.ratio).toBeGreaterThan(1);
     }
   });
 });

@@ -3,10 +3,23 @@
  * tests later). The numbers come from a small roofline cost model of SmolLM2-135M on a made-up
  * laptop GPU, so ratios between points look like a real run, but nothing here is measured.
  */
+import { PageAllocator } from '../kv/allocator.ts';
 import { verifyCost } from '../measure/cost.ts';
 import { place } from '../measure/roofline.ts';
+import { batchScaling, serveResult } from '../measure/serve-assemble.ts';
+import { BATCH_SIZES, SERVE_DEFAULTS } from '../measure/serve-spec.ts';
+import { specFromOptions } from '../measure/spec.ts';
 import { dims, type ModelConfig, PRESETS } from '../model/config.ts';
 import { parameterCount } from '../model/weights.ts';
+import { byClass as serveByClass, slowdown, summarize } from '../serve/metrics.ts';
+import { type KvPort, Scheduler, type ServeRequest } from '../serve/scheduler.ts';
+import {
+  type Arrival,
+  defaultMix,
+  generateTrace,
+  promptTokenIds,
+  type TraceRequest,
+} from '../serve/traffic.ts';
 import { drafterLabel, parseDrafterSpec } from '../speculative/drafter-spec.ts';
 import { curveAt, kneeOf, predictedSpeedup, SPEEDUP_FORMULA } from '../speculative/predict.ts';
 import {
@@ -17,6 +30,7 @@ import {
   type SpecRun,
   type VerifyPoint,
 } from './schema.ts';
+import type { ServeRun } from './serve-schema.ts';
 
 /** The made-up machine and sweep behind every fixture. */
 const FIXTURE = {
@@ -590,4 +604,403 @@ export function makeSpecResult(overrides: Partial<BenchResult> = {}): BenchResul
     warnings: ['Fallback (software) adapter: these numbers measure a CPU emulation, not a GPU.'],
   };
   return BenchResultSchema.parse({ ...spec, ...overrides });
+}
+
+/**
+ * The load-test fixture: ci-tiny on SwiftShader, `--suite serve` on the default mix (short, rag,
+ * long-gen). Nothing is measured, but nothing is drawn by hand either: the trace comes from the
+ * real traffic generator, every arm runs the real Scheduler over the real PageAllocator (prefix
+ * cache included) on a simulated clock, and each engine step costs what a step of that size cost
+ * in a SwiftShader run (a fixed part, a part per decode row, a part per prompt token, ±8% noise).
+ * So slots, timelines, preemptions and queues are what the scheduler would really produce, and the
+ * summaries come from the same vLLM-defined metrics the workload uses.
+ */
+const SERVE_FIXTURE = {
+  preset: 'ci-tiny',
+  /** A seed whose 20 requests split 12 short, 5 rag, 3 long-gen: the default mix's shares. */
+  seed: 10,
+  requests: 20,
+  /** Cost of one engine step on SwiftShader, ms: fixed, per decode row, per prompt token. */
+  step: { baseMs: 2.6, perRowMs: 1.45, perPromptTokenMs: 0.62, noise: 0.08 },
+  tokenBudget: 128,
+  maxBatch: 8,
+  pageSize: 16,
+  /** A small KV pool (48 pages of 16), so the continuous arm runs out of pages once and preempts. */
+  kvTokens: 768,
+  /** The A/B arms' SLOs, and the rate sweep's. */
+  slo: { ttftMs: 500, tpotMs: 50 },
+  /** A shared system prompt, for the prefix-cache variant. */
+  prefix: { tokens: 128, share: 0.75 },
+  /** Rates between the synchronous and the saturating run, for the sweep variant. */
+  sweepRates: 3,
+  createdAt: '2026-12-03T05:30:00.000Z',
+} as const;
+
+/** What an arm of the fixture runs: the scheduler's settings, the prefix cache, and closed-loop concurrency. */
+interface FixtureArm {
+  batching: 'continuous' | 'static';
+  prefixCache: boolean;
+  /** Closed loop with this many in flight; null: arrivals from the trace. */
+  concurrency: number | null;
+}
+
+/** A deterministic number in [0, 1) for step `i` of an arm: the step's share of noise. */
+function stepNoise(i: number, salt: number): number {
+  const x = Math.sin((i + 1) * 12.9898 + salt * 78.233) * 43758.5453;
+  return x - Math.floor(x);
+}
+
+/** What one simulated arm leaves: the records, the engine timeline and the slot stays. */
+interface SimulatedArm {
+  records: ServeRequestRecord[];
+  timeline: ServeRun['timeline'];
+  slots: ServeRun['slots'];
+  durationMs: number;
+  steps: number;
+}
+
+type ServeRequestRecord = ServeRun['requests'][number];
+
+/**
+ * One arm of the load test on a simulated clock, as src/serve/driver.ts drives it on the engine:
+ * arrivals (or, closed loop, a release per finish), the scheduler's plan, the pages the step
+ * takes, the step's cost added to the clock, the tokens stamped when it "returns".
+ */
+function simulateArm(trace: readonly TraceRequest[], arm: FixtureArm, salt: number): SimulatedArm {
+  const f = SERVE_FIXTURE;
+  const alloc = new PageAllocator({
+    numPages: f.kvTokens / f.pageSize,
+    pageSize: f.pageSize,
+    bytesPerTokenSlot: 1,
+    prefixCache: arm.prefixCache,
+  });
+  const vocab = PRESETS[f.preset].config.vocabSize;
+  const prompts = new Map(trace.map((t) => [t.id, promptTokenIds(t, vocab, f.seed)]));
+  const pages = (tokens: number) => Math.ceil(tokens / f.pageSize);
+  const port: KvPort = {
+    pageSize: f.pageSize,
+    totalPages: alloc.stats().totalPages,
+    availablePages: () => (arm.prefixCache ? alloc.availablePages() : alloc.stats().freePages),
+    pagesToGrow: (seq, n) => {
+      const len = seq === null ? 0 : alloc.length(seq);
+      return pages(len + n) - pages(len);
+    },
+    open: (prompt) => {
+      const seq = alloc.createSequence();
+      return { seq, hitTokens: arm.prefixCache ? alloc.acquirePrefix(seq, prompt) : 0 };
+    },
+    close: (seq) => alloc.freeSequence(seq),
+  };
+  const scheduler = new Scheduler(port, {
+    batching: arm.batching,
+    policy: 'fcfs',
+    tokenBudget: f.tokenBudget,
+    maxBatch: f.maxBatch,
+  });
+  // The model's "next token" depends only on the request and the position, as a greedy model's would.
+  const tokenOf = (id: number, index: number) => 1 + ((id * 131 + index * 17) % (vocab - 1));
+  const pending = [...trace].sort((a, b) => a.arrivalMs - b.arrivalMs || a.id - b.id);
+  let released = arm.concurrency ?? pending.length;
+  const slots: ServeRun['slots'] = [];
+  const slotOf = new Map<ServeRequest, { slot: number; startMs: number }>();
+  const freeSlots = Array.from({ length: f.maxBatch }, (_, i) => i);
+  const timeline: ServeRun['timeline'] = [];
+  let now = 0;
+  let steps = 0;
+  const closeSlot = (r: ServeRequest, end: 'finished' | 'preempted', at: number) => {
+    const s = slotOf.get(r);
+    if (!s) return;
+    slots.push({ slot: s.slot, id: r.id, class: r.class, startMs: s.startMs, endMs: at, end });
+    slotOf.delete(r);
+    freeSlots.push(s.slot);
+    freeSlots.sort((a, b) => a - b);
+  };
+  for (let guard = 0; guard < 100_000; guard++) {
+    while (pending.length > 0 && (arm.concurrency === null ? pending[0].arrivalMs <= now : released > 0)) {
+      const t = pending.shift() as TraceRequest;
+      if (arm.concurrency !== null) released--;
+      scheduler.arrive({
+        id: t.id,
+        class: t.class,
+        priority: t.priority,
+        prompt: prompts.get(t.id) ?? [],
+        outputTokens: t.outputTokens,
+        arrivalMs: arm.concurrency === null ? t.arrivalMs : now,
+      });
+    }
+    if (!scheduler.busy) {
+      if (pending.length === 0) break;
+      now = pending[0].arrivalMs;
+      continue;
+    }
+    const plan = scheduler.plan(now);
+    for (const r of plan.preempted) closeSlot(r, 'preempted', now);
+    for (const r of plan.admitted) slotOf.set(r, { slot: freeSlots.shift() ?? -1, startMs: now });
+    for (const d of plan.decodes) alloc.appendTokens(d.req.seq as number, 1);
+    for (const p of plan.prefills) alloc.appendTokens(p.req.seq as number, p.tokens.length);
+    const promptTokens = plan.prefills.reduce((n, p) => n + p.tokens.length, 0);
+    const { baseMs, perRowMs, perPromptTokenMs, noise } = f.step;
+    const stepMs =
+      (baseMs + perRowMs * plan.decodes.length + perPromptTokenMs * promptTokens) *
+      (1 + noise * (2 * stepNoise(steps, salt) - 1));
+    now += stepMs;
+    steps++;
+    if (arm.prefixCache) {
+      for (const r of new Set([...plan.decodes.map((d) => d.req), ...plan.prefills.map((p) => p.req)])) {
+        if (r.seq === null) continue;
+        alloc.commitTokens(
+          r.seq,
+          [...r.prompt.slice(0, r.promptDone), ...r.generated.slice(0, r.fed)].slice(0, alloc.length(r.seq)),
+        );
+      }
+    }
+    const before = scheduler.all.filter((r) => r.state === 'running');
+    scheduler.complete(
+      plan,
+      plan.decodes.map((d) => tokenOf(d.req.id, d.req.fed + 1)),
+      plan.prefills.map((p) => tokenOf(p.req.id, 0)),
+      now,
+    );
+    for (const r of before) {
+      if (r.state !== 'finished') continue;
+      closeSlot(r, 'finished', now);
+      if (arm.concurrency !== null) released++;
+    }
+    const stats = alloc.stats();
+    timeline.push({
+      tMs: now,
+      running: scheduler.runningCount,
+      waiting: scheduler.waitingCount,
+      decodeRows: plan.decodes.length,
+      prefillTokens: promptTokens,
+      kvUsedPages: stats.usedPages,
+      kvTotalPages: stats.totalPages,
+      stepMs,
+    });
+  }
+  const byId = new Map(trace.map((t) => [t.id, t]));
+  const records = scheduler.all.map((r): ServeRequestRecord => {
+    const t = byId.get(r.id) as TraceRequest;
+    return {
+      id: r.id,
+      class: r.class,
+      priority: r.priority,
+      promptTokens: t.promptTokens,
+      outputTokens: r.generated.length,
+      prefixHitTokens: r.prefixHitTokens,
+      preemptions: r.preemptions,
+      recomputedTokens: r.recomputedTokens,
+      status: r.state === 'finished' ? 'finished' : 'failed',
+      arrivalMs: r.arrivalMs,
+      admittedMs: r.admittedMs,
+      tokenTimesMs: [...r.tokenTimesMs],
+      finishMs: r.finishMs,
+      requestedTokens: t.outputTokens,
+      prefixId: t.prefixId,
+      prefixTokens: t.prefixTokens,
+    };
+  });
+  return { records, timeline, slots, durationMs: now, steps };
+}
+
+/** Each request alone on the idle engine: one prefill of its whole prompt, then one decode row per token. */
+function soloTimes(t: TraceRequest): { soloTtftMs: number; soloE2eMs: number } {
+  const { baseMs, perRowMs, perPromptTokenMs } = SERVE_FIXTURE.step;
+  const soloTtftMs = baseMs + perPromptTokenMs * t.promptTokens;
+  return { soloTtftMs, soloE2eMs: soloTtftMs + (t.outputTokens - 1) * (baseMs + perRowMs) };
+}
+
+const SHORT_CLASS = 'short';
+
+/** An arm as the serve workload records it (src/workloads/serve.ts `toRun` and `finishArm`). */
+function fixtureRun(
+  label: string,
+  experiment: ServeRun['experiment'],
+  trace: readonly TraceRequest[],
+  arrival: ServeRun['arrival'],
+  arm: FixtureArm,
+  solo: boolean,
+  salt: number,
+): ServeRun {
+  const f = SERVE_FIXTURE;
+  const sim = simulateArm(trace, arm, salt);
+  const slo = { ...f.slo };
+  const records = solo
+    ? sim.records.map((r) => ({ ...r, ...soloTimes(trace.find((t) => t.id === r.id) as TraceRequest) }))
+    : sim.records;
+  const opts = { durationMs: sim.durationMs, slo };
+  const finished = records.filter((r) => r.status === 'finished').length;
+  return {
+    label,
+    experiment,
+    batching: arm.batching,
+    prefixCache: arm.prefixCache,
+    policy: 'fcfs',
+    arrival,
+    seed: f.seed,
+    slo,
+    durationMs: sim.durationMs,
+    tokenBudget: f.tokenBudget,
+    maxBatch: f.maxBatch,
+    kvTokens: f.kvTokens,
+    steps: sim.steps,
+    summary: summarize(records, opts),
+    byClass: serveByClass(records, opts),
+    slowdown: solo ? slowdown(records.filter((r) => r.class === SHORT_CLASS)) : null,
+    identical: solo ? { checked: finished, mismatches: 0, firstMismatches: [] } : null,
+    replayMismatches: 0,
+    timeline: sim.timeline,
+    slots: sim.slots,
+    requests: records,
+  };
+}
+
+/** Variants of the load-test fixture. */
+export interface ServeFixtureOptions {
+  /** The four arms continuous/static × prefix cache off/on, with a shared 128-token prefix on 3 requests in 4. */
+  prefixCache?: boolean;
+  /** A rate sweep instead of the A/B arms: synchronous, saturating, and three rates between. */
+  sweep?: boolean;
+}
+
+/** The arms of a variant, as the workload runs them: calibration first, then the A/B arms on one trace. */
+function serveRuns(o: ServeFixtureOptions): ServeRun[] {
+  const f = SERVE_FIXTURE;
+  const classes = defaultMix(PRESETS[f.preset].config.maxSeqLen);
+  const trace = (arrival: Arrival) =>
+    generateTrace({
+      seed: f.seed,
+      requests: f.requests,
+      arrival,
+      classes,
+      ...(o.prefixCache ? { prefix: { ...f.prefix } } : {}),
+    });
+  const continuous: FixtureArm = { batching: 'continuous', prefixCache: false, concurrency: null };
+  const allAtOnce = trace({ kind: 'all-at-once' });
+  if (o.sweep) {
+    const sync = fixtureRun(
+      'synchronous',
+      'sweep',
+      allAtOnce,
+      { kind: 'concurrency', concurrency: 1 },
+      { ...continuous, concurrency: 1 },
+      false,
+      1,
+    );
+    const sat = fixtureRun('saturating', 'sweep', allAtOnce, { kind: 'all-at-once' }, continuous, false, 2);
+    const lo = sync.summary.requestsPerSec;
+    const hi = sat.summary.requestsPerSec;
+    const between = Array.from({ length: f.sweepRates }, (_, i) => {
+      const rateRps = lo + ((hi - lo) * (i + 1)) / (f.sweepRates + 1);
+      return fixtureRun(
+        `${rateRps.toFixed(2)} req/s`,
+        'sweep',
+        trace({ kind: 'poisson', rateRps, burstiness: 1 }),
+        { kind: 'poisson', rateRps, burstiness: 1 },
+        continuous,
+        false,
+        3 + i,
+      );
+    });
+    return [sync, sat, ...between];
+  }
+  const calibration = fixtureRun(
+    'saturation (calibration)',
+    'calibration',
+    allAtOnce,
+    { kind: 'all-at-once' },
+    continuous,
+    false,
+    0,
+  );
+  const rateRps = SERVE_DEFAULTS.autoRateShare * calibration.summary.requestsPerSec;
+  const arrival = { kind: 'poisson', rateRps, burstiness: 1 } as const;
+  const t = trace(arrival);
+  const caches = o.prefixCache ? [false, true] : [false];
+  const arms = (['continuous', 'static'] as const).flatMap((batching) =>
+    caches.map((prefixCache) => ({ batching, prefixCache, concurrency: null })),
+  );
+  return [
+    calibration,
+    ...arms.map((a, i) =>
+      fixtureRun(
+        `${a.batching}${o.prefixCache ? `, prefix cache ${a.prefixCache ? 'on' : 'off'}` : ''}`,
+        'ab',
+        t,
+        arrival,
+        a,
+        true,
+        10 + i,
+      ),
+    ),
+  ];
+}
+
+/**
+ * A `--suite serve` run of ci-tiny on SwiftShader (the speculative fixture's machine): by default a
+ * calibration at saturation, then continuous and static batching on one Poisson trace of 20
+ * requests at 90% of the calibrated rate, every output identical to the request run alone, one
+ * preemption in the continuous arm (the pool is small on purpose). `prefixCache` adds the cache
+ * on/off arms; `sweep` gives a rate sweep instead. Validated like `makeResult`.
+ */
+export function makeServeResult(
+  options: ServeFixtureOptions = {},
+  overrides: Partial<BenchResult> = {},
+): BenchResult {
+  const f = SERVE_FIXTURE;
+  const base = makeSpecResult();
+  const spec = specFromOptions(
+    { kind: 'preset', preset: f.preset, seed: 0 },
+    {
+      suite: 'serve',
+      requests: f.requests,
+      slo: { ...f.slo },
+      tokenBudget: f.tokenBudget,
+      maxBatch: f.maxBatch,
+      pageSize: f.pageSize,
+      kvTokens: f.kvTokens,
+      batching: 'both',
+      prefixCache: options.prefixCache ? 'both' : 'off',
+      ...(options.prefixCache ? { prefixTokens: f.prefix.tokens, prefixShare: f.prefix.share } : {}),
+      sweep: options.sweep ? f.sweepRates : 0,
+    },
+  );
+  const runs = serveRuns(options);
+  const checks = runs
+    .filter((r) => r.identical)
+    .map((r) => ({
+      name: `serve ${r.label}: every finished request's tokens identical to the request run alone (${r.identical?.checked} checked, 0 differ; 0 replayed rows differ)`,
+      maxAbsErr: 0,
+      maxRelErr: 0,
+      passed: true,
+    }));
+  const { speculative: _, ...rest } = base;
+  const result: BenchResult = {
+    ...rest,
+    createdAt: f.createdAt,
+    spec: { suite: spec.suite, kv: spec.kv, autotune: spec.autotune, workloads: spec.workloads },
+    coldStart: { compileMs: 2280.7, loadMs: 91.4 },
+    serve: serveResult(runs),
+    validation: { ...base.validation, checks: [...base.validation.checks, ...checks] },
+  };
+  return BenchResultSchema.parse({ ...result, ...overrides });
+}
+
+/**
+ * A `--suite batch` run: one decode step of B = 1…32 sequences at depth 8 on the made-up laptop of
+ * `makeResult`, and its B-scaling curve read off those points by the engine's own `batchScaling`.
+ * The step gets slower than its bound as B grows (more dispatches' worth of work per row), as
+ * measured runs do.
+ */
+export function makeBatchScalingResult(overrides: Partial<BenchResult> = {}): BenchResult {
+  const base = makeResult();
+  const spec = specFromOptions({ kind: 'preset', preset: FIXTURE.preset, seed: 0 }, { suite: 'batch' });
+  const points = BATCH_SIZES.map((batch, i) => makePoint(decodeShape(8, batch, i)));
+  return BenchResultSchema.parse({
+    ...base,
+    spec: { suite: spec.suite, kv: spec.kv, autotune: spec.autotune, workloads: spec.workloads },
+    points,
+    batchScaling: batchScaling(points, base.peaks),
+    ...overrides,
+  });
 }

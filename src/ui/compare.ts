@@ -1,8 +1,8 @@
 /**
  * The compare view: result files imported (picker or drag and drop) or runs picked from history,
  * overlaid on the same charts with one colour per device, and a table of times with speed-up
- * columns; below them, the speculative-decoding section of each run that has one. Imported files
- * are untrusted; see import.ts. Their strings only ever become text.
+ * columns; below them, the speculative-decoding, load-test and B-scaling sections of each run that
+ * has them. Imported files are untrusted; see import.ts. Their strings only ever become text.
  */
 import {
   type ComparedFile,
@@ -21,6 +21,8 @@ import type { ErrorBanner } from './error-banner.ts';
 import { download, resultFileStem } from './export.ts';
 import { fixed, formatDate, formatMs, formatNumber } from './format.ts';
 import { readResultFiles } from './import.ts';
+import { BatchScalingView } from './serve/batch-view.ts';
+import { ServeView } from './serve/view.ts';
 import { type Column, sortableTable } from './sortable-table.ts';
 import { SpecView } from './speculative/view.ts';
 
@@ -57,6 +59,12 @@ export class CompareView {
   /** The speculative sections of the runs that have one, by entry key, in the order of the entries. */
   private readonly specHost = h('div', { className: 'compare-spec' });
   private readonly specViews = new Map<string, SpecView>();
+  /** The load-test and B-scaling sections, likewise. */
+  private readonly serveHost = h('div', { className: 'compare-spec' });
+  private readonly serveViews = new Map<
+    string,
+    { serve: ServeView | null; batch: BatchScalingView | null }
+  >();
   private comparison: Comparison | null = null;
 
   constructor(
@@ -132,6 +140,7 @@ export class CompareView {
       ]),
       this.charts.element,
       this.specHost,
+      this.serveHost,
     ]);
     this.render();
   }
@@ -216,12 +225,38 @@ export class CompareView {
       notes.push('The runs use different models: only points of the same preset are joined.');
     }
     this.warnings.replaceChildren(...notes.map((w) => h('li', { text: w })));
-    // Runs of speculative decoding alone have no points: their sections below carry their roofs.
+    // Runs of speculative decoding or load tests alone have no points: their sections below say it all.
     this.charts.element.hidden =
       this.entries.length > 0 &&
-      this.entries.every((e) => e.result.points.length === 0 && e.result.speculative);
+      this.entries.every((e) => e.result.points.length === 0 && (e.result.speculative || e.result.serve));
     this.charts.update(this.chartRuns());
     this.renderSpec();
+    this.renderServe();
+  }
+
+  /** The load-test and B-scaling sections of each run that has them, reused while its entry stays. */
+  private renderServe(): void {
+    const shown: HTMLElement[] = [];
+    const keys = new Set<string>();
+    this.entries.forEach((e, i) => {
+      const result = e.result;
+      if (!result.serve && !result.batchScaling?.length) return;
+      let views = this.serveViews.get(e.key);
+      if (!views) {
+        const options = { idPrefix: 'compare', fileStem: () => resultFileStem(result) };
+        views = {
+          serve: result.serve ? new ServeView(options) : null,
+          batch: result.batchScaling?.length ? new BatchScalingView(options) : null,
+        };
+        this.serveViews.set(e.key, views);
+      }
+      views.serve?.show(result, `${runLabel(e, i)}: load test`);
+      views.batch?.show(result, `${runLabel(e, i)}: B-scaling`);
+      for (const view of [views.serve, views.batch]) if (view) shown.push(view.element);
+      keys.add(e.key);
+    });
+    for (const key of [...this.serveViews.keys()]) if (!keys.has(key)) this.serveViews.delete(key);
+    this.serveHost.replaceChildren(...shown);
   }
 
   /** One speculative section per run that has one, reused while its entry stays. */

@@ -3,9 +3,12 @@
  * CLI and the engine use (BenchSpecSchema); each zod issue is shown at the field its path names.
  * The speculative suite has fields of its own (drafters, K, adaptive K, verify sizes), shown only
  * while it is chosen; there the depths and the tokens to generate are the verify-K curve's depths
- * and the tokens per prompt, as in buildSpec, and the fields say so.
+ * and the tokens per prompt, as in buildSpec, and the fields say so. The load test (serve) has its
+ * own too (rate, requests, batching, prefix cache, SLOs, scheduler limits, sweep) and none of the
+ * sweep's; the B-scaling suite (batch) takes one depth, the tokens and the repetitions.
  */
 import { PAGE_SIZES } from '../kv/cache.ts';
+import { SERVE_DEFAULTS } from '../measure/serve-spec.ts';
 import {
   type BenchSpec,
   buildSpec,
@@ -18,6 +21,7 @@ import {
 import { isPresetName, PRESET_NAMES, PRESETS, presetConfig } from '../model/config.ts';
 import { BYTES } from '../model/formats.ts';
 import { parameterCount } from '../model/weights.ts';
+import { parseSlo } from '../serve/metrics.ts';
 import { h, uniqueId } from './dom.ts';
 import { formatCount } from './format.ts';
 
@@ -40,30 +44,22 @@ const FIELD_NAMES = [
   'k',
   'adaptiveK',
   'verifyKs',
+  'rate',
+  'requests',
+  'batching',
+  'prefixCache',
+  'prefixTokens',
+  'slo',
+  'maxBatch',
+  'tokenBudget',
+  'sweep',
 ] as const;
+
+type FieldName = (typeof FIELD_NAMES)[number];
 
 function isField(name: string | null): name is FieldName {
   return name !== null && (FIELD_NAMES as readonly string[]).includes(name);
 }
-
-type FieldName =
-  | 'preset'
-  | 'seed'
-  | 'suite'
-  | 'prefill'
-  | 'depths'
-  | 'gen'
-  | 'reps'
-  | 'warmup'
-  | 'pageSize'
-  | 'kvMode'
-  | 'batch'
-  | 'profile'
-  | 'autotune'
-  | 'drafters'
-  | 'k'
-  | 'adaptiveK'
-  | 'verifyKs';
 
 type Control = HTMLInputElement | HTMLSelectElement;
 
@@ -77,7 +73,7 @@ interface Field {
   hint: HTMLElement;
 }
 
-/** Labels and hints of the fields whose meaning changes with the suite: a sweep's, or the speculative suite's. */
+/** Labels and hints of the fields whose meaning changes with the suite: a sweep's, the speculative suite's or B-scaling's. */
 const SUITE_TEXT = {
   sweep: {
     depths: { label: 'Decode depths', hint: 'Context tokens before generation.' },
@@ -88,6 +84,11 @@ const SUITE_TEXT = {
     depths: { label: 'Verify-curve depths', hint: 'Context tokens before each verify pass of the curve.' },
     gen: { label: 'Tokens per prompt', hint: 'Generated per prompt, by plain decode and by each drafter.' },
     reps: { label: 'Repetitions', hint: 'Timed samples of each curve point.' },
+  },
+  batch: {
+    depths: { label: 'Depth', hint: 'Context tokens of every sequence before its timed decode steps.' },
+    gen: { label: 'Tokens to generate', hint: 'Decode steps of B sequences each repetition times.' },
+    reps: { label: 'Repetitions', hint: 'Timed samples at each B.' },
   },
 } as const;
 
@@ -104,13 +105,40 @@ const DEFAULTS = {
   k: SPEC_DEFAULTS.draftK,
   adaptiveK: false,
   verifyKs: SPEC_DEFAULTS.verifyKs.join(', '),
+  rate: '',
+  requests: SERVE_DEFAULTS.requests,
+  batching: 'both',
+  prefixCache: 'off',
+  prefixTokens: 0,
+  slo: '',
+  maxBatch: SERVE_DEFAULTS.maxBatch,
+  tokenBudget: SERVE_DEFAULTS.tokenBudget,
+  sweep: 0,
 } as const;
 
 /**
  * The suites the page offers; the kernel suite is a CLI job (npm run bench -- --suite kernels), and
  * so is the capacity probe, whose pool has no field here (--pool-mib).
  */
-type PageSuite = 'quick' | 'full' | 'spec';
+type PageSuite = 'quick' | 'full' | 'spec' | 'serve' | 'batch';
+
+function isPageSuite(suite: string): suite is PageSuite {
+  return ['quick', 'full', 'spec', 'serve', 'batch'].includes(suite);
+}
+
+/** Suites whose depths, tokens and repetitions are their own, sent as typed: typing them keeps the suite. */
+const OWN_SWEEP_FIELDS: ReadonlySet<string> = new Set(['spec', 'batch']);
+
+/** A request rate as typed: empty for the calibrated rate, `inf` for all at once, else requests/s. */
+function parseRate(text: string): { ok: true; value: number | undefined } | { ok: false; message: string } {
+  const t = text.trim().toLowerCase();
+  if (t === '') return { ok: true, value: undefined };
+  if (t === 'inf' || t === '∞') return { ok: true, value: Number.POSITIVE_INFINITY };
+  const v = Number(t);
+  return Number.isNaN(v)
+    ? { ok: false, message: 'Enter req/s (e.g. 2.5), inf, or nothing' }
+    : { ok: true, value: v };
+}
 
 /** Result of reading a comma- or space-separated list of whole numbers. */
 type ParsedList = { ok: true; values: number[] } | { ok: false; message: string };
@@ -154,6 +182,12 @@ export class ConfigForm {
     testId: 'spec-fields',
     attrs: { hidden: true },
   });
+  /** The load test's own fields, likewise. */
+  private readonly serveFields = h('fieldset', {
+    className: 'spec-fields',
+    testId: 'serve-fields',
+    attrs: { hidden: true },
+  });
   /** A model picked from disk; when set it replaces the preset. */
   private localModel: Extract<BenchSpec['model'], { kind: 'files' }> | undefined;
 
@@ -167,6 +201,8 @@ export class ConfigForm {
       h('option', { text: 'quick', attrs: { value: 'quick' } }),
       h('option', { text: 'full', attrs: { value: 'full' } }),
       h('option', { text: 'speculative', attrs: { value: 'spec' } }),
+      h('option', { text: 'load test', attrs: { value: 'serve' } }),
+      h('option', { text: 'B-scaling', attrs: { value: 'batch' } }),
       h('option', { text: 'custom', attrs: { value: 'custom' } }),
     ]);
     const pageSelect = h(
@@ -189,6 +225,12 @@ export class ConfigForm {
     const adaptiveK = h('input', { attrs: { type: 'checkbox' } });
     const draftK = numberInput(1);
     draftK.max = '16';
+    const choice = (entries: readonly (readonly [string, string])[]) =>
+      h(
+        'select',
+        {},
+        entries.map(([value, text]) => h('option', { text, attrs: { value } })),
+      );
 
     const field = (name: FieldName, label: string, control: Control, hint = ''): HTMLElement => {
       const id = uniqueId(`f-${name}`);
@@ -276,6 +318,7 @@ export class ConfigForm {
         field('reps', SUITE_TEXT.sweep.reps.label, numberInput(3)),
       ]),
       this.specFields,
+      this.serveFields,
       field('profile', 'Profile every repetition (a timed pass per kernel; slower)', profile),
       h('details', { className: 'advanced' }, [
         h('summary', { text: 'Advanced' }),
@@ -302,6 +345,70 @@ export class ConfigForm {
       ]),
       field('adaptiveK', 'Adaptive K: shorter after a rejection, longer after a full acceptance', adaptiveK),
     );
+    this.serveFields.append(
+      h('legend', { text: 'Load test' }),
+      h('div', { className: 'form-grid' }, [
+        field(
+          'rate',
+          'Request rate (req/s)',
+          h('input', {
+            attrs: {
+              type: 'text',
+              inputmode: 'decimal',
+              autocomplete: 'off',
+              spellcheck: 'false',
+              placeholder: 'auto',
+            },
+          }),
+          'Poisson. Empty: 90% of the saturation rate, measured first; inf: all at once.',
+        ),
+        field('requests', 'Requests', numberInput(1), 'In the trace every arm replays.'),
+      ]),
+      h('div', { className: 'form-grid' }, [
+        field(
+          'batching',
+          'Batching',
+          choice([
+            ['both', 'both (A/B)'],
+            ['continuous', 'continuous'],
+            ['static', 'static'],
+          ]),
+        ),
+        field(
+          'prefixCache',
+          'Prefix cache',
+          choice([
+            ['off', 'off'],
+            ['on', 'on'],
+            ['both', 'both (A/B)'],
+          ]),
+        ),
+      ]),
+      h('div', { className: 'form-grid' }, [
+        field(
+          'prefixTokens',
+          'Shared prefix tokens',
+          numberInput(0),
+          'A system prompt half the requests start with; 0: none.',
+        ),
+        field(
+          'sweep',
+          'Rate sweep',
+          numberInput(0),
+          'Rates between one-at-a-time and all-at-once; 0: the A/B arms.',
+        ),
+      ]),
+      field(
+        'slo',
+        'SLOs',
+        textInput('ttft:500,tpot:50,e2el:5000'),
+        'Goodput counts requests meeting every one (ms), as vLLM’s --goodput; empty: none.',
+      ),
+      h('div', { className: 'form-grid' }, [
+        field('maxBatch', 'Max batch', numberInput(1), 'Requests running at once.'),
+        field('tokenBudget', 'Token budget', numberInput(1), 'Tokens one step computes.'),
+      ]),
+    );
     this.element = h(
       'form',
       { className: 'config-form', attrs: { novalidate: true, 'aria-label': 'Benchmark configuration' } },
@@ -318,14 +425,14 @@ export class ConfigForm {
 
     suiteSelect.addEventListener('change', () => {
       const suite = suiteSelect.value;
-      if (suite === 'quick' || suite === 'full' || suite === 'spec') this.applySuite(suite);
+      if (isPageSuite(suite)) this.applySuite(suite);
       else this.showSuiteFields();
       this.validate();
     });
     for (const name of ['prefill', 'depths', 'gen', 'reps'] as const) {
       this.control(name).addEventListener('input', () => {
-        // The speculative suite's depths and tokens are its own to set; a sweep's make it custom.
-        if (this.text('suite') !== 'spec') this.setValue('suite', this.matchingSuite());
+        // The speculative and B-scaling suites' depths and tokens are their own to set; a sweep's make it custom.
+        if (!OWN_SWEEP_FIELDS.has(this.text('suite'))) this.setValue('suite', this.matchingSuite());
       });
     }
     presetSelect.addEventListener('change', () => this.updatePresetInfo());
@@ -335,16 +442,19 @@ export class ConfigForm {
   }
 
   /**
-   * Fills the sweep fields with a built-in suite's values. The speculative suite keeps the prefill
-   * lengths as they were (it has none, and hides them) and its own fields as last set.
+   * Fills the sweep fields with a built-in suite's values. The speculative and B-scaling suites keep
+   * the prefill lengths as they were (they have none, and hide them) and their own fields as last
+   * set; the load test has no sweep fields at all and leaves them be.
    */
   applySuite(suite: PageSuite): void {
     const s = SUITES[suite];
     this.setValue('suite', suite);
-    if (suite !== 'spec') this.setValue('prefill', s.prefill.join(', '));
-    this.setValue('depths', s.depths.join(', '));
-    this.setValue('gen', s.gen);
-    this.setValue('reps', s.reps);
+    if (suite !== 'serve') {
+      if (suite !== 'spec' && suite !== 'batch') this.setValue('prefill', s.prefill.join(', '));
+      this.setValue('depths', s.depths.join(', '));
+      this.setValue('gen', s.gen);
+      this.setValue('reps', s.reps);
+    }
     this.showSuiteFields();
   }
 
@@ -381,15 +491,27 @@ export class ConfigForm {
 
   /** Shows the fields the chosen suite uses, labelled for what they mean in it. */
   private showSuiteFields(): void {
-    const spec = this.text('suite') === 'spec';
+    const suite = this.text('suite');
+    const spec = suite === 'spec';
+    const serve = suite === 'serve';
+    const batch = suite === 'batch';
     this.specFields.hidden = !spec;
+    this.serveFields.hidden = !serve;
     // Prefill lengths, per-kernel profiling and the decode batch are the sweeps'; the speculative
-    // workload has none of them.
-    for (const name of ['prefill', 'profile', 'batch'] as const) {
-      const f = this.fields.get(name);
-      if (f) f.wrapper.hidden = spec;
+    // workload has none of them, B-scaling sets the batch itself, and the load test has no sweep.
+    const hidden: Record<'prefill' | 'profile' | 'batch' | 'depths' | 'gen' | 'reps', boolean> = {
+      prefill: spec || serve || batch,
+      profile: spec || serve,
+      batch: spec || serve || batch,
+      depths: serve,
+      gen: serve,
+      reps: serve,
+    };
+    for (const [name, hide] of Object.entries(hidden)) {
+      const f = this.fields.get(name as FieldName);
+      if (f) f.wrapper.hidden = hide;
     }
-    const texts = spec ? SUITE_TEXT.spec : SUITE_TEXT.sweep;
+    const texts = spec ? SUITE_TEXT.spec : batch ? SUITE_TEXT.batch : SUITE_TEXT.sweep;
     for (const name of ['depths', 'gen', 'reps'] as const) {
       const f = this.fields.get(name);
       if (!f) continue;
@@ -450,12 +572,14 @@ export class ConfigForm {
     const model = this.localModel ?? { kind: 'preset', preset: this.text('preset'), seed: number('seed') };
     const suite = this.text('suite') as SpecOptions['suite'];
     const spec = suite === 'spec';
+    const serve = suite === 'serve';
+    const batchSuite = suite === 'batch';
     const options: SpecOptions = {
       suite,
-      prefill: spec ? undefined : list('prefill'),
-      depths: list('depths'),
-      gen: number('gen'),
-      reps: number('reps'),
+      prefill: spec || serve || batchSuite ? undefined : list('prefill'),
+      depths: serve ? undefined : list('depths'),
+      gen: serve ? undefined : number('gen'),
+      reps: serve ? undefined : number('reps'),
       warmup: number('warmup'),
       pageSize: number('pageSize'),
       kvMode: this.text('kvMode') as SpecOptions['kvMode'],
@@ -471,6 +595,29 @@ export class ConfigForm {
       options.verifyKs = list('verifyKs');
       if (options.depths?.length === 0 && !errors.has('depths')) {
         errors.set('depths', 'the verify-K curve needs at least one depth');
+      }
+    } else if (serve) {
+      // The load test's own fields; the sweep fields are hidden and not sent.
+      const rate = parseRate(this.text('rate'));
+      if (rate.ok) options.rate = rate.value;
+      else errors.set('rate', rate.message);
+      options.requests = number('requests');
+      options.batching = this.text('batching') as SpecOptions['batching'];
+      options.prefixCache = this.text('prefixCache') as SpecOptions['prefixCache'];
+      options.prefixTokens = number('prefixTokens');
+      options.maxBatch = number('maxBatch');
+      options.tokenBudget = number('tokenBudget');
+      options.sweep = number('sweep');
+      const slo = this.text('slo');
+      try {
+        options.slo = slo.trim() === '' ? {} : parseSlo(slo);
+      } catch (e) {
+        errors.set('slo', (e as Error).message);
+      }
+    } else if (batchSuite) {
+      // B-scaling's depth, tokens and repetitions are sent as typed.
+      if (options.depths?.length === 0 && !errors.has('depths')) {
+        errors.set('depths', 'B-scaling needs a depth');
       }
     } else if (options.suite !== 'custom') {
       // The page always sends its sweep fields, so a named suite stays named only while they match it.
@@ -493,15 +640,30 @@ export class ConfigForm {
       result = built.spec;
       if (result.model.kind === 'preset' && isPresetName(result.model.preset)) {
         // The engine rejects typed sweep values beyond the model's length; say so here, at the field.
-        // The speculative suite's values are always typed here, so what would not fit is an error too.
+        // The speculative and B-scaling suites' values are always typed here, so what would not fit
+        // is an error too.
         const config = presetConfig(result.model.preset);
         const fit = fitToModel(result, config.maxSeqLen);
-        for (const u of spec ? fit.dropped : fit.errors) {
+        for (const u of spec || batchSuite ? fit.dropped : fit.errors) {
           if (isField(u.option) && !errors.has(u.option)) errors.set(u.option, u.message);
         }
         // Drafters this model cannot use (a truncation as deep as the model, another vocabulary).
         const drafters = drafterErrors(result, config);
         if (drafters.length > 0 && !errors.has('drafters')) errors.set('drafters', drafters.join('; '));
+      }
+    }
+
+    // A shared prefix as long as the context would fill every prompt: the generator cuts it to each
+    // prompt, so no request would share what was asked for. Said even while other fields are wrong.
+    const preset = this.text('preset');
+    const prefix = options.prefixTokens ?? 0;
+    if (serve && !this.localModel && isPresetName(preset) && !errors.has('prefixTokens')) {
+      const { maxSeqLen } = presetConfig(preset);
+      if (prefix >= maxSeqLen) {
+        errors.set(
+          'prefixTokens',
+          `a ${prefix}-token prefix does not fit the model's maxSeqLen of ${maxSeqLen}`,
+        );
       }
     }
 

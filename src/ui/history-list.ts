@@ -47,10 +47,14 @@ export class HistoryList {
     const when = formatDate(r.createdAt);
     const status = r.status === 'complete' ? '' : ` · ${r.status}`;
     const spec = r.speculative ? ` · ${r.speculative.runs.length} speculative runs` : '';
+    const serve = r.serve ? ` · load test, ${r.serve.runs.length} arms` : '';
     return h('li', { className: 'history-item' }, [
       h('div', { className: 'history-text' }, [
         h('span', { className: 'history-title', text: `${adapterLabel(r.env.adapter)} · ${r.model.preset}` }),
-        h('span', { className: 'history-meta', text: `${when} · ${r.points.length} points${spec}${status}` }),
+        h('span', {
+          className: 'history-meta',
+          text: `${when} · ${r.points.length} points${spec}${serve}${status}`,
+        }),
       ]),
       h('div', { className: 'history-actions' }, [
         button('Open', () => this.actions.open(entry), {

@@ -1,7 +1,7 @@
 /**
  * The run view: charts filling in live as points finish, then, once the run returns, its summary,
- * the results table, latency percentiles and the exports, and its speculative-decoding section
- * when it has one.
+ * the results table, latency percentiles and the exports, and its speculative-decoding,
+ * load-test and B-scaling sections when it has them.
  */
 import type { Roofs } from '../measure/roofline.ts';
 import { adapterLabel, EXPORT_FORMATS, type ExportFormat } from '../results/export.ts';
@@ -11,6 +11,8 @@ import { button, h } from './dom.ts';
 import { downloadResult, resultFileStem } from './export.ts';
 import { formatCount, formatDate, formatMs } from './format.ts';
 import { latencyTable, resultsTable } from './results-table.ts';
+import { BatchScalingView } from './serve/batch-view.ts';
+import { ServeView } from './serve/view.ts';
 import { SpecView } from './speculative/view.ts';
 
 /** Export buttons: label and test id per format. */
@@ -28,6 +30,14 @@ function specSummary(r: BenchResult): string {
   return ` · speculative decoding: ${s.runs.length} run${s.runs.length === 1 ? '' : 's'}, ${s.verifyCurve.length} verify-curve points`;
 }
 
+/** The load test in a few words, for the summary line; empty without one. */
+function serveSummary(r: BenchResult): string {
+  const s = r.serve;
+  if (!s) return '';
+  const requests = s.runs.reduce((n, run) => n + run.requests.length, 0);
+  return ` · load test: ${s.runs.length} arm${s.runs.length === 1 ? '' : 's'}, ${requests} requests`;
+}
+
 export class RunView {
   readonly element: HTMLElement;
   private result: BenchResult | null = null;
@@ -42,6 +52,14 @@ export class RunView {
     fileStem: () => (this.result ? resultFileStem(this.result) : 'live-run'),
   });
   private readonly spec = new SpecView({
+    idPrefix: '',
+    fileStem: () => (this.result ? resultFileStem(this.result) : 'run'),
+  });
+  private readonly serve = new ServeView({
+    idPrefix: '',
+    fileStem: () => (this.result ? resultFileStem(this.result) : 'run'),
+  });
+  private readonly batch = new BatchScalingView({
     idPrefix: '',
     fileStem: () => (this.result ? resultFileStem(this.result) : 'run'),
   });
@@ -78,6 +96,8 @@ export class RunView {
       ]),
       this.charts.element,
       this.spec.element,
+      this.serve.element,
+      this.batch.element,
     ]);
     this.element = h('div', { className: 'run-view' }, [this.intro, this.content]);
   }
@@ -102,6 +122,8 @@ export class RunView {
     this.charts.element.hidden = false;
     this.charts.update(points.length > 0 || peaks ? [{ label, points, peaks }] : []);
     this.spec.show(null);
+    this.serve.show(null);
+    this.batch.show(null);
   }
 
   /** A finished run (complete, cancelled or failed), from the engine or from history. */
@@ -110,23 +132,26 @@ export class RunView {
     this.reveal();
     for (const b of this.exportButtons) b.disabled = false;
     this.summary.replaceChildren(...this.summaryLines(r));
-    // A speculative run alone has no prefill or decode points: its own section below says it all,
-    // roofs included, so the empty point charts give way to it.
-    const specOnly = r.points.length === 0 && r.speculative !== undefined;
+    // A speculative run or a load test alone has no prefill or decode points: its own section below
+    // says it all, so the empty point charts give way to it.
+    const section = r.speculative ? 'speculative decoding' : r.serve ? 'a load test' : null;
+    const sectionOnly = r.points.length === 0 && section !== null;
     this.tableHost.replaceChildren(
       r.points.length > 0
         ? resultsTable(r.points)
         : h('p', {
             className: 'muted',
-            text: specOnly
-              ? 'No prefill or decode points: this run measured speculative decoding (below).'
+            text: sectionOnly
+              ? `No prefill or decode points: this run measured ${section} (below).`
               : 'No measured points.',
           }),
     );
     this.latencyHost.replaceChildren(r.points.length > 0 ? latencyTable(r.points) : '');
-    this.charts.element.hidden = specOnly;
+    this.charts.element.hidden = sectionOnly;
     this.charts.update([{ label: adapterLabel(r.env.adapter), points: r.points, peaks: r.peaks }]);
     this.spec.show(r);
+    this.serve.show(r);
+    this.batch.show(r);
   }
 
   private reveal(): void {
@@ -144,7 +169,7 @@ export class RunView {
     const lines: HTMLElement[] = [
       h('p', { className: 'summary-line' }, [
         status,
-        ` ${r.points.length} points${specSummary(r)} · ${r.model.preset} (${formatCount(r.model.params)} params, d=${c.hiddenSize}, ${c.numLayers} layers) · ${formatDate(r.createdAt)}`,
+        ` ${r.points.length} points${specSummary(r)}${serveSummary(r)} · ${r.model.preset} (${formatCount(r.model.params)} params, d=${c.hiddenSize}, ${c.numLayers} layers) · ${formatDate(r.createdAt)}`,
       ]),
       h('p', {
         className: 'summary-line muted',

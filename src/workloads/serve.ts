@@ -155,7 +155,7 @@ export const serveLoad: WorkloadRunner<'serve'> = async (ctx, w) => {
     done.push(await arm(label, 'ab', t, arrival, a.batching, a.prefixCache));
   }
   const solo = w.solo
-    ? await soloRuns(ctx, w, kvTokens, t, promptsOf(t), () => unitsDone++, unitsTotal)
+    ? await soloRuns(ctx, w, ctx.config.maxSeqLen, t, promptsOf(t), () => unitsDone++, unitsTotal)
     : null;
   for (const r of done) finishArm(ctx, r, solo, runs);
 };

@@ -9,6 +9,9 @@ import type { Point, VerifyPoint } from '../../results/schema.ts';
 /** A rendered chart: Plot's SVG, or a figure holding legends and the SVG. */
 export type PlotNode = (SVGSVGElement | HTMLElement) & Plot.Plot;
 
+/** What a chart panel shows and exports: one Plot, or several Plot SVGs stacked into one SVG (stack.ts). */
+export type ChartNode = SVGSVGElement | HTMLElement;
+
 /**
  * One run as the charts see it. The run view draws one, live while points arrive (peaks are then
  * unknown); the compare view overlays several, one colour per run.

@@ -5,7 +5,7 @@
  */
 import { button, type Child, h } from '../dom.ts';
 import { download } from '../export.ts';
-import type { PlotNode } from './common.ts';
+import type { ChartNode } from './common.ts';
 import { exportSvg } from './svg-export.ts';
 
 export interface PanelOptions {
@@ -22,14 +22,14 @@ export interface PanelOptions {
   wide?: boolean;
 }
 
-export type Draw = (width: number) => PlotNode | null;
+export type Draw = (width: number) => ChartNode | null;
 
 export class ChartPanel {
   readonly element: HTMLElement;
   private readonly body: HTMLElement;
   private readonly exportButton: HTMLButtonElement;
   private draw: Draw | null = null;
-  private node: PlotNode | null = null;
+  private node: ChartNode | null = null;
   private drawnWidth = 0;
 
   constructor(private readonly options: PanelOptions) {

@@ -4,7 +4,7 @@
  * title. Text is copied as text nodes; XMLSerializer escapes it, so an imported file's adapter name
  * cannot become markup in the exported SVG.
  */
-import { CHART_FONT, PLOT_CLASS, type PlotNode } from './common.ts';
+import { CHART_FONT, type ChartNode, PLOT_CLASS } from './common.ts';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
@@ -29,13 +29,13 @@ function svgEl<K extends keyof SVGElementTagNameMap>(
 }
 
 /** The chart's own SVG: the node itself, or the last SVG child of Plot's figure (legends come first). */
-function chartSvgOf(node: PlotNode): SVGSVGElement | null {
+function chartSvgOf(node: ChartNode): SVGSVGElement | null {
   if (node instanceof SVGSVGElement) return node;
   const svgs = node.querySelectorAll<SVGSVGElement>(':scope > svg');
   return svgs.length > 0 ? svgs[svgs.length - 1] : null;
 }
 
-export function exportSvg(node: PlotNode, title: string): string {
+export function exportSvg(node: ChartNode, title: string): string {
   const svg = chartSvgOf(node);
   const width = Math.max(320, Number(svg?.getAttribute('width')) || 0);
   const out = svgEl('svg', { xmlns: SVG_NS, 'font-family': CHART_FONT, 'font-size': 12 });

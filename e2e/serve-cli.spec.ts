@@ -1,0 +1,106 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test } from '@playwright/test';
+import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
+import { summarize } from '../src/serve/metrics.ts';
+import { traceFromJsonl } from '../src/serve/traffic.ts';
+import { runCli } from './cli.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'serve-'));
+
+/**
+ * `--suite serve` on ci-tiny as a user runs it, small: twelve requests of the default mix at t = 0,
+ * continuous against static, then each alone. A 400-token pool cannot hold the longest RAG
+ * requests: they fail with their own error while the others run. The trace is written back.
+ */
+test('bench --suite serve: both arms, every request timed, failures per request, identical to solo, the trace written', async () => {
+  test.setTimeout(300_000);
+  const out = join(dir, 'serve.json');
+  const traceOut = join(dir, 'trace.jsonl');
+  const run = await runCli(
+    'bench/bench.ts',
+    [
+      '--suite',
+      'serve',
+      '--requests',
+      '12',
+      '--rate',
+      'inf',
+      '--kv-tokens',
+      '400',
+      '--out',
+      out,
+      '--trace-out',
+      traceOut,
+    ],
+    290_000,
+  );
+  expect(run.code, run.stderr).toBe(0);
+  expect(run.stderr).toMatch(/serve: (continuous|static): \d+ of 12 requests, batch \d+, KV \d+%/);
+  const r: BenchResult = BenchResultSchema.parse(JSON.parse(readFileSync(out, 'utf8')));
+  expect(r.status).toBe('complete');
+  const serve = r.serve;
+  if (!serve) throw new Error('no serve section');
+  expect(serve.runs.map((x) => x.label)).toEqual(['continuous', 'static']);
+  for (const arm of serve.runs) {
+    expect(arm.requests).toHaveLength(12);
+    const failed = arm.requests.filter((q) => q.status === 'failed');
+    // Whatever needs more than 400 tokens (25 pages of 16) of KV fails alone, with the reason.
+    for (const q of arm.requests) {
+      const need = Math.ceil((q.promptTokens + (q.requestedTokens ?? 0) - 1) / 16);
+      expect(q.status, `request ${q.id}`).toBe(need > 25 ? 'failed' : 'finished');
+    }
+    for (const q of failed) expect(q.error).toMatch(/can never run/);
+    // Every aggregate comes from the raw records.
+    expect(arm.summary).toEqual(summarize(arm.requests, { durationMs: arm.durationMs, slo: arm.slo }));
+    expect(arm.identical?.mismatches).toBe(0);
+    expect(arm.identical?.checked).toBe(12 - failed.length);
+    expect(arm.timeline.length).toBe(arm.steps);
+  }
+  const checks = r.validation.checks.filter((c) => c.name.includes('identical'));
+  expect(checks).toHaveLength(2);
+  expect(r.validation.passed).toBe(true);
+  // The trace round-trips: the same requests, lengths and classes.
+  const trace = traceFromJsonl(readFileSync(traceOut, 'utf8'));
+  expect(trace.map((t) => [t.promptTokens, t.outputTokens, t.class])).toEqual(
+    serve.runs[0].requests.map((q) => [q.promptTokens, q.requestedTokens, q.class]),
+  );
+  const md = readFileSync(out.replace(/json$/, 'json'), 'utf8');
+  expect(md.length).toBeGreaterThan(0);
+});
+
+test('bench --suite serve: bad traffic flags and a trace past the context exit 2 naming the field', async () => {
+  const cases: [string[], string][] = [
+    [['--suite', 'serve', '--rate', '-1'], 'rate'],
+    [['--suite', 'serve', '--rate', '2', '--concurrency', '3'], 'give --rate or --concurrency, not both'],
+    [['--suite', 'serve', '--slo', 'ttft:abc'], '--slo'],
+    [['--suite', 'serve', '--batching', 'sometimes'], '--batching must be continuous, static, both'],
+    [['--suite', 'serve', '--max-batch', '64'], 'maxBatch'],
+    [['--suite', 'quick', '--rate', '2'], '--rate apply to --suite serve'],
+  ];
+  for (const [args, message] of cases) {
+    const run = await runCli('bench/bench.ts', args);
+    expect(run.code, args.join(' ')).toBe(2);
+    expect(run.stderr, args.join(' ')).toContain(message);
+  }
+  const trace = join(dir, 'long.jsonl');
+  writeFileSync(
+    trace,
+    `${JSON.stringify({ arrival_s: 0, prompt_len: 1000, output_len: 100, prefix_id: null, class: 'rag', priority: 0 })}\n`,
+  );
+  const long = await runCli(
+    'bench/bench.ts',
+    ['--suite', 'serve', '--trace', trace, '--no-autotune'],
+    120_000,
+  );
+  expect(long.code).toBe(2);
+  expect(long.stderr).toContain(
+    "needs 1100 tokens of context (prompt + output), past the model's maxSeqLen of 1024",
+  );
+  const broken = join(dir, 'broken.jsonl');
+  writeFileSync(broken, '{"arrival_s": 0, "prompt_len": -3}\n');
+  const bad = await runCli('bench/bench.ts', ['--suite', 'serve', '--trace', broken]);
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toMatch(/--trace .*line 1/);
+});

@@ -1,0 +1,171 @@
+/**
+ * The load test's tables, as the Markdown report has them: the arms side by side (arrival, rates,
+ * latency percentiles, preemptions, prefix hits, prefill work, identical to solo), then latency by
+ * class for every arm. Headers explain their columns on hover; an arm whose tokens differed from
+ * the solo runs is shown loudly.
+ */
+import type { ServeRun, ServeSummary } from '../../results/serve-schema.ts';
+import { classOrder, classScale } from '../charts/serve-common.ts';
+import { h } from '../dom.ts';
+import { fixed } from '../format.ts';
+import { identicalOk, msText } from './summary.ts';
+
+type Dist = ServeSummary['ttftMs'];
+
+interface Header {
+  text: string;
+  title: string;
+  numeric?: boolean;
+}
+
+const pair = (d: Dist) => `${msText(d?.p50)} / ${msText(d?.p95)}`;
+
+/** How an arm's requests arrived, in words. */
+function arrivalText(r: ServeRun): string {
+  const a = r.arrival;
+  if (a.kind === 'poisson') {
+    const burst = a.burstiness !== undefined && a.burstiness !== 1 ? `, burstiness ${a.burstiness}` : '';
+    return `Poisson ${fixed(a.rateRps ?? 0, 2)} req/s${burst}`;
+  }
+  return a.kind === 'concurrency' ? `concurrency ${a.concurrency}` : 'all at t = 0';
+}
+
+const RUN_HEADERS: readonly Header[] = [
+  { text: 'run', title: 'The arm: batching, prefix cache, or the experiment it belongs to' },
+  {
+    text: 'arrival',
+    title: 'How requests arrived: a Poisson rate, a closed loop of C in flight, or all at once',
+  },
+  { text: 's', title: 'Duration: start to the last completion, seconds', numeric: true },
+  { text: 'req/s', title: 'Finished requests per second', numeric: true },
+  { text: 'out tok/s', title: 'Output tokens of finished requests per second', numeric: true },
+  { text: 'goodput req/s', title: 'Finished requests meeting every SLO, per second', numeric: true },
+  { text: 'TTFT p50 / p95 ms', title: 'Time to first token: first token − arrival', numeric: true },
+  { text: 'TPOT p50 / p95 ms', title: 'Time per output token: (E2E − TTFT) ÷ (tokens − 1)', numeric: true },
+  { text: 'E2E p50 / p95 ms', title: 'End to end: finish − arrival', numeric: true },
+  { text: 'queue p95 ms', title: 'Admission − arrival', numeric: true },
+  { text: 'preempted', title: 'Preemptions (recompute) over all requests', numeric: true },
+  { text: 'prefix hit', title: 'Prompt tokens served from the prefix cache ÷ prompt tokens', numeric: true },
+  {
+    text: 'prefill tokens',
+    title: 'Prompt tokens computed: prompts less prefix hits, plus recompute after preemptions',
+    numeric: true,
+  },
+  { text: 'identical to solo', title: 'Finished requests whose tokens equal the same request run alone' },
+];
+
+function headRow(headers: readonly Header[]): HTMLElement {
+  return h('thead', {}, [
+    h(
+      'tr',
+      {},
+      headers.map((c) =>
+        h('th', {
+          className: c.numeric ? 'num' : undefined,
+          text: c.text,
+          attrs: { scope: 'col', title: c.title },
+        }),
+      ),
+    ),
+  ]);
+}
+
+function table(
+  testId: string,
+  caption: string,
+  headers: readonly Header[],
+  rows: HTMLElement[],
+): HTMLElement {
+  return h(
+    'div',
+    { className: 'table-scroll', attrs: { tabindex: 0, role: 'region', 'aria-label': caption } },
+    [
+      h('table', { className: 'data-table compact serve-table', testId }, [
+        h('caption', { text: caption }),
+        headRow(headers),
+        h('tbody', {}, rows),
+      ]),
+    ],
+  );
+}
+
+function identicalCell(r: ServeRun): HTMLElement {
+  const ok = identicalOk(r);
+  if (ok === null) return h('td', { text: '–' });
+  const i = r.identical;
+  if (ok) return h('td', { className: 'serve-identical', text: `yes (${i?.checked})` });
+  const replay = r.replayMismatches > 0 ? `; ${r.replayMismatches} replayed rows` : '';
+  return h('td', {
+    className: 'serve-mismatch',
+    text: `NO: ${i?.mismatches} of ${i?.checked} differ${replay}`,
+  });
+}
+
+export function serveRunsTable(runs: readonly ServeRun[], testId: string): HTMLElement {
+  const num = (text: string) => h('td', { className: 'num', text });
+  const rows = runs.map((r, i) => {
+    const s = r.summary;
+    return h(
+      'tr',
+      { className: identicalOk(r) === false ? 'serve-row-mismatch' : undefined, testId: `${testId}-${i}` },
+      [
+        h('th', { text: r.label, attrs: { scope: 'row' } }),
+        h('td', { text: arrivalText(r) }),
+        num(fixed(r.durationMs / 1000, 1)),
+        num(fixed(s.requestsPerSec, 2)),
+        num(fixed(s.outputTokensPerSec, 1)),
+        num(fixed(s.goodputRps, 2)),
+        num(pair(s.ttftMs)),
+        num(pair(s.tpotMs)),
+        num(pair(s.e2eMs)),
+        num(msText(s.queueMs?.p95)),
+        num(String(s.preemptions)),
+        num(`${fixed(s.prefixHitRate * 100, 1)}%`),
+        num(String(s.prefillTokensComputed)),
+        identicalCell(r),
+      ],
+    );
+  });
+  return table(testId, 'The arms of the load test.', RUN_HEADERS, rows);
+}
+
+const CLASS_HEADERS: readonly Header[] = [
+  { text: 'run', title: 'The arm' },
+  { text: 'class', title: 'Request class of the traffic mix' },
+  { text: 'done', title: 'Finished requests (failed ones counted apart)', numeric: true },
+  { text: 'TTFT p50 / p95 / p99', title: 'Time to first token, ms', numeric: true },
+  { text: 'TPOT p50 / p95', title: 'Time per output token, ms', numeric: true },
+  { text: 'E2E p50 / p95', title: 'End-to-end latency, ms', numeric: true },
+  { text: 'queue p50 / p95', title: 'Admission − arrival, ms', numeric: true },
+];
+
+/** A colour chip of a class; set through CSSOM, which the CSP does not restrict. */
+function chip(color: string): HTMLElement {
+  const el = h('span', { className: 'swatch', attrs: { 'aria-hidden': true } });
+  el.style.background = color;
+  return el;
+}
+
+export function serveClassTable(runs: readonly ServeRun[], testId: string): HTMLElement {
+  const classes = classOrder(runs);
+  const colors = classScale(classes);
+  const num = (text: string) => h('td', { className: 'num', text });
+  const rows = runs.flatMap((r) =>
+    classes.flatMap((c) => {
+      const s = r.byClass[c];
+      if (!s) return [];
+      return [
+        h('tr', {}, [
+          h('th', { text: r.label, attrs: { scope: 'row' } }),
+          h('td', {}, [chip(colors.range[colors.domain.indexOf(c)]), ` ${c}`]),
+          num(`${s.completed}${s.failed > 0 ? ` (+${s.failed} failed)` : ''}`),
+          num(`${pair(s.ttftMs)} / ${msText(s.ttftMs?.p99)}`),
+          num(pair(s.tpotMs)),
+          num(pair(s.e2eMs)),
+          num(pair(s.queueMs)),
+        ]),
+      ];
+    }),
+  );
+  return table(testId, 'Latency by class (ms; finished requests).', CLASS_HEADERS, rows);
+}
