@@ -23,6 +23,9 @@ const PREFILL_PARAMS = defineParams({
   scale: 'f32',
 });
 
+/** Byte offset of `start` in PREFILL_PARAMS (every field is 4 bytes, in order): a replayed prefill pass rewrites it. */
+export const PREFILL_START_OFFSET = 4 * Object.keys(PREFILL_PARAMS.fields).indexOf('start');
+
 /** Params of every decode attention shader. */
 const DECODE_PARAMS = defineParams({
   batch: 'u32',

@@ -23,7 +23,8 @@ export function serveResult(runs: readonly ServeRun[]): ServeResult {
       requestsPerSec: s.requestsPerSec,
       goodputRps: s.goodputRps,
       p95TtftMs: s.ttftMs?.p95 ?? null,
-      meetsSlo: s.completed > 0 && s.goodputRps >= attainment * s.requestsPerSec,
+      // Without an SLO every finished request would count as meeting it: no rate is said to meet one.
+      meetsSlo: hasSlo(r) && s.completed > 0 && s.goodputRps >= attainment * s.requestsPerSec,
     };
   });
   const meeting = points.filter((p) => p.meetsSlo).map((p) => p.rateRps);
@@ -36,6 +37,10 @@ export function serveResult(runs: readonly ServeRun[]): ServeResult {
     clock: SERVE_CLOCK,
     definitions: SERVE_DEFINITIONS,
   };
+}
+
+function hasSlo(r: ServeRun): boolean {
+  return r.slo.ttftMs !== undefined || r.slo.tpotMs !== undefined || r.slo.e2elMs !== undefined;
 }
 
 /**

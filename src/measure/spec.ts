@@ -320,6 +320,11 @@ export const SpecOptionsSchema = z
   .refine((o) => o.rate === undefined || o.concurrency === undefined, {
     message: 'give --rate or --concurrency, not both',
     path: ['concurrency'],
+  })
+  .refine((o) => o.trace === undefined || (o.sweep === 0 && o.mix === 'default'), {
+    message:
+      'an imported trace sets its own arrivals and classes: it cannot be swept or split into the matrix',
+    path: ['trace'],
   });
 export type SpecOptions = z.input<typeof SpecOptionsSchema>;
 

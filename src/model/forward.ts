@@ -3,7 +3,11 @@ import { BufferPool, BufferUsage, readFloat32 } from '../gpu/buffers.ts';
 import { assertAlive, type Gpu } from '../gpu/device.ts';
 import { PipelineCache } from '../gpu/pipelines.ts';
 import type { Timing } from '../gpu/profiler.ts';
-import { PagedAttentionDecodeKernel, PagedAttentionPrefillKernel } from '../kernels/attention.ts';
+import {
+  PagedAttentionDecodeKernel,
+  PagedAttentionPrefillKernel,
+  PREFILL_START_OFFSET,
+} from '../kernels/attention.ts';
 import { EmbeddingKernel, ResidualAddKernel, RopeKernel, SwigluKernel } from '../kernels/elementwise.ts';
 import { GEMV_LIMITS, GemvKernel } from '../kernels/gemv.ts';
 import {
@@ -181,6 +185,8 @@ const PREFILL_PLAN_CACHE = 4;
 
 /** One prefill pass's buffers and calls, built once per shape and replayed (see Model.prefillPlan). */
 interface PrefillPlan extends PlanIo {
+  /** The attention calls' parameter blocks: `start` is rewritten in them before each pass. */
+  attentionParams: GPUBuffer[];
   outRows: number;
   blockTable: GPUBuffer; // u32[tableStride]
   /** The last position's hidden row, copied out for the one-row LM head. */
@@ -413,7 +419,7 @@ export class Model {
     // Plans are built (and may compile) before any page is reserved, so a failure leaves the cache alone.
     const plans: PrefillPlan[] = [];
     for (const [i, { tokens }] of requests.entries()) {
-      plans.push(await this.prefillPlan(i, tokens.length, starts[i], outRows(tokens.length)));
+      plans.push(await this.prefillPlan(i, tokens.length, outRows(tokens.length)));
     }
     // The plans of this call are the most recent, so trimming keeps them.
     this.trimPrefillPlans(Math.max(PREFILL_PLAN_CACHE, plans.length));
@@ -459,6 +465,8 @@ export class Model {
     queue.writeBuffer(plan.positions, 0, new Uint32Array(tokens.map((_, j) => start + j)));
     queue.writeBuffer(plan.slots, 0, new Uint32Array(slots));
     queue.writeBuffer(plan.blockTable, 0, new Uint32Array(this.kv.paddedTable(seq)));
+    for (const params of plan.attentionParams)
+      queue.writeBuffer(params, PREFILL_START_OFFSET, new Uint32Array([start]));
     encodePasses(encoder, `prefill seq ${seq} L=${tokens.length}`, plan.bodyCalls, timing);
     if (plan.lastRow)
       encoder.copyBufferToBuffer(
@@ -552,7 +560,7 @@ export class Model {
     const decodePlans = decodes.length > 0 ? await this.decodeChunkPlans(decodes.length, 'decode') : [];
     const prefillPlans: PrefillPlan[] = [];
     for (const [i, { tokens }] of prefills.entries()) {
-      prefillPlans.push(await this.prefillPlan(i, tokens.length, starts[i], 1));
+      prefillPlans.push(await this.prefillPlan(i, tokens.length, 1));
     }
     this.trimPrefillPlans(Math.max(PREFILL_PLAN_CACHE, prefillPlans.length));
     return this.exclusiveAll([...decodePlans, ...prefillPlans], async () => {
@@ -602,13 +610,14 @@ export class Model {
   }
 
   /**
-   * The buffers and calls of one prefill pass of L tokens after `start` cached ones, built once and
-   * replayed. Kept per (position in the request list, L, start, output rows), because the
-   * attention call's parameters hold `start`; the least recently used plans are dropped beyond
-   * PREFILL_PLAN_CACHE entries (see trimPrefillPlans).
+   * The buffers and calls of one prefill pass of L tokens, built once and replayed whatever the
+   * tokens cached before them: the attention calls' `start` is written into their parameter blocks
+   * before each pass (encodePrefill), so a chunked prefill or a prefix-cache hit at a new position
+   * builds nothing inside a timed step. Kept per (position in the request list, L, output rows);
+   * the least recently used plans are dropped beyond PREFILL_PLAN_CACHE entries.
    */
-  private async prefillPlan(index: number, L: number, start: number, outRows: number): Promise<PrefillPlan> {
-    const key = `${index}:${L}:${start}:${outRows}`;
+  private async prefillPlan(index: number, L: number, outRows: number): Promise<PrefillPlan> {
+    const key = `${index}:${L}:${outRows}`;
     const cached = this.prefillPlans.get(key);
     if (cached) {
       this.prefillPlans.delete(key); // re-insert: the Map's order is the recency order
@@ -656,7 +665,7 @@ export class Model {
       L,
       { tokens, positions, slots, x, h, q, k: kNew, v: vNew, attn, proj, gate, up, act },
       (a, w, out, N, K) => k.matmul.call({ a, b: w, c: out, M: L, N, K }),
-      (pool) => k.attentionPrefill.call({ q, pool, blockTable, out: attn, L, start }),
+      (pool) => k.attentionPrefill.call({ q, pool, blockTable, out: attn, L, start: 0 }),
     );
     // The LM head: every row for 'all'; otherwise only the last position's logits are needed to
     // continue, so its row is copied out and goes through a GEMV.
@@ -676,7 +685,8 @@ export class Model {
       withRole(R.argmax, k.argmax.call({ x: logits, out: next, rows: outRows, n: vocab })),
     ];
     const plan: PrefillPlan = {
-      label: `prefill of ${L} tokens after ${start}`,
+      label: `prefill of ${L} tokens`,
+      attentionParams: bodyCalls.filter((c) => c.role === R.attention).map((c) => c.owned[0]),
       inFlight: false,
       outRows,
       tokens,

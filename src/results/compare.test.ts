@@ -9,7 +9,7 @@ import {
   RESULT_FILE_LIMITS,
   ResultFileError,
 } from './compare.ts';
-import { makeResult, scaleTimes } from './fixtures.ts';
+import { makeResult, makeServeResult, scaleTimes } from './fixtures.ts';
 import type { BenchResult } from './schema.ts';
 
 /** A result whose points have the given medians, in fixture order (5 prefill, 3 decode). */
@@ -266,5 +266,36 @@ describe('comparison output', () => {
     expect(lines[1]).toBe(
       `smollm2-135m,prefill,16,0,1,wall,${p.wallMedianMs},${p.wallMedianMs * 2},${p.tokensPerSec},${p.tokensPerSec / 2},0.5`,
     );
+  });
+});
+
+describe('load tests side by side', () => {
+  it('matches arms by label and shows each file’s figures, a dash where an arm is missing', () => {
+    const a = makeServeResult();
+    const b = makeServeResult();
+    const sb = b.serve;
+    if (!sb) throw new Error('fixture without serve');
+    // The second file ran only the continuous arm, at twice the throughput.
+    sb.runs = sb.runs
+      .filter((r) => r.label === 'continuous')
+      .map((r) => ({
+        ...r,
+        summary: { ...r.summary, outputTokensPerSec: r.summary.outputTokensPerSec * 2 },
+      }));
+    const md = comparisonToMarkdown(
+      compareResults([
+        { name: 'a.json', result: a },
+        { name: 'b.json', result: b },
+      ]),
+    );
+    const cont = a.serve?.runs.find((r) => r.label === 'continuous');
+    const row = md.split('\n').find((l) => l.startsWith('| continuous |'));
+    expect(row).toBeDefined();
+    const cells = row?.split('|').map((c) => c.trim()) ?? [];
+    expect(cells[2]).toBe(cont?.summary.outputTokensPerSec.toFixed(1));
+    expect(Number(cells[3])).toBeCloseTo(2 * Number(cells[2]), 0);
+    const staticRow = md.split('\n').find((l) => l.startsWith('| static |'));
+    expect(staticRow?.split('|').map((c) => c.trim())[3]).toBe('–');
+    expect(md).not.toContain('No measured points.');
   });
 });

@@ -13,6 +13,7 @@ import {
 } from './export.ts';
 import { migrateResult, READABLE_VERSIONS } from './migrate.ts';
 import { type BenchResult, BenchResultSchema, type Point, SCHEMA_VERSION, type Timebase } from './schema.ts';
+import type { ServeRun } from './serve-schema.ts';
 
 /** Limits on untrusted result files. */
 export const RESULT_FILE_LIMITS = {
@@ -262,10 +263,16 @@ export function comparisonToMarkdown(cmp: Comparison): string {
       ...row.speedup.map(formatSpeedup),
     ]),
   );
+  const serve = serveComparison(cmp.files);
   const sections = [
     fileLines,
-    rows.length > 0 ? [markdownRow(header), markdownDelimiter(alignment), ...rows] : ['No measured points.'],
-  ];
+    rows.length > 0
+      ? [markdownRow(header), markdownDelimiter(alignment), ...rows]
+      : serve.length > 0
+        ? []
+        : ['No measured points.'],
+    ...(serve.length > 0 ? [serve] : []),
+  ].filter((lines) => lines.length > 0);
   if (cmp.warnings.length > 0) sections.push(cmp.warnings.map((w) => `- ${escapeMarkdown(w)}`));
   return `${sections.map((lines) => lines.join('\n')).join('\n\n')}\n`;
 }
@@ -298,4 +305,42 @@ export function comparisonToCsv(cmp: Comparison): string {
     ]),
   );
   return csvRecord(header) + rows.join('');
+}
+
+/**
+ * Load tests side by side: one row per arm label (continuous, static, a swept rate…) found in any
+ * file, with each file's output tokens/s, goodput and p95 TTFT and TPOT; a dash where a file has no
+ * such arm. Arms are matched by label only: the traces may differ, and the files' headers say how.
+ */
+export function serveComparison(files: readonly ComparedFile[]): string[] {
+  const withServe = files.filter((f) => f.result.serve);
+  if (withServe.length === 0) return [];
+  const labels = [...new Set(withServe.flatMap((f) => f.result.serve?.runs.map((r) => r.label) ?? []))];
+  const names = files.map((f) => escapeMarkdown(f.name));
+  const cell = (f: ComparedFile, label: string, pick: (r: ServeRun) => string) => {
+    const run = f.result.serve?.runs.find((r) => r.label === label);
+    return run ? pick(run) : '–';
+  };
+  const p95 = (d: ServeRun['summary']['ttftMs']) => (d ? formatMs(d.p95) : '–');
+  return [
+    '**Load tests** (arms matched by label; each file has its own trace and hardware)',
+    '',
+    markdownRow([
+      'arm',
+      ...names.map((n) => `${n} out tok/s`),
+      ...names.map((n) => `${n} goodput req/s`),
+      ...names.map((n) => `${n} TTFT p95 ms`),
+      ...names.map((n) => `${n} TPOT p95 ms`),
+    ]),
+    markdownDelimiter(`l${'r'.repeat(names.length * 4)}`),
+    ...labels.map((label) =>
+      markdownRow([
+        escapeMarkdown(label),
+        ...files.map((f) => cell(f, label, (r) => r.summary.outputTokensPerSec.toFixed(1))),
+        ...files.map((f) => cell(f, label, (r) => r.summary.goodputRps.toFixed(2))),
+        ...files.map((f) => cell(f, label, (r) => p95(r.summary.ttftMs))),
+        ...files.map((f) => cell(f, label, (r) => p95(r.summary.tpotMs))),
+      ]),
+    ),
+  ];
 }

@@ -136,7 +136,7 @@ describe('makeServeResult', () => {
     expect(sweep?.points.map((p) => p.label)).toEqual([
       'synchronous',
       'saturating',
-      '3.83 req/s',
+      '3.82 req/s',
       '4.09 req/s',
       '4.36 req/s',
     ]);

@@ -755,6 +755,7 @@ function simulateArm(trace: readonly TraceRequest[], arm: FixtureArm, salt: numb
       }
     }
     const before = scheduler.all.filter((r) => r.state === 'running');
+    const emittedBefore = scheduler.all.reduce((n, r) => n + r.generated.length, 0);
     scheduler.complete(
       plan,
       plan.decodes.map((d) => tokenOf(d.req.id, d.req.fed + 1)),
@@ -773,6 +774,7 @@ function simulateArm(trace: readonly TraceRequest[], arm: FixtureArm, salt: numb
       waiting: scheduler.waitingCount,
       decodeRows: plan.decodes.length,
       prefillTokens: promptTokens,
+      tokensOut: scheduler.all.reduce((n, r) => n + r.generated.length, 0) - emittedBefore,
       kvUsedPages: stats.usedPages,
       kvTotalPages: stats.totalPages,
       stepMs,

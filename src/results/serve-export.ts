@@ -17,6 +17,7 @@ function arrivalText(r: ServeRun): string {
   if (a.kind === 'poisson') {
     return `Poisson ${fixed(a.rateRps ?? 0, 2)} req/s${a.burstiness !== undefined && a.burstiness !== 1 ? `, burstiness ${a.burstiness}` : ''}`;
   }
+  if (a.kind === 'trace') return 'imported trace';
   return a.kind === 'concurrency' ? `concurrency ${a.concurrency}` : 'all at t = 0';
 }
 

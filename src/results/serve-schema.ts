@@ -66,6 +66,7 @@ export const TimelinePointSchema = z
     waiting: count,
     decodeRows: count,
     prefillTokens: count,
+    tokensOut: count,
     kvUsedPages: count,
     kvTotalPages: count,
     stepMs: ms,
@@ -93,7 +94,8 @@ export const ServeRunSchema = z
     policy: z.enum(['fcfs', 'priority']),
     arrival: z
       .object({
-        kind: z.enum(['poisson', 'concurrency', 'all-at-once']),
+        /** 'trace': the arrivals of an imported trace. */
+        kind: z.enum(['poisson', 'concurrency', 'all-at-once', 'trace']),
         rateRps: rate.optional(),
         burstiness: z.number().positive().optional(),
         concurrency: count.optional(),

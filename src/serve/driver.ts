@@ -25,6 +25,8 @@ export interface TimelinePoint {
   waiting: number;
   decodeRows: number;
   prefillTokens: number;
+  /** New tokens emitted by the step (first tokens from completed prompts included, replayed rows not). */
+  tokensOut: number;
   /** Pages referenced by sequences, and the pool. */
   kvUsedPages: number;
   kvTotalPages: number;
@@ -178,20 +180,20 @@ export async function runArm(
       });
       const done = now();
       steps++;
-      // Full pages of what each sequence now holds become reusable by later requests.
+      // Full pages of what each sequence now holds (K/V written by this step) become reusable by
+      // later requests; committed before completion frees the finished ones.
       if (o.prefixCache) {
-        for (const r of new Set([...plan.decodes.map((d) => d.req), ...plan.prefills.map((p) => p.req)])) {
-          if (r.seq === null) continue;
-          alloc.commitTokens(
-            r.seq,
-            [...r.prompt.slice(0, r.promptDone), ...r.generated.slice(0, r.fed)].slice(
-              0,
-              alloc.length(r.seq),
-            ),
-          );
+        for (const d of plan.decodes) {
+          const r = d.req;
+          if (r.seq !== null) alloc.commitTokens(r.seq, [...r.prompt, ...r.generated.slice(0, r.fed + 1)]);
+        }
+        for (const p of plan.prefills) {
+          const r = p.req;
+          if (r.seq !== null) alloc.commitTokens(r.seq, r.prompt.slice(0, r.promptDone + p.tokens.length));
         }
       }
       const before = new Set(scheduler.all.filter((r) => r.state === 'running'));
+      const emittedBefore = scheduler.all.reduce((n, r) => n + r.generated.length, 0);
       scheduler.complete(plan, result.decodeTokens, result.prefillTokens, done);
       for (const r of before) {
         if (r.state === 'finished') {
@@ -207,6 +209,7 @@ export async function runArm(
         waiting: scheduler.waitingCount,
         decodeRows: plan.decodes.length,
         prefillTokens: plan.prefills.reduce((n, p) => n + p.tokens.length, 0),
+        tokensOut: scheduler.all.reduce((n, r) => n + r.generated.length, 0) - emittedBefore,
         kvUsedPages: stats.usedPages,
         kvTotalPages: stats.totalPages,
         stepMs: done - started,

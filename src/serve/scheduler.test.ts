@@ -163,6 +163,30 @@ describe('continuous batching', () => {
   });
 });
 
+describe('admission', () => {
+  it('counts the prompts still owed by running requests, so admitted prompts never outgrow the pool', () => {
+    // 8 pages of 8 tokens; four 30-token prompts need 4 pages each. With a 16-token budget the first
+    // prompt gets a chunk and the second none: admitting a third would owe 4 + 4 + 4 > 8 pages.
+    const requests = [0, 1, 2, 3].map((i) => request(i, 0, 30, 3));
+    const { plans, s } = drive({ requests }, new FakeKv(8, 8), {
+      batching: 'static',
+      policy: 'fcfs',
+      tokenBudget: 16,
+      maxBatch: 4,
+    });
+    expect(plans[0].admitted.map((r) => r.id)).toEqual([0, 1]);
+    expect(s.all.every((r) => r.state === 'finished' && r.preemptions === 0)).toBe(true);
+  });
+
+  it('shrinks a prompt chunk to the pages left rather than skipping it', () => {
+    // 5 pages of 4 tokens: one request decoding holds 3 pages (9 + 1 tokens); a 12-token prompt
+    // admitted when 2 pages were free must still advance 8 tokens a step, not stall.
+    const requests = [request(0, 0, 9, 6), request(1, 5, 12, 2)];
+    const { s } = drive({ requests }, new FakeKv(4, 5), { ...continuous, tokenBudget: 32 });
+    expect(s.all.map((r) => r.state)).toEqual(['finished', 'finished']);
+  });
+});
+
 describe('priority', () => {
   it('a high-priority arrival preempts the lowest-priority, latest running request', () => {
     const kv = new FakeKv(8, 64);

@@ -80,7 +80,7 @@ export interface ServeRequest extends ServeRequestInit {
   preemptions: number;
   /** Prompt tokens served from the prefix cache at the first admission (later ones count as recompute saved). */
   prefixHitTokens: number;
-  /** Tokens computed again after a preemption (prompt chunks and replayed rows). */
+  /** Prompt tokens computed again after a preemption (replayed decode rows are not counted). */
   recomputedTokens: number;
   /** Replayed rows whose output differed from the token emitted before the preemption. */
   replayMismatches: number;
@@ -201,8 +201,9 @@ export class Scheduler {
     for (const r of this.byAge(this.running)) {
       if (budget < 1) break;
       if (r.state !== 'running' || r.promptDone >= r.prompt.length) continue;
-      const n = Math.min(budget, r.prompt.length - r.promptDone);
-      if (this.kv.pagesToGrow(r.seq, n) > this.free(plan)) continue;
+      // As much of the prompt as the budget and the free pages allow (a chunk is never skipped for want of a page it could do without).
+      const n = Math.min(budget, r.prompt.length - r.promptDone, this.tokensThatFit(r.seq, this.free(plan)));
+      if (n < 1) continue;
       plan.prefills.push({ req: r, tokens: r.prompt.slice(r.promptDone, r.promptDone + n) });
       budget -= n;
     }
@@ -215,7 +216,7 @@ export class Scheduler {
         // Static batching forms its batch from what is queued; the budget only limits the chunks.
         if (this.o.batching === 'continuous' && budget < 1) break;
         // Admission only when the whole prompt's pages fit (the rest of the output grows later).
-        if (this.kv.pagesToGrow(null, r.prompt.length) > this.free(plan)) break;
+        if (this.kv.pagesToGrow(null, r.prompt.length) > this.free(plan) - this.promptPagesOwed(plan)) break;
         this.waiting.shift();
         const { seq, hitTokens } = this.kv.open(r.prompt);
         r.seq = seq;
@@ -227,7 +228,11 @@ export class Scheduler {
         this.running.push(r);
         plan.admitted.push(r);
         if (budget >= 1) {
-          const n = Math.min(budget, r.prompt.length - r.promptDone);
+          const n = Math.min(
+            budget,
+            r.prompt.length - r.promptDone,
+            this.tokensThatFit(r.seq, this.free(plan)),
+          );
           plan.prefills.push({ req: r, tokens: r.prompt.slice(r.promptDone, r.promptDone + n) });
           budget -= n;
         }
@@ -266,7 +271,6 @@ export class Scheduler {
   private emit(r: ServeRequest, index: number, token: number, nowMs: number): void {
     if (index < r.generated.length) {
       if (r.generated[index] !== token) r.replayMismatches += 1;
-      if (index > 0) r.recomputedTokens += 1;
       return;
     }
     r.generated.push(token);
@@ -297,6 +301,33 @@ export class Scheduler {
       if (victim === r) return false;
     }
     return true;
+  }
+
+  /** Tokens `seq` can grow by within `pages` new pages (the rest of its last page first). */
+  private tokensThatFit(seq: number | null, pages: number): number {
+    if (pages < 0) return 0;
+    let n = pages * this.kv.pageSize;
+    // Slack in the last page: growing by up to that many more tokens takes no extra page.
+    while (this.kv.pagesToGrow(seq, n + 1) <= pages) n++;
+    return n;
+  }
+
+  /**
+   * Pages the running requests still need for the rest of their prompts beyond what this step
+   * plans: admission counts them as taken, so admitted prompts never outgrow the pool together.
+   */
+  private promptPagesOwed(plan: StepPlan): number {
+    let pages = 0;
+    for (const r of this.running) {
+      if (r.promptDone >= r.prompt.length) continue;
+      const planned = plan.prefills.find((p) => p.req === r)?.tokens.length ?? 0;
+      const len = r.promptDone + planned;
+      if (len >= r.prompt.length) continue;
+      // Pages to go from what it will hold after this step to its whole prompt.
+      const done = Math.ceil(len / this.kv.pageSize);
+      pages += Math.ceil(r.prompt.length / this.kv.pageSize) - done;
+    }
+    return pages;
   }
 
   /** Pages still available once the rows and chunks already planned this step take theirs (they are reserved only when it runs). */

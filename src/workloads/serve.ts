@@ -3,6 +3,7 @@ import { Model } from '../model/forward.ts';
 import type { ServeRun } from '../results/serve-schema.ts';
 import { type ArmOptions, type ArmRun, runArm } from '../serve/driver.ts';
 import { byClass, type RequestRecord, type Slo, slowdown, summarize } from '../serve/metrics.ts';
+import { saturationRate } from '../serve/saturation.ts';
 import {
   type Arrival,
   defaultMix,
@@ -122,9 +123,10 @@ export const serveLoad: WorkloadRunner<'serve'> = async (ctx, w) => {
     // Each request type alone, then the four mixed, on the same arrival process.
     unitsTotal = w.requests * (classes.length + 2);
     const arrival = await resolveArrival(w, async (a) => {
-      const r = await arm('saturation (calibration)', 'calibration', trace(a), a, 'continuous', false);
+      const t = trace(a);
+      const r = await arm('saturation (calibration)', 'calibration', t, a, 'continuous', false);
       finishArm(ctx, r, null, runs);
-      return r;
+      return { ...r, trace: t };
     });
     for (const c of classes) {
       const t = trace(arrival, [{ ...c, share: 1 }]);
@@ -144,34 +146,42 @@ export const serveLoad: WorkloadRunner<'serve'> = async (ctx, w) => {
   const arms = w.batching.flatMap((b) => w.prefixCache.map((p) => ({ batching: b, prefixCache: p })));
   unitsTotal = w.requests * (arms.length + (calibrate ? 1 : 0)) + (w.solo ? w.requests : 0);
   const arrival = await resolveArrival(w, async (a) => {
-    const r = await arm('saturation (calibration)', 'calibration', trace(a), a, 'continuous', false);
+    const ct = trace(a);
+    const r = await arm('saturation (calibration)', 'calibration', ct, a, 'continuous', false);
     finishArm(ctx, r, null, runs);
-    return r;
+    return { ...r, trace: ct };
   });
   const t = trace(arrival);
   const done: { run: ServeRun; raw: ArmRun }[] = [];
-  for (const a of arms) {
-    const label = `${a.batching}${w.prefixCache.length > 1 ? `, prefix cache ${a.prefixCache ? 'on' : 'off'}` : ''}`;
-    done.push(await arm(label, 'ab', t, arrival, a.batching, a.prefixCache));
+  try {
+    for (const a of arms) {
+      const label = `${a.batching}${w.prefixCache.length > 1 ? `, prefix cache ${a.prefixCache ? 'on' : 'off'}` : ''}`;
+      done.push(await arm(label, 'ab', t, arrival, a.batching, a.prefixCache));
+    }
+    const solo = w.solo
+      ? await soloRuns(ctx, w, ctx.config.maxSeqLen, t, promptsOf(t), () => unitsDone++, unitsTotal)
+      : null;
+    for (const r of done.splice(0)) finishArm(ctx, r, solo, runs);
+  } finally {
+    // A cancel or a lost device in a later arm or the solo runs: the finished arms are kept, unchecked.
+    for (const r of done) finishArm(ctx, r, null, runs);
   }
-  const solo = w.solo
-    ? await soloRuns(ctx, w, ctx.config.maxSeqLen, t, promptsOf(t), () => unitsDone++, unitsTotal)
-    : null;
-  for (const r of done) finishArm(ctx, r, solo, runs);
 };
 
 /** Arrival of the A/B arms: as given, or (rate not given) 90% of the saturating throughput, measured first. */
 async function resolveArrival(
   w: ServeWorkload,
-  calibrate: (a: Arrival) => Promise<{ run: ServeRun }>,
+  calibrate: (a: Arrival) => Promise<{ run: ServeRun; raw: ArmRun; trace: readonly TraceRequest[] }>,
 ): Promise<Arrival> {
   const a = w.arrival;
   if (a.kind === 'concurrency') return { kind: 'concurrency', concurrency: a.concurrency };
   if (a.kind === 'all-at-once') return { kind: 'all-at-once' };
   if (a.rateRps !== null || w.trace)
     return { kind: 'poisson', rateRps: a.rateRps ?? 1, burstiness: a.burstiness };
-  const { run } = await calibrate({ kind: 'all-at-once' });
-  const rateRps = Math.max(1e-3, SERVE_DEFAULTS.autoRateShare * run.summary.requestsPerSec);
+  const { run, raw, trace } = await calibrate({ kind: 'all-at-once' });
+  const meanOut = trace.reduce((n, r) => n + r.outputTokens, 0) / trace.length;
+  const saturated = saturationRate(raw.timeline, meanOut) ?? run.summary.requestsPerSec;
+  const rateRps = Math.max(1e-3, SERVE_DEFAULTS.autoRateShare * saturated);
   return { kind: 'poisson', rateRps, burstiness: a.burstiness };
 }
 
@@ -323,8 +333,9 @@ function toRun(
     batching,
     prefixCache,
     policy: w.policy,
-    arrival:
-      arrival.kind === 'poisson'
+    arrival: w.trace
+      ? { kind: 'trace' }
+      : arrival.kind === 'poisson'
         ? { kind: 'poisson', rateRps: arrival.rateRps, burstiness: arrival.burstiness ?? 1 }
         : arrival.kind === 'concurrency'
           ? { kind: 'concurrency', concurrency: arrival.concurrency }
