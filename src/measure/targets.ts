@@ -166,8 +166,8 @@ export function evaluateTargets(r: Omit<BenchResult, 'targets'>, roofs: Roofs): 
     out.push({
       name: `prefix cache on against off (${batching}), prefill tokens computed and mean TTFT`,
       target:
-        '≥ 80% fewer prefill tokens, and a lower mean TTFT (on a trace whose prompts are ~90% a shared prefix)',
-      reached: `${(drop * 100).toFixed(1)}% fewer (${on.summary.prefillTokensComputed} against ${off.summary.prefillTokensComputed}); mean TTFT ${tOn.toFixed(0)} against ${tOff.toFixed(0)} ms`,
+        '≥ 80% fewer prefill tokens, and a lower mean TTFT (the issue sets it on prompts 90% a shared prefix)',
+      reached: `prompts ${(shared * 100).toFixed(1)}% shared prefix: ${(drop * 100).toFixed(1)}% fewer (${on.summary.prefillTokensComputed} against ${off.summary.prefillTokensComputed}); mean TTFT ${tOn.toFixed(0)} against ${tOff.toFixed(0)} ms`,
       met: drop >= 0.8 && tOn < tOff,
     });
   }
