@@ -1,3 +1,5 @@
+import { fmix32 } from '../random.ts';
+
 /**
  * The index behind the allocator's automatic prefix cache (DESIGN §8 "Prefix cache"), as vLLM's
  * automatic prefix caching: a full KV page is keyed by a hash of the previous page's key and its own
@@ -44,13 +46,7 @@ function round(h: number, word: number): number {
 
 /** MurmurHash3 x86_32's finalization: the length in bytes, then fmix32. */
 function finish(h: number, bytes: number): number {
-  let x = h ^ bytes;
-  x ^= x >>> 16;
-  x = Math.imul(x, 0x85ebca6b);
-  x ^= x >>> 13;
-  x = Math.imul(x, 0xc2b2ae35);
-  x ^= x >>> 16;
-  return x >>> 0;
+  return fmix32(h ^ bytes);
 }
 
 /** MurmurHash3 x86_32 of 32-bit words read as little-endian bytes (exported for its test vectors). */

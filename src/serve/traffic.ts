@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SpecError } from '../errors.ts';
-import { mulberry32 } from '../random.ts';
+import { fmix32, mulberry32 } from '../random.ts';
 
 /**
  * The serve workload's traffic: who arrives when, asking for how much. Pure and seeded, so a trace
@@ -211,17 +211,6 @@ function validate(o: TrafficOptions): void {
 
 // ---------------------------------------------------------------------------------------------
 // Sampling
-
-/** murmur3's 32-bit finalizer: a bijection that spreads every input bit over the output. */
-function fmix32(h: number): number {
-  let x = h >>> 0;
-  x ^= x >>> 16;
-  x = Math.imul(x, 0x85ebca6b);
-  x ^= x >>> 13;
-  x = Math.imul(x, 0xc2b2ae35);
-  x ^= x >>> 16;
-  return x >>> 0;
-}
 
 /** A seed for one stream of one user seed, so the streams do not overlap or track each other. */
 function subSeed(...parts: number[]): number {
