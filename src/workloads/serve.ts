@@ -180,7 +180,10 @@ async function resolveArrival(
     return { kind: 'poisson', rateRps: a.rateRps ?? 1, burstiness: a.burstiness };
   const { run, raw, trace } = await calibrate({ kind: 'all-at-once' });
   const meanOut = trace.reduce((n, r) => n + r.outputTokens, 0) / trace.length;
-  const saturated = saturationRate(raw.timeline, meanOut) ?? run.summary.requestsPerSec;
+  // Both readings understate the capacity in their own way: the whole run's throughput by its drain,
+  // the queued phase's by its ramp-up (long prompts admitted one chunk at a time with few requests).
+  // The larger is the closer.
+  const saturated = Math.max(saturationRate(raw.timeline, meanOut) ?? 0, run.summary.requestsPerSec);
   const rateRps = Math.max(1e-3, SERVE_DEFAULTS.autoRateShare * saturated);
   return { kind: 'poisson', rateRps, burstiness: a.burstiness };
 }
