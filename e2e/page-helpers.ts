@@ -1,4 +1,9 @@
-import type { Page } from '@playwright/test';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, type Locator, type Page } from '@playwright/test';
+
+/** Where the page tests write their screenshots. */
+const ARTIFACTS = join(import.meta.dirname, 'artifacts');
 
 /** Viewports the page tests and their screenshots use. */
 export const DESKTOP = { width: 1280, height: 800 };
@@ -12,4 +17,30 @@ export function watchConsole(page: Page): string[] {
     if (m.type() === 'error') problems.push(`console: ${m.text()}`);
   });
   return problems;
+}
+
+/** Opens the page at desktop width and waits for the device card. */
+export async function openPage(page: Page): Promise<void> {
+  await page.setViewportSize(DESKTOP);
+  await page.goto('/index.html');
+  await expect(page.getByTestId('device')).toContainText('Adapter:', { timeout: 30_000 });
+}
+
+/** A screenshot into e2e/artifacts/: the whole page, or one element. */
+export async function screenshot(target: Page | Locator, name: string): Promise<void> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const path = join(ARTIFACTS, name);
+  if ('goto' in target) await target.screenshot({ path, fullPage: true });
+  else await target.screenshot({ path });
+}
+
+/** The chart card holding the chart of test id `testId`. */
+export function panel(page: Page, testId: string): Locator {
+  return page.locator('figure.chart-panel', { has: page.getByTestId(testId) });
+}
+
+/** Nothing may stick out sideways at phone width (tables scroll inside their own box). */
+export async function expectNoHorizontalOverflow(page: Page): Promise<void> {
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  expect(overflow).toBeLessThanOrEqual(0);
 }

@@ -8,16 +8,22 @@
  * must be shown loudly. The form offers the serve and batch suites and reports bad values at the
  * serve fields. Screenshots at desktop and phone width go to e2e/artifacts/serve-*.png.
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, type Locator, type Page, test } from '@playwright/test';
+import { expect, type Page, test } from '@playwright/test';
 import { makeBatchScalingResult, makeServeResult } from '../src/results/fixtures.ts';
 import type { BenchResult } from '../src/results/schema.ts';
 import type { ServeResult, ServeRun } from '../src/results/serve-schema.ts';
-import { DESKTOP, PHONE, watchConsole } from './page-helpers.ts';
-
-const ARTIFACTS = join(import.meta.dirname, 'artifacts');
+import {
+  DESKTOP,
+  expectNoHorizontalOverflow,
+  openPage,
+  PHONE,
+  panel,
+  screenshot,
+  watchConsole,
+} from './page-helpers.ts';
 
 /** The chart panels of the load-test section, by test id (without the view's prefix) and screenshot name. */
 const PANELS = [
@@ -27,30 +33,6 @@ const PANELS = [
   ['serve-cdf-chart', 'cdf'],
   ['serve-kv-chart', 'kv'],
 ] as const;
-
-async function openPage(page: Page): Promise<void> {
-  await page.setViewportSize(DESKTOP);
-  await page.goto('/index.html');
-  await expect(page.getByTestId('device')).toContainText('Adapter:', { timeout: 30_000 });
-}
-
-async function screenshot(target: Page | Locator, name: string): Promise<void> {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  const path = join(ARTIFACTS, name);
-  if ('goto' in target) await target.screenshot({ path, fullPage: true });
-  else await target.screenshot({ path });
-}
-
-/** The chart card holding the chart of test id `testId`. */
-function panel(page: Page, testId: string): Locator {
-  return page.locator('figure.chart-panel', { has: page.getByTestId(testId) });
-}
-
-/** Nothing may stick out sideways at phone width (tables scroll inside their own box). */
-async function expectNoHorizontalOverflow(page: Page): Promise<void> {
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  expect(overflow).toBeLessThanOrEqual(0);
-}
 
 function serveOf(r: BenchResult): ServeResult {
   if (!r.serve) throw new Error('the fixture has no serve section');

@@ -7,16 +7,22 @@
  * spec suite with its own fields and reports bad values at them. Screenshots of every view at
  * desktop and phone width go to e2e/artifacts/spec-*.png.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, type Locator, type Page, test } from '@playwright/test';
+import { expect, type Page, test } from '@playwright/test';
 import { makeSpecResult } from '../src/results/fixtures.ts';
 import type { BenchResult, SpecResult } from '../src/results/schema.ts';
 import { SPEEDUP_FORMULA } from '../src/speculative/predict.ts';
-import { DESKTOP, PHONE, watchConsole } from './page-helpers.ts';
-
-const ARTIFACTS = join(import.meta.dirname, 'artifacts');
+import {
+  DESKTOP,
+  expectNoHorizontalOverflow,
+  openPage,
+  PHONE,
+  panel,
+  screenshot,
+  watchConsole,
+} from './page-helpers.ts';
 
 /** The panels of the speculative section, by test id (without the view's prefix) and screenshot name. */
 const PANELS = [
@@ -25,30 +31,6 @@ const PANELS = [
   ['spec-speedup-chart', 'speedup'],
   ['spec-position-chart', 'positions'],
 ] as const;
-
-async function openPage(page: Page): Promise<void> {
-  await page.setViewportSize(DESKTOP);
-  await page.goto('/index.html');
-  await expect(page.getByTestId('device')).toContainText('Adapter:', { timeout: 30_000 });
-}
-
-async function screenshot(target: Page | Locator, name: string): Promise<void> {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  const path = join(ARTIFACTS, name);
-  if ('goto' in target) await target.screenshot({ path, fullPage: true });
-  else await target.screenshot({ path });
-}
-
-/** The chart card holding the chart of test id `testId`. */
-function panel(page: Page, testId: string): Locator {
-  return page.locator('figure.chart-panel', { has: page.getByTestId(testId) });
-}
-
-/** Nothing may stick out sideways at phone width (tables scroll inside their own box). */
-async function expectNoHorizontalOverflow(page: Page): Promise<void> {
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  expect(overflow).toBeLessThanOrEqual(0);
-}
 
 function speculative(r: BenchResult): SpecResult {
   if (!r.speculative) throw new Error('the fixture has no speculative section');

@@ -11,6 +11,7 @@ import { BATCH_SIZES, SERVE_DEFAULTS } from '../measure/serve-spec.ts';
 import { specFromOptions } from '../measure/spec.ts';
 import { dims, type ModelConfig, PRESETS } from '../model/config.ts';
 import { parameterCount } from '../model/weights.ts';
+import { toRecord } from '../serve/driver.ts';
 import { byClass as serveByClass, slowdown, summarize } from '../serve/metrics.ts';
 import { type KvPort, Scheduler, type ServeRequest } from '../serve/scheduler.ts';
 import {
@@ -781,27 +782,7 @@ function simulateArm(trace: readonly TraceRequest[], arm: FixtureArm, salt: numb
     });
   }
   const byId = new Map(trace.map((t) => [t.id, t]));
-  const records = scheduler.all.map((r): ServeRequestRecord => {
-    const t = byId.get(r.id) as TraceRequest;
-    return {
-      id: r.id,
-      class: r.class,
-      priority: r.priority,
-      promptTokens: t.promptTokens,
-      outputTokens: r.generated.length,
-      prefixHitTokens: r.prefixHitTokens,
-      preemptions: r.preemptions,
-      recomputedTokens: r.recomputedTokens,
-      status: r.state === 'finished' ? 'finished' : 'failed',
-      arrivalMs: r.arrivalMs,
-      admittedMs: r.admittedMs,
-      tokenTimesMs: [...r.tokenTimesMs],
-      finishMs: r.finishMs,
-      requestedTokens: t.outputTokens,
-      prefixId: t.prefixId,
-      prefixTokens: t.prefixTokens,
-    };
-  });
+  const records = scheduler.all.map((r) => toRecord(r, byId.get(r.id) as TraceRequest, false));
   return { records, timeline, slots, durationMs: now, steps };
 }
 

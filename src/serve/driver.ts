@@ -248,7 +248,7 @@ export type ServeRecord = RequestRecord & {
   prefixTokens: number;
 };
 
-function toRecord(r: ServeRequest, t: TraceRequest, stopped: boolean): ServeRecord {
+export function toRecord(r: ServeRequest, t: TraceRequest, stopped: boolean): ServeRecord {
   const status =
     r.state === 'finished' ? 'finished' : r.state === 'failed' ? 'failed' : stopped ? 'cancelled' : 'failed';
   return {
@@ -264,7 +264,7 @@ function toRecord(r: ServeRequest, t: TraceRequest, stopped: boolean): ServeReco
     ...(r.error ? { error: r.error } : {}),
     arrivalMs: r.arrivalMs,
     admittedMs: r.admittedMs,
-    tokenTimesMs: r.tokenTimesMs,
+    tokenTimesMs: [...r.tokenTimesMs],
     finishMs: r.finishMs,
     requestedTokens: t.outputTokens,
     prefixId: t.prefixId,
