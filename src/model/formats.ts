@@ -1,11 +1,235 @@
+import { InputError } from '../errors.ts';
+
 /**
  * Element sizes, in bytes, of what the engine stores on the GPU. Every byte count in the cost
  * model, the memory plan, the KV cache and the buffers derives from these, so a new weight format
  * changes one table, not a dozen literal 4s.
  */
 export const BYTES = {
-  /** Weights, activations and the KV cache today. */
+  /** Activations, norms, the KV cache, and weights in the f32 format. */
   f32: 4,
   /** Token ids, positions, KV slots and block tables. */
   u32: 4,
 } as const;
+
+/**
+ * Weight formats of the linear layers and the LM head (norms and the embedding lookup stay f32).
+ *
+ * Layout on the GPU, one weight matrix W[N, K] (N outputs, K inputs, K contiguous as in HF):
+ * - **f32**: N·K floats.
+ * - **packed formats** (f16, int8, int4): each row is cut into groups of GROUP = 32 weights along K;
+ *   a row holds ceil(K / 32) groups, the last one padded with zeros (so K needs only be a multiple
+ *   of 4, the activation's vec4). Group g of row n is WORDS_PER_GROUP[format] consecutive u32 words
+ *   at word (n·groups + g)·WORDS_PER_GROUP, which kernels read as vec4<u32>:
+ *   - f16: 16 words, word j = halves of k = 2j (low 16 bits) and 2j + 1 (high), IEEE binary16;
+ *   - int8: 8 words, byte b of word j = q at k = 4j + b, two's complement, q in −127…127;
+ *   - int4: 4 words, nibble b (bits 4b…4b+3) of word j = q at k = 8j + b, unsigned, q in 0…15.
+ * - **scales** (int8, int4): one f32 per group in a second buffer, [N, groups] row-major:
+ *   int8 w ≈ q · scale; int4 w ≈ (q − 8) · scale.
+ *
+ * Against llama.cpp: Q8_0 is the same int8 group (32 along K, symmetric) with an f16 scale stored
+ * inline before its 32 bytes; Q4_0 is the same int4 group with an f16 scale inline, but packs byte
+ * j's low nibble as element j and its high nibble as element j + 16. Here scales are f32 and apart
+ * from the quants (so every quant word is 16-byte aligned for vec4 loads), and the nibbles are in
+ * element order (one u32 = 8 consecutive weights = two x vec4s). Importing Q8_0/Q4_0 is therefore a
+ * lossless repack: the quants are copied or their nibbles permuted, the f16 scale widened exactly.
+ * MLC's q4f32 layout is the closest relative: also u32-packed nibbles with separate f32 scales.
+ */
+export const WEIGHT_FORMATS = ['f32', 'f16', 'int8', 'int4'] as const;
+export type WeightFormat = (typeof WEIGHT_FORMATS)[number];
+export type PackedFormat = Exclude<WeightFormat, 'f32'>;
+
+/** Weights per group along K (a scale per group for int8 and int4). */
+export const GROUP = 32;
+
+/** u32 words per group of 32 weights. */
+export const WORDS_PER_GROUP: Record<PackedFormat, number> = { f16: 16, int8: 8, int4: 4 };
+
+export function isWeightFormat(s: string): s is WeightFormat {
+  return (WEIGHT_FORMATS as readonly string[]).includes(s);
+}
+
+/** A weight matrix W[N, K] in a packed format, as it is uploaded. */
+export interface PackedTensor {
+  readonly format: PackedFormat;
+  readonly N: number;
+  readonly K: number;
+  /** [N, groups, WORDS_PER_GROUP] u32 words. */
+  readonly words: Uint32Array<ArrayBuffer>;
+  /** [N, groups] f32 scales; empty for f16. */
+  readonly scales: Float32Array<ArrayBuffer>;
+}
+
+export interface PackedLayout {
+  groups: number;
+  words: number;
+  scales: number;
+  /** Bytes on the GPU: the words plus the scales (row padding included). */
+  bytes: number;
+}
+
+export function packedLayout(format: PackedFormat, N: number, K: number): PackedLayout {
+  const groups = Math.ceil(K / GROUP);
+  const words = N * groups * WORDS_PER_GROUP[format];
+  const scales = format === 'f16' ? 0 : N * groups;
+  return { groups, words, scales, bytes: 4 * (words + scales) };
+}
+
+/** Bytes a W[N, K] takes in `format` on the GPU (the cost model's and the memory plan's count). */
+export function weightBytes(format: WeightFormat, N: number, K: number): number {
+  return format === 'f32' ? N * K * BYTES.f32 : packedLayout(format, N, K).bytes;
+}
+
+/** Rejects a shape the format cannot hold, naming the tensor. */
+export function checkPackable(format: WeightFormat, name: string, N: number, K: number): void {
+  if (!Number.isInteger(N) || !Number.isInteger(K) || N < 1 || K < 1)
+    throw new InputError(`${name}: [${N}, ${K}] is not a matrix shape`);
+  if (K % 4 !== 0)
+    throw new InputError(`${name}: inner width ${K} is not a multiple of 4, which every format needs`);
+  if (format === 'int4' && K % 8 !== 0)
+    throw new InputError(
+      `${name}: inner width ${K} is not a multiple of 8, which int4 needs (eight 4-bit weights per u32)`,
+    );
+}
+
+// --- f16 conversion (round to nearest even), exact for every finite f32 -------------------------
+
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+
+/** IEEE binary16 bits of `x`, rounded to nearest even; overflow gives ±Inf, NaN stays NaN. */
+export function f32ToF16Bits(x: number): number {
+  f32[0] = x;
+  const bits = u32[0];
+  const sign = (bits >>> 16) & 0x8000;
+  const exp = (bits >>> 23) & 0xff;
+  let mant = bits & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  // Unbiased exponent re-biased for f16 (bias 15).
+  let e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    // Subnormal in f16 (or zero): shift the mantissa with its implicit 1 into place, rounding.
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    const shift = 14 - e;
+    const half = 1 << (shift - 1);
+    const rest = mant & ((1 << shift) - 1);
+    let m = mant >>> shift;
+    if (rest > half || (rest === half && m & 1)) m++;
+    return sign | m;
+  }
+  const rest = mant & 0x1fff;
+  let m = mant >>> 13;
+  if (rest > 0x1000 || (rest === 0x1000 && m & 1)) {
+    m++;
+    if (m === 0x400) {
+      m = 0;
+      e++;
+      if (e >= 0x1f) return sign | 0x7c00;
+    }
+  }
+  return sign | (e << 10) | m;
+}
+
+/** The value of IEEE binary16 bits. */
+export function f16BitsToF32(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >>> 10) & 0x1f;
+  const mant = h & 0x3ff;
+  if (exp === 0) return sign * mant * 2 ** -24;
+  if (exp === 0x1f) return mant ? Number.NaN : sign * Number.POSITIVE_INFINITY;
+  return sign * (1 + mant / 1024) * 2 ** (exp - 15);
+}
+
+// --- quantization on load, and the dequantization every reference uses ---------------------------
+
+/**
+ * The quants and scale of one group of (up to) 32 weights. int8: scale = max|w| / 127 and
+ * q = round(w / scale). int4 follows ggml's Q4_0 rule: the weight of largest magnitude, signed,
+ * maps to q = 0 (scale = it / −8), so the grid spans −8…7 steps with no code wasted; q = trunc(w /
+ * scale + 8.5) clamped to 15. Scales are rounded to f32 and the quants computed with that scale.
+ */
+function quantizeGroup(format: 'int8' | 'int4', w: Float32Array, q: Int32Array): number {
+  if (format === 'int8') {
+    let amax = 0;
+    for (const v of w) amax = Math.max(amax, Math.abs(v));
+    const scale = Math.fround(amax / 127);
+    for (let i = 0; i < w.length; i++)
+      q[i] = scale === 0 ? 0 : Math.max(-127, Math.min(127, Math.round(w[i] / scale)));
+    return scale;
+  }
+  let max = 0;
+  for (const v of w) if (Math.abs(v) > Math.abs(max)) max = v;
+  const scale = Math.fround(max / -8);
+  for (let i = 0; i < w.length; i++)
+    q[i] = scale === 0 ? 8 : Math.max(0, Math.min(15, Math.trunc(w[i] / scale + 8.5)));
+  return scale;
+}
+
+/** Packs row-major W[N, K] (f32) into `format`: f16 rounds each weight, int8/int4 quantize per group. */
+export function packTensor(format: PackedFormat, w: Float32Array, N: number, K: number, name = 'tensor') {
+  checkPackable(format, name, N, K);
+  if (w.length !== N * K) throw new InputError(`${name}: ${w.length} values for a [${N}, ${K}] matrix`);
+  const layout = packedLayout(format, N, K);
+  const words = new Uint32Array(layout.words);
+  const scales = new Float32Array(layout.scales);
+  const wpg = WORDS_PER_GROUP[format];
+  const group = new Float32Array(GROUP);
+  const q = new Int32Array(GROUP);
+  for (let n = 0; n < N; n++) {
+    for (let g = 0; g < layout.groups; g++) {
+      const k0 = g * GROUP;
+      const len = Math.min(GROUP, K - k0);
+      group.fill(0);
+      group.set(w.subarray(n * K + k0, n * K + k0 + len));
+      const base = (n * layout.groups + g) * wpg;
+      if (format === 'f16') {
+        for (let j = 0; j < wpg; j++)
+          words[base + j] = (f32ToF16Bits(group[2 * j]) | (f32ToF16Bits(group[2 * j + 1]) << 16)) >>> 0;
+        continue;
+      }
+      scales[n * layout.groups + g] = quantizeGroup(format, group.subarray(0, len), q);
+      // Padding past K holds the format's zero: q = 0 (int8) or 8 (int4).
+      for (let i = len; i < GROUP; i++) q[i] = format === 'int4' ? 8 : 0;
+      for (let j = 0; j < wpg; j++) {
+        let word = 0;
+        if (format === 'int8') {
+          for (let b = 0; b < 4; b++) word |= (q[4 * j + b] & 0xff) << (8 * b);
+        } else {
+          for (let b = 0; b < 8; b++) word |= (q[8 * j + b] & 0xf) << (4 * b);
+        }
+        words[base + j] = word >>> 0;
+      }
+    }
+  }
+  return { format, N, K, words, scales } satisfies PackedTensor;
+}
+
+/** W[N, K] as the kernels see it: each packed weight dequantized exactly (f16 widened, q · scale in f32). */
+export function unpackTensor(p: PackedTensor): Float32Array<ArrayBuffer> {
+  const { N, K, format } = p;
+  const { groups } = packedLayout(format, N, K);
+  const wpg = WORDS_PER_GROUP[format];
+  const out = new Float32Array(N * K);
+  for (let n = 0; n < N; n++) {
+    for (let k = 0; k < K; k++) {
+      const g = Math.floor(k / GROUP);
+      const i = k % GROUP;
+      const base = (n * groups + g) * wpg;
+      let v: number;
+      if (format === 'f16') {
+        const word = p.words[base + (i >> 1)];
+        v = f16BitsToF32(i & 1 ? word >>> 16 : word & 0xffff);
+      } else if (format === 'int8') {
+        const byte = (p.words[base + (i >> 2)] >>> (8 * (i & 3))) & 0xff;
+        v = Math.fround((byte << 24) >> 24) * p.scales[n * groups + g];
+      } else {
+        const nib = (p.words[base + (i >> 3)] >>> (4 * (i & 7))) & 0xf;
+        v = (nib - 8) * p.scales[n * groups + g];
+      }
+      out[n * K + k] = v; // the store rounds q · scale to f32, as the kernels' multiply does
+    }
+  }
+  return out;
+}

@@ -1,5 +1,6 @@
 import { WeightsError } from '../errors.ts';
 import { dims, type ModelConfig } from './config.ts';
+import { type PackedTensor, packTensor, unpackTensor, type WeightFormat } from './formats.ts';
 
 /** One weight tensor, named and shaped as Hugging Face's `LlamaForCausalLM` names it. Linear weights are [out, in]. */
 export interface TensorSpec {
@@ -55,15 +56,71 @@ export function parameterCount(config: ModelConfig): number {
   return tensorSpecs(config).reduce((n, s) => n + elementCount(s.shape), 0);
 }
 
-/** f32 weights, keyed by HF tensor name. The same object feeds the GPU upload and the CPU reference. */
+/**
+ * Weights keyed by HF tensor name. `tensors` holds f32 values: what the GPU uploads for f32 tensors
+ * and what the CPU reference computes with for all of them. A linear weight (or the LM head) in a
+ * packed format (f16, int8, int4) is also in `packed`, which the GPU uploads instead; its entry in
+ * `tensors` is then the exact dequantization of the packed form, so the reference and the kernels
+ * use the same weights and differ only by f32 rounding. With tied embeddings and a packed head,
+ * `packed` and `tensors` hold "lm_head.weight" (the packed embedding, dequantized), while the
+ * embedding lookup keeps the f32 "model.embed_tokens.weight".
+ */
 export interface ModelWeights {
   readonly config: ModelConfig;
   readonly tensors: ReadonlyMap<string, Float32Array>;
+  readonly packed?: ReadonlyMap<string, PackedTensor>;
 }
 
-/** The LM head matrix [vocab, d]: the embedding itself when tied. */
+export const LM_HEAD = 'lm_head.weight';
+
+/** The LM head matrix [vocab, d]: the embedding itself when tied (its dequantized packed form when packed). */
 export function lmHeadWeight(w: ModelWeights): Float32Array {
-  return get(w, w.config.tieWordEmbeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
+  if (w.tensors.has(LM_HEAD)) return get(w, LM_HEAD);
+  return get(w, w.config.tieWordEmbeddings ? 'model.embed_tokens.weight' : LM_HEAD);
+}
+
+/** Names of the matrices a weight format applies to: every linear layer and the LM head. */
+export function linearNames(config: ModelConfig): string[] {
+  const names = tensorSpecs(config)
+    .filter((s) => s.kind === 'linear')
+    .map((s) => s.name);
+  return config.tieWordEmbeddings ? [...names, LM_HEAD] : names;
+}
+
+/** The model's weight format: that of its linear layers, or "mixed" (a GGUF file may mix types). */
+export function weightFormatOf(w: ModelWeights): WeightFormat | 'mixed' {
+  const formats = new Set(linearNames(w.config).map((n) => w.packed?.get(n)?.format ?? 'f32'));
+  return formats.size === 1 ? [...formats][0] : 'mixed';
+}
+
+/**
+ * The same model with its linear layers and LM head in `format`: packed (f16 rounding, or int8/int4
+ * quantization per group of 32), with `tensors` replaced by the dequantized values. Tensors that are
+ * already packed (a quantized GGUF) are kept as they are, never re-quantized. `onProgress` gets the
+ * fraction done after each tensor.
+ */
+export function quantizeWeights(
+  w: ModelWeights,
+  format: WeightFormat,
+  onProgress?: (done: number, name: string) => void,
+): ModelWeights {
+  if (format === 'f32') return w;
+  const tensors = new Map(w.tensors);
+  const packed = new Map(w.packed ?? []);
+  const names = linearNames(w.config);
+  const { d, vocab } = dims(w.config);
+  for (const [i, name] of names.entries()) {
+    if (!packed.has(name)) {
+      const source = name === LM_HEAD ? lmHeadWeight(w) : get(w, name);
+      const spec = tensorSpecs(w.config).find((s) => s.name === name);
+      const [N, K] = spec ? spec.shape : [vocab, d];
+      const p = packTensor(format, source, N, K, name);
+      packed.set(name, p);
+      tensors.set(name, unpackTensor(p));
+    }
+    onProgress?.((i + 1) / names.length, name);
+  }
+  return { config: w.config, tensors, packed };
 }
 
 export function get(w: ModelWeights, name: string): Float32Array {
@@ -83,7 +140,12 @@ export function truncatedWeights(w: ModelWeights, layers: number): ModelWeights 
     const m = /^model\.layers\.(\d+)\./.exec(name);
     if (!m || Number(m[1]) < layers) tensors.set(name, t);
   }
-  return { config: { ...w.config, numLayers: layers }, tensors };
+  const packed = new Map<string, PackedTensor>();
+  for (const [name, t] of w.packed ?? []) {
+    const m = /^model\.layers\.(\d+)\./.exec(name);
+    if (!m || Number(m[1]) < layers) packed.set(name, t);
+  }
+  return { config: { ...w.config, numLayers: layers }, tensors, packed };
 }
 
 /** 32-bit FNV-1a of a string, used to derive an independent stream per tensor from one seed. */
