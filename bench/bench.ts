@@ -37,7 +37,7 @@ import {
   type RuntimeName,
   RuntimeUnavailableError,
 } from './engine.ts';
-import { MODEL_URL_PREFIX } from './server.ts';
+import { servedModel } from './server.ts';
 import { ADAPTER_CHOICES, type AdapterChoice } from './vulkan.ts';
 
 /** Exit codes, documented in --help and the README. */
@@ -50,7 +50,8 @@ point on a roofline measured in the same run, and writes results/<date>-<adapter
 
 Model
   --preset NAME          model shape with seeded random weights (default ci-tiny): ${PRESET_NAMES.join(', ')}
-  --model DIR            a Hugging Face Llama folder (config.json + model.safetensors) instead of a preset
+  --model PATH           a Hugging Face Llama folder (config.json + model.safetensors), or a llama.cpp
+                         .gguf file (llama; F32, F16, BF16, Q8_0, Q4_0 tensors), instead of a preset
   --seed N               seed of the random weights (default 0)
 
 Workloads
@@ -318,7 +319,7 @@ let spec: BenchSpec;
 try {
   spec = specFromOptions(
     args.model
-      ? { kind: 'url', baseUrl: MODEL_URL_PREFIX }
+      ? servedModel(args.model).source
       : {
           kind: 'preset',
           preset: args.preset ?? SPEC_DEFAULTS.preset,
@@ -418,7 +419,7 @@ async function runIn(runtime: RuntimeName): Promise<BenchResult> {
     browserPath: args.browser,
     headed: args.headed,
     adapter,
-    modelDir: args.model,
+    modelDir: args.model ? servedModel(args.model).dir : undefined,
   }).catch((e: unknown) => {
     console.error(`bench: ${engineMessage(e)}`);
     process.exit(e instanceof RuntimeUnavailableError ? EXIT.fallback : EXIT.failed);

@@ -1,7 +1,7 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { extname, join, normalize, resolve, sep } from 'node:path';
+import { basename, dirname, extname, join, normalize, resolve, sep } from 'node:path';
 import { CONTENT_SECURITY_POLICY, ISOLATION_HEADERS } from '../src/headers.ts';
 
 const MIME: Record<string, string> = {
@@ -13,6 +13,7 @@ const MIME: Record<string, string> = {
   '.png': 'image/png',
   '.wasm': 'application/wasm',
   '.safetensors': 'application/octet-stream',
+  '.gguf': 'application/octet-stream',
 };
 
 /** The built app; BENCH_DIST_DIR lets a second checkout's build be served side by side. */
@@ -20,6 +21,24 @@ export const DIST_DIR = process.env.BENCH_DIST_DIR ?? 'dist';
 
 /** URL prefix under which a local model folder is served to the worker (same origin, so the CSP allows it). */
 export const MODEL_URL_PREFIX = '/__model/';
+
+/**
+ * How the CLIs serve `--model PATH` and what the engine loads from it: a Hugging Face folder
+ * (config.json + model.safetensors) as it is; a .safetensors file (config.json beside it) or a
+ * llama.cpp .gguf file (config inside) from the folder that holds it, named as the weights file.
+ */
+export function servedModel(path: string): {
+  dir: string;
+  source: { kind: 'url'; baseUrl: string; weightsFile?: string };
+} {
+  if (/\.(safetensors|gguf)$/i.test(path)) {
+    return {
+      dir: dirname(path),
+      source: { kind: 'url', baseUrl: MODEL_URL_PREFIX, weightsFile: basename(path) },
+    };
+  }
+  return { dir: path, source: { kind: 'url', baseUrl: MODEL_URL_PREFIX } };
+}
 
 export interface StaticServer {
   url: string;

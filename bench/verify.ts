@@ -1,10 +1,11 @@
-// npm run verify -- --preset ci-tiny --tokens 1,17,42,7,99 [--save-model DIR] [--save-logits FILE]
+// npm run verify -- (--preset ci-tiny | --model DIR|FILE.safetensors|FILE.gguf) --tokens 1,17,42,7,99 [--save-model DIR] [--save-logits FILE]
 // Runs prefill on the GPU in headless Chromium, compares every logit with the CPU reference,
 // and exits 1 on a mismatch.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isPresetName, PRESET_NAMES, presetConfig } from '../src/model/config.ts';
+import { loadGgufModel } from '../src/model/gguf-load.ts';
 import { loadHfModel, saveHfModel } from '../src/model/hf.ts';
 import { type ModelWeights, randomWeights, weightsChecksum } from '../src/model/weights.ts';
 import type { ModelSource, VerifyResult } from '../src/worker/api.ts';
@@ -16,17 +17,19 @@ import {
   type RuntimeName,
   RuntimeUnavailableError,
 } from './engine.ts';
-import { MODEL_URL_PREFIX } from './server.ts';
+import { servedModel } from './server.ts';
 import { ADAPTER_CHOICES, type AdapterChoice } from './vulkan.ts';
 
-const HELP = `Usage: npm run verify -- (--preset NAME | --model DIR) --tokens IDS [options]
+const HELP = `Usage: npm run verify -- (--preset NAME | --model PATH) --tokens IDS [options]
 
 Runs a prefill of the given tokens on the GPU (WebGPU in headless Chromium), compares the logits at
 every position with the float64 CPU reference, and exits 1 if the normwise relative error exceeds 1e-3.
 
   --preset NAME        built-in model shape with seeded random weights: ${PRESET_NAMES.join(', ')}
   --model PATH         a Hugging Face Llama folder (PATH/config.json + PATH/model.safetensors, f32/f16/bf16),
-                       or a .safetensors file with config.json beside it
+                       or a .safetensors file with config.json beside it, or a llama.cpp .gguf file
+                       (architecture llama; F32, F16, BF16, Q8_0, Q4_0 tensors): the reference then
+                       computes with the exact dequantization of the file's weights
   --seed N             seed of the random weights for --preset (default 0)
   --tokens IDS         comma-separated token ids, e.g. 1,17,42,7,99
   --save-model DIR     write DIR/config.json and DIR/model.safetensors (loadable by LlamaForCausalLM.from_pretrained)
@@ -42,13 +45,6 @@ Exit codes: 0 match, 1 mismatch or run failure, 2 bad arguments, 3 no usable run
 function fail(message: string, code: number): never {
   console.error(`verify: ${message}`);
   process.exit(code);
-}
-
-/** --model takes a folder (config.json + model.safetensors) or a .safetensors file with config.json beside it. */
-function modelPaths(path: string): { dir: string; file: string } {
-  return path.endsWith('.safetensors')
-    ? { dir: dirname(path), file: basename(path) }
-    : { dir: path, file: 'model.safetensors' };
 }
 
 function parse() {
@@ -81,7 +77,7 @@ if (args.help) {
   console.log(HELP);
   process.exit(0);
 }
-if (!args.preset === !args.model) fail('give exactly one of --preset NAME or --model DIR (see --help)', 2);
+if (!args.preset === !args.model) fail('give exactly one of --preset NAME or --model PATH (see --help)', 2);
 if (args.preset && !isPresetName(args.preset)) {
   fail(`unknown preset "${args.preset}"; known presets: ${PRESET_NAMES.join(', ')}`, 2);
 }
@@ -107,10 +103,16 @@ try {
     weights = randomWeights(presetConfig(args.preset), seed);
     source = { kind: 'preset', preset: args.preset, seed };
   } else {
-    const { dir, file } = modelPaths(args.model as string);
-    const config: unknown = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
-    weights = loadHfModel(config, new Uint8Array(readFileSync(join(dir, file))), join(dir, file)).weights;
-    source = { kind: 'url', baseUrl: MODEL_URL_PREFIX, weightsFile: file };
+    const served = servedModel(args.model as string);
+    source = served.source;
+    const file = served.source.weightsFile ?? 'model.safetensors';
+    const bytes = new Uint8Array(readFileSync(join(served.dir, file)));
+    if (/\.gguf$/i.test(file)) {
+      weights = loadGgufModel(bytes, basename(file)).weights;
+    } else {
+      const config: unknown = JSON.parse(readFileSync(join(served.dir, 'config.json'), 'utf8'));
+      weights = loadHfModel(config, bytes, join(served.dir, file)).weights;
+    }
   }
 } catch (e) {
   fail(`could not load the model: ${(e as Error).message}`, 2);
@@ -124,7 +126,7 @@ const session = await openEngine({
   adapter,
   browserPath: args.browser,
   headed: args.headed,
-  modelDir: args.model ? modelPaths(args.model).dir : undefined,
+  modelDir: args.model ? servedModel(args.model).dir : undefined,
 }).catch((e: unknown) => fail(engineMessage(e), e instanceof RuntimeUnavailableError ? 3 : 1));
 try {
   console.log(`adapter: ${describeAdapter(session.gpu)} (${runtime} runtime, ${session.version})`);

@@ -19,6 +19,9 @@ const HF_DEFAULTS = {
   maxSeqLenCap: 2048,
 } as const;
 
+/** The KV-cache length cap on a checkpoint's context length (HF's max_position_embeddings, GGUF's context_length). */
+export const MAX_SEQ_LEN_CAP = HF_DEFAULTS.maxSeqLenCap;
+
 /**
  * `model_type`s whose checkpoints compute what our Llama forward computes, up to the warnings
  * `fromHfConfig` gives (Qwen2's q/k/v biases, Mistral's sliding window).

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { WeightsError } from '../errors.ts';
 import { presetConfig } from './config.ts';
+import { loadGgufModel } from './gguf-load.ts';
 import { loadHfModel } from './hf.ts';
 import { type ModelWeights, randomWeights } from './weights.ts';
 
@@ -12,15 +13,21 @@ export const ModelSourceSchema = z.discriminatedUnion('kind', [
   z
     .object({ kind: z.literal('preset'), preset: z.string().min(1), seed: z.number().int().nonnegative() })
     .strict(),
-  /** A Hugging Face model folder served same-origin (the CLI serves `--model DIR` this way). */
+  /**
+   * A Hugging Face model folder served same-origin (the CLI serves `--model DIR` this way), or,
+   * when `weightsFile` ends in .gguf, that llama.cpp file alone (it holds its own config).
+   */
   z
     .object({ kind: z.literal('url'), baseUrl: z.string().min(1), weightsFile: z.string().min(1).optional() })
     .strict(),
-  /** Files the user picked in the page: config.json and model.safetensors, as Blobs. */
+  /**
+   * Files the user picked in the page, as Blobs: config.json and model.safetensors, or a GGUF file
+   * alone (`name` ending in .gguf, no config).
+   */
   z
     .object({
       kind: z.literal('files'),
-      config: z.instanceof(Blob),
+      config: z.instanceof(Blob).optional(),
       weights: z.instanceof(Blob),
       name: z.string(),
     })
@@ -40,7 +47,15 @@ async function fetchOk(url: string): Promise<Response> {
   return res;
 }
 
-/** Resolves a source to f32 weights: seeded random for presets, parsed and validated safetensors otherwise. */
+/** A GGUF file is told by its name, as the page's picker and the CLI's --model see it. */
+export function isGgufName(name: string): boolean {
+  return name.toLowerCase().endsWith('.gguf');
+}
+
+/**
+ * Resolves a source to weights: seeded random f32 for presets, parsed and validated safetensors
+ * (f32) or GGUF (f32 and packed tensors as the file stores them) otherwise.
+ */
 export async function loadModel(source: ModelSource): Promise<LoadedModel> {
   switch (source.kind) {
     case 'preset':
@@ -51,13 +66,24 @@ export async function loadModel(source: ModelSource): Promise<LoadedModel> {
       };
     case 'url': {
       const base = source.baseUrl.endsWith('/') ? source.baseUrl : `${source.baseUrl}/`;
-      const config: unknown = await (await fetchOk(`${base}config.json`)).json();
       const file = source.weightsFile ?? 'model.safetensors';
+      if (isGgufName(file)) {
+        const bytes = new Uint8Array(await (await fetchOk(`${base}${file}`)).arrayBuffer());
+        const { weights, warnings } = loadGgufModel(bytes, file);
+        return { name: file, weights, warnings };
+      }
+      const config: unknown = await (await fetchOk(`${base}config.json`)).json();
       const bytes = new Uint8Array(await (await fetchOk(`${base}${file}`)).arrayBuffer());
       const { weights, warnings } = loadHfModel(config, bytes, `${base}${file}`);
       return { name: base, weights, warnings };
     }
     case 'files': {
+      if (isGgufName(source.name)) {
+        const bytes = new Uint8Array(await source.weights.arrayBuffer());
+        const { weights, warnings } = loadGgufModel(bytes, source.name);
+        return { name: source.name, weights, warnings };
+      }
+      if (!source.config) throw new WeightsError(`${source.name}: a safetensors model needs its config.json`);
       const config: unknown = JSON.parse(await source.config.text());
       const bytes = new Uint8Array(await source.weights.arrayBuffer());
       const { weights, warnings } = loadHfModel(config, bytes, source.name);

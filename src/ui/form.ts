@@ -253,26 +253,30 @@ export class ConfigForm {
       return wrapper;
     };
 
-    // A local Hugging Face model: config.json plus one .safetensors file, picked as files or as
-    // the folder holding them. The Blobs go to the worker as they are; nothing is uploaded.
+    // A local model: a Hugging Face one (config.json plus one .safetensors file) or a llama.cpp
+    // .gguf file (its config inside), picked as files or as the folder holding them. The Blobs go
+    // to the worker as they are; nothing is uploaded.
     const pickFiles = h('input', {
-      attrs: { id: 'local-model', type: 'file', accept: '.safetensors,.json', multiple: true },
+      attrs: { id: 'local-model', type: 'file', accept: '.safetensors,.json,.gguf', multiple: true },
     });
     const pickFolder = h('input', { attrs: { id: 'local-folder', type: 'file', webkitdirectory: '' } });
-    const localNote = h('p', {
-      className: 'hint',
-      text: 'Pick config.json and model.safetensors (f32, f16 or bf16), or the folder holding them.',
-    });
+    const pickHint =
+      'Pick config.json and model.safetensors (f32, f16 or bf16), or a .gguf file (F32, F16, BF16, Q8_0, Q4_0), or the folder holding them.';
+    const localNote = h('p', { className: 'hint', text: pickHint });
     const localError = h('p', { className: 'field-error', attrs: { role: 'alert' } });
     const clearLocal = h('button', { text: 'Use the preset', attrs: { type: 'button', hidden: '' } });
     const onPick = (input: HTMLInputElement) => () => {
       const files = [...(input.files ?? [])];
       const config = files.find((f) => f.name === 'config.json');
       const weights = files.find((f) => f.name.endsWith('.safetensors'));
+      const gguf = files.find((f) => f.name.toLowerCase().endsWith('.gguf'));
       localError.textContent = '';
-      if (!config || !weights) {
+      if (gguf) {
+        this.localModel = { kind: 'files', weights: gguf, name: gguf.name };
+        localNote.textContent = `Using ${gguf.name} (${(gguf.size / 2 ** 20).toFixed(1)} MiB) instead of the preset.`;
+      } else if (!config || !weights) {
         this.localModel = undefined;
-        localError.textContent = `Need config.json and a .safetensors file; got ${files.map((f) => f.name).join(', ') || 'nothing'}.`;
+        localError.textContent = `Need config.json and a .safetensors file, or a .gguf file; got ${files.map((f) => f.name).join(', ') || 'nothing'}.`;
       } else {
         this.localModel = { kind: 'files', config, weights, name: weights.name };
         localNote.textContent = `Using ${weights.name} (${(weights.size / 2 ** 20).toFixed(1)} MiB) with its config.json instead of the preset.`;
@@ -286,11 +290,10 @@ export class ConfigForm {
       pickFiles.value = '';
       pickFolder.value = '';
       clearLocal.hidden = true;
-      localNote.textContent =
-        'Pick config.json and model.safetensors (f32, f16 or bf16), or the folder holding them.';
+      localNote.textContent = pickHint;
     });
     const localPicker = h('div', { className: 'field field-local' }, [
-      h('label', { text: 'Or a local safetensors model', attrs: { for: 'local-model' } }),
+      h('label', { text: 'Or a local safetensors or GGUF model', attrs: { for: 'local-model' } }),
       pickFiles,
       h('label', { text: 'or a folder', attrs: { for: 'local-folder' } }),
       pickFolder,

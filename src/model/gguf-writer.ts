@@ -1,0 +1,337 @@
+import { InputError } from '../errors.ts';
+import { f32ToF16Bits } from './formats.ts';
+import { ggufName } from './gguf-load.ts';
+import { get, type ModelWeights, type TensorSpec, tensorSpecs } from './weights.ts';
+
+/**
+ * A GGUF v3 (or v2) writer for tests: builds a llama.cpp-style file from ModelWeights the way
+ * convert_hf_to_gguf.py and ggml would (Q/K rows permuted for llama.cpp's RoPE, Q8_0 and Q4_0
+ * quantized by ggml's reference rules in f32 arithmetic, f16 block scales), so that the loader in
+ * gguf-load.ts is tested against files it did not write itself. It is written from the format's
+ * description, not from the loader's code: the permutation is numpy's reshape/swapaxes spelled out,
+ * not the loader's inverse.
+ */
+
+export type GgufType = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0';
+
+export const GGUF_TYPE_CODES: Record<GgufType, number> = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 8, BF16: 30 };
+
+/** A metadata value, tagged with its GGUF value type. */
+export type MetaValue =
+  | { u32: number }
+  | { i32: number }
+  | { f32: number }
+  | { bool: boolean }
+  | { str: string }
+  | { u64: bigint }
+  | { strs: string[] };
+
+/** One tensor as it goes into the file; `offset` (from the data section) overrides the computed one. */
+export interface RawTensor {
+  name: string;
+  /** Innermost first, as GGUF stores them. */
+  dims: number[];
+  type: number;
+  data: Uint8Array;
+  offset?: number;
+}
+
+/** Everything a GGUF file holds, before encoding; tests edit these to build broken files. */
+export interface GgufParts {
+  version: number;
+  meta: [string, MetaValue][];
+  tensors: RawTensor[];
+  /** The data section's alignment the encoder lays tensors out on (general.alignment should say so). */
+  alignment: number;
+}
+
+/** A growable little-endian byte buffer. */
+class Sink {
+  private buf: Uint8Array<ArrayBuffer> = new Uint8Array(1 << 16);
+  private view = new DataView(this.buf.buffer);
+  length = 0;
+  private reserve(n: number) {
+    if (this.length + n <= this.buf.length) return;
+    let size = this.buf.length;
+    while (size < this.length + n) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.length));
+    this.buf = next;
+    this.view = new DataView(next.buffer);
+  }
+  u8(v: number) {
+    this.reserve(1);
+    this.buf[this.length++] = v;
+  }
+  u32(v: number) {
+    this.reserve(4);
+    this.view.setUint32(this.length, v, true);
+    this.length += 4;
+  }
+  i32(v: number) {
+    this.reserve(4);
+    this.view.setInt32(this.length, v, true);
+    this.length += 4;
+  }
+  f32(v: number) {
+    this.reserve(4);
+    this.view.setFloat32(this.length, v, true);
+    this.length += 4;
+  }
+  u64(v: number | bigint) {
+    this.reserve(8);
+    this.view.setBigUint64(this.length, BigInt(v), true);
+    this.length += 8;
+  }
+  str(s: string) {
+    const b = new TextEncoder().encode(s);
+    this.u64(b.length);
+    this.bytes(b);
+  }
+  bytes(b: Uint8Array) {
+    this.reserve(b.length);
+    this.buf.set(b, this.length);
+    this.length += b.length;
+  }
+  padTo(alignment: number) {
+    while (this.length % alignment !== 0) this.u8(0);
+  }
+  result() {
+    return this.buf.slice(0, this.length);
+  }
+}
+
+/**
+ * The file's bytes: "GGUF", version, counts, metadata, the tensor table, then the data section at
+ * the next multiple of `alignment`, each tensor at its offset (by default the next aligned one).
+ */
+export function encodeGguf(parts: GgufParts): Uint8Array<ArrayBuffer> {
+  const s = new Sink();
+  s.bytes(new TextEncoder().encode('GGUF'));
+  s.u32(parts.version);
+  s.u64(parts.tensors.length);
+  s.u64(parts.meta.length);
+  for (const [key, value] of parts.meta) {
+    s.str(key);
+    if ('u32' in value) {
+      s.u32(4);
+      s.u32(value.u32);
+    } else if ('i32' in value) {
+      s.u32(5);
+      s.i32(value.i32);
+    } else if ('f32' in value) {
+      s.u32(6);
+      s.f32(value.f32);
+    } else if ('bool' in value) {
+      s.u32(7);
+      s.u8(value.bool ? 1 : 0);
+    } else if ('str' in value) {
+      s.u32(8);
+      s.str(value.str);
+    } else if ('u64' in value) {
+      s.u32(10);
+      s.u64(value.u64);
+    } else {
+      s.u32(9);
+      s.u32(8);
+      s.u64(value.strs.length);
+      for (const x of value.strs) s.str(x);
+    }
+  }
+  let next = 0;
+  const offsets = parts.tensors.map((t) => {
+    const at = t.offset ?? next;
+    next = Math.ceil(Math.max(next, at + t.data.length) / parts.alignment) * parts.alignment;
+    return at;
+  });
+  for (const [i, t] of parts.tensors.entries()) {
+    s.str(t.name);
+    s.u32(t.dims.length);
+    for (const d of t.dims) s.u64(d);
+    s.u32(t.type);
+    s.u64(offsets[i]);
+  }
+  s.padTo(parts.alignment);
+  const dataStart = s.length;
+  // In offset order, so an overridden offset past the others leaves a gap (or nothing) as asked.
+  const order = parts.tensors.map((t, i) => ({ t, at: offsets[i] })).sort((a, b) => a.at - b.at);
+  const section = new Uint8Array(Math.max(0, ...order.map(({ t, at }) => at + t.data.length)));
+  for (const { t, at } of order) section.set(t.data, at);
+  s.bytes(section);
+  if (s.length === dataStart) return s.result();
+  s.padTo(parts.alignment);
+  return s.result();
+}
+
+/**
+ * convert_hf_to_gguf.py's `permute(weights, n_head)` on a row-major [rows, K] matrix:
+ * `weights.reshape(n_head, 2, rows // n_head // 2, K).swapaxes(1, 2).reshape(rows, K)`. The
+ * input index (h, s, i) becomes the output index (h, i, s).
+ */
+export function llamaCppPermute(w: Float32Array, rows: number, K: number, nHead: number): Float32Array {
+  const half = rows / nHead / 2;
+  const out = new Float32Array(w.length);
+  for (let h = 0; h < nHead; h++)
+    for (let s = 0; s < 2; s++)
+      for (let i = 0; i < half; i++) {
+        const from = (h * 2 + s) * half + i;
+        const to = (h * half + i) * 2 + s;
+        out.set(w.subarray(from * K, (from + 1) * K), to * K);
+      }
+  return out;
+}
+
+/** C's roundf: halves away from zero (JS Math.round takes −2.5 to −2). */
+function roundf(x: number): number {
+  return Math.sign(x) * Math.round(Math.abs(x));
+}
+
+function putF16(out: Uint8Array, at: number, x: number) {
+  const h = f32ToF16Bits(x);
+  out[at] = h & 0xff;
+  out[at + 1] = h >>> 8;
+}
+
+/** ggml's quantize_row_q8_0_ref: d = amax / 127, q = roundf(x · (1/d)), all in f32, d stored as f16. */
+export function quantizeQ8_0(x: Float32Array): Uint8Array {
+  const out = new Uint8Array((x.length / 32) * 34);
+  const f = Math.fround;
+  for (let b = 0; b < x.length / 32; b++) {
+    let amax = 0;
+    for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(x[32 * b + j]));
+    const d = f(amax / 127);
+    const id = d ? f(1 / d) : 0;
+    putF16(out, 34 * b, d);
+    for (let j = 0; j < 32; j++) out[34 * b + 2 + j] = roundf(f(x[32 * b + j] * id)) & 0xff;
+  }
+  return out;
+}
+
+/**
+ * ggml's quantize_row_q4_0_ref: `max` is the first value of largest magnitude, with its sign;
+ * d = max / −8; q = min(15, (int8)(x · (1/d) + 8.5)), in f32; byte j = q[j] | q[j + 16] << 4.
+ */
+export function quantizeQ4_0(x: Float32Array): Uint8Array {
+  const out = new Uint8Array((x.length / 32) * 18);
+  const f = Math.fround;
+  for (let b = 0; b < x.length / 32; b++) {
+    let amax = 0;
+    let max = 0;
+    for (let j = 0; j < 32; j++) {
+      const v = x[32 * b + j];
+      if (amax < Math.abs(v)) {
+        amax = Math.abs(v);
+        max = v;
+      }
+    }
+    const d = f(max / -8);
+    const id = d ? f(1 / d) : 0;
+    putF16(out, 18 * b, d);
+    for (let j = 0; j < 16; j++) {
+      const x0 = f(x[32 * b + j] * id);
+      const x1 = f(x[32 * b + 16 + j] * id);
+      const q0 = Math.min(15, Math.trunc(f(x0 + 8.5)));
+      const q1 = Math.min(15, Math.trunc(f(x1 + 8.5)));
+      out[18 * b + 2 + j] = q0 | (q1 << 4);
+    }
+  }
+  return out;
+}
+
+/** The bytes of f32 values in `type`; Q8_0/Q4_0 need rows (`K`) of whole 32-value blocks. */
+export function encodeTensor(x: Float32Array, type: GgufType, K: number, name: string): Uint8Array {
+  if ((type === 'Q8_0' || type === 'Q4_0') && K % 32 !== 0) {
+    throw new InputError(
+      `${name}: ${type} stores rows as whole blocks of 32 weights, but the inner width ${K} is not a multiple of 32`,
+    );
+  }
+  switch (type) {
+    case 'F32': {
+      const out = new Uint8Array(4 * x.length);
+      const v = new DataView(out.buffer);
+      for (let i = 0; i < x.length; i++) v.setFloat32(4 * i, x[i], true);
+      return out;
+    }
+    case 'F16': {
+      const out = new Uint8Array(2 * x.length);
+      for (let i = 0; i < x.length; i++) putF16(out, 2 * i, x[i]);
+      return out;
+    }
+    case 'BF16': {
+      const out = new Uint8Array(2 * x.length);
+      const bits = new Uint32Array(Float32Array.from(x).buffer);
+      for (let i = 0; i < x.length; i++) {
+        // Round to nearest even on the top 16 bits.
+        const h = (bits[i] + 0x7fff + ((bits[i] >>> 16) & 1)) >>> 16;
+        out[2 * i] = h & 0xff;
+        out[2 * i + 1] = h >>> 8;
+      }
+      return out;
+    }
+    case 'Q8_0':
+      return quantizeQ8_0(x);
+    case 'Q4_0':
+      return quantizeQ4_0(x);
+  }
+}
+
+export interface GgufWriteOptions {
+  /**
+   * Each tensor's type. One type applies to the linear layers and the embedding, with norms kept
+   * F32 as llama.cpp's quantizer keeps 1-D tensors; a function chooses per tensor. Default F32.
+   */
+  type?: GgufType | ((hfName: string, kind: TensorSpec['kind']) => GgufType);
+  alignment?: number;
+  version?: 2 | 3;
+  name?: string;
+}
+
+/** The parts of a llama GGUF holding `w` (f32 values of `w.tensors`), ready to edit or encode. */
+export function ggufParts(w: ModelWeights, opts: GgufWriteOptions = {}): GgufParts {
+  const c = w.config;
+  const typeOf =
+    typeof opts.type === 'function'
+      ? opts.type
+      : (_: string, kind: TensorSpec['kind']) =>
+          kind === 'norm' ? 'F32' : ((opts.type as GgufType) ?? 'F32');
+  const alignment = opts.alignment ?? 32;
+  const meta: [string, MetaValue][] = [
+    ['general.architecture', { str: 'llama' }],
+    ['general.name', { str: opts.name ?? 'test model' }],
+    ['llama.context_length', { u32: c.maxSeqLen }],
+    ['llama.embedding_length', { u32: c.hiddenSize }],
+    ['llama.block_count', { u32: c.numLayers }],
+    ['llama.feed_forward_length', { u32: c.intermediateSize }],
+    ['llama.attention.head_count', { u32: c.numHeads }],
+    ['llama.attention.head_count_kv', { u32: c.numKvHeads }],
+    ['llama.rope.freq_base', { f32: c.ropeTheta }],
+    ['llama.attention.layer_norm_rms_epsilon', { f32: c.rmsNormEps }],
+    ['llama.rope.dimension_count', { u32: c.headDim }],
+    ['llama.vocab_size', { u32: c.vocabSize }],
+  ];
+  if (c.headDim * c.numHeads !== c.hiddenSize) {
+    meta.push(['llama.attention.key_length', { u32: c.headDim }]);
+    meta.push(['llama.attention.value_length', { u32: c.headDim }]);
+  }
+  if (alignment !== 32) meta.push(['general.alignment', { u32: alignment }]);
+  const tensors: RawTensor[] = tensorSpecs(c).map((spec) => {
+    const name = ggufName(spec.name);
+    let data = get(w, spec.name);
+    const K = spec.shape[spec.shape.length - 1];
+    if (spec.name.endsWith('.q_proj.weight')) data = llamaCppPermute(data, spec.shape[0], K, c.numHeads);
+    if (spec.name.endsWith('.k_proj.weight')) data = llamaCppPermute(data, spec.shape[0], K, c.numKvHeads);
+    const type = typeOf(spec.name, spec.kind);
+    return {
+      name,
+      dims: [...spec.shape].reverse(),
+      type: GGUF_TYPE_CODES[type],
+      data: encodeTensor(data, type, K, name),
+    };
+  });
+  return { version: opts.version ?? 3, meta, tensors, alignment };
+}
+
+/** A GGUF file of `w`, as llama.cpp's converter and quantizer would write it. */
+export function writeGguf(w: ModelWeights, opts: GgufWriteOptions = {}): Uint8Array<ArrayBuffer> {
+  return encodeGguf(ggufParts(w, opts));
+}
