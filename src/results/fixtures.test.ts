@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { BATCH_SIZES } from '../measure/serve-spec.ts';
+import { QUALITY_SLICES } from '../measure/spec.ts';
 import { slowdown, summarize } from '../serve/metrics.ts';
 import { curveAt, kneeOf, predictedSpeedup } from '../speculative/predict.ts';
-import { makeBatchScalingResult, makeServeResult, makeSpecResult } from './fixtures.ts';
+import { makeBatchScalingResult, makeFormatsResult, makeServeResult, makeSpecResult } from './fixtures.ts';
 import { BenchResultSchema } from './schema.ts';
 
 describe('makeSpecResult', () => {
@@ -154,6 +155,80 @@ describe('makeBatchScalingResult', () => {
     for (const p of r.batchScaling ?? []) {
       expect(p.tokensPerSec).toBeCloseTo((p.batch * 1000) / p.stepMs, 9);
       expect(p.ratio).toBeGreaterThan(1);
+    }
+  });
+});
+
+describe('makeFormatsResult', () => {
+  const r = makeFormatsResult();
+  const formats = r.formats ?? [];
+
+  it('is a valid result of the formats suite, as an imported file would be', () => {
+    for (const x of [r, makeFormatsResult(['int8'])]) {
+      expect(BenchResultSchema.safeParse(JSON.parse(JSON.stringify(x))).success).toBe(true);
+      expect(x.spec.suite).toBe('formats');
+      expect(x.spec.workloads.map((w) => w.kind)).toEqual(['formats']);
+    }
+    // f32 is always measured: it is the baseline of every ratio and the reference of every error.
+    const narrowed = makeFormatsResult(['int8']);
+    expect(narrowed.formats?.map((f) => f.format)).toEqual(['f32', 'int8']);
+    expect(narrowed.quality?.map((q) => q.format)).toEqual(Array(QUALITY_SLICES.length).fill('int8'));
+  });
+
+  it('has a prefill and a decode point per format, each carrying its format', () => {
+    expect(r.points.map((p) => `${p.weightFormat} ${p.pass}`)).toEqual([
+      'f32 prefill',
+      'f32 decode',
+      'f16 prefill',
+      'f16 decode',
+      'int8 prefill',
+      'int8 decode',
+      'int4 prefill',
+      'int4 decode',
+    ]);
+  });
+
+  it('reads its table off the points: fewer bytes, a shorter TPOT, but less than the bytes fell', () => {
+    expect(formats.map((f) => f.format)).toEqual(['f32', 'f16', 'int8', 'int4']);
+    const f32 = formats[0];
+    for (const f of formats) {
+      const decode = r.points.find((p) => p.weightFormat === f.format && p.pass === 'decode');
+      expect(f.decodeBytesPerToken).toBe(decode?.bytes);
+      expect(f.tpotMs).toBe(decode?.tpotMs?.p50);
+      expect(f.tpotRatio).toBeCloseTo(f.tpotMs / f32.tpotMs, 12);
+      expect(f.tokensPerSec).toBeCloseTo(1000 / f.tpotMs, 9);
+    }
+    for (let i = 1; i < formats.length; i++) {
+      expect(formats[i].decodeBytesPerToken).toBeLessThan(formats[i - 1].decodeBytesPerToken);
+      expect(formats[i].tpotMs).toBeLessThan(formats[i - 1].tpotMs);
+      // Launches and submits do not shrink with the weights: the time falls by less than the bytes.
+      expect(formats[i].tpotMs / f32.tpotMs).toBeGreaterThan(
+        formats[i].decodeBytesPerToken / f32.decodeBytesPerToken,
+      );
+    }
+    // f16 halves the linear weights; int8 and int4 add an f32 scale per group of 32.
+    expect(formats[1].linearBytes).toBe(f32.linearBytes / 2);
+    expect(formats[2].linearBytes).toBeCloseTo((f32.linearBytes / 4) * (1 + 4 / 32), -4);
+  });
+
+  it('has every quantized format on every slice, with whole counts behind top-1 and divergence', () => {
+    const rows = r.quality ?? [];
+    expect(rows.map((q) => `${q.format} ${q.slice}`)).toEqual(
+      ['f16', 'int8', 'int4'].flatMap((f) => QUALITY_SLICES.map((s) => `${f} ${s}`)),
+    );
+    for (const q of rows) {
+      const distributions = q.prompts * q.steps;
+      const flips = Math.round((1 - q.top1Agreement) * distributions);
+      expect(q.top1Agreement).toBeCloseTo((distributions - flips) / distributions, 12);
+      expect(q.promptTokens).toHaveLength(q.prompts);
+      // Greedy output leaves f32's exactly when some argmax flipped, at a step of the slice.
+      expect(q.divergenceStep === null).toBe(flips === 0);
+      if (q.divergenceStep !== null) expect(q.divergenceStep).toBeLessThan(distributions);
+    }
+    // The error grows as the format narrows, on every slice.
+    for (const slice of QUALITY_SLICES) {
+      const errs = rows.filter((q) => q.slice === slice).map((q) => q.relErr);
+      expect(errs).toEqual([...errs].sort((a, b) => a - b));
     }
   });
 });

@@ -4,12 +4,14 @@
  * laptop GPU, so ratios between points look like a real run, but nothing here is measured.
  */
 import { PageAllocator } from '../kv/allocator.ts';
-import { verifyCost } from '../measure/cost.ts';
+import { formatSummary } from '../measure/assemble.ts';
+import { decodeCost, prefillCost, verifyCost } from '../measure/cost.ts';
 import { place } from '../measure/roofline.ts';
 import { batchScaling, serveResult } from '../measure/serve-assemble.ts';
 import { BATCH_SIZES, SERVE_DEFAULTS } from '../measure/serve-spec.ts';
-import { specFromOptions } from '../measure/spec.ts';
+import { SUITES, specFromOptions } from '../measure/spec.ts';
 import { dims, type ModelConfig, PRESETS } from '../model/config.ts';
+import { WEIGHT_FORMATS, type WeightFormat } from '../model/formats.ts';
 import { parameterCount } from '../model/weights.ts';
 import { toRecord } from '../serve/driver.ts';
 import { byClass as serveByClass, slowdown, summarize } from '../serve/metrics.ts';
@@ -27,6 +29,7 @@ import {
   type BenchResult,
   BenchResultSchema,
   type Point,
+  type Quality,
   SCHEMA_VERSION,
   type SpecRun,
   type VerifyPoint,
@@ -129,12 +132,23 @@ function mean(xs: readonly number[]): number {
   return xs.reduce((a, b) => a + b, 0) / xs.length;
 }
 
-function makePoint(s: PointShape): Point {
+/** The cost model's time of a pass on the fixture's machine: its binding roof, plus one submit. */
+function predictedMsOf(flops: number, bytes: number) {
   const { fmaGflops, copyGBps, dispatchUs, submitUs } = FIXTURE.peaks;
-  const computeMs = s.flops / (fmaGflops * PER_MS);
-  const memoryMs = s.bytes / (copyGBps * PER_MS);
+  const computeMs = flops / (fmaGflops * PER_MS);
+  const memoryMs = bytes / (copyGBps * PER_MS);
   const overheadMs = (dispatches * dispatchUs) / 1000;
-  const predictedMs = Math.max(computeMs, memoryMs, overheadMs) + submitUs / 1000;
+  return {
+    computeMs,
+    memoryMs,
+    overheadMs,
+    predictedMs: Math.max(computeMs, memoryMs, overheadMs) + submitUs / 1000,
+  };
+}
+
+function makePoint(s: PointShape): Point {
+  const { fmaGflops, copyGBps } = FIXTURE.peaks;
+  const { computeMs, memoryMs, overheadMs, predictedMs } = predictedMsOf(s.flops, s.bytes);
   const medianMs = predictedMs * s.slowdown;
   const samplesMs = s.spread.map((f) => medianMs * f);
   const avg = mean(samplesMs);
@@ -984,6 +998,135 @@ export function makeBatchScalingResult(overrides: Partial<BenchResult> = {}): Be
     spec: { suite: spec.suite, kv: spec.kv, autotune: spec.autotune, workloads: spec.workloads },
     points,
     batchScaling: batchScaling(points, base.peaks),
+    ...overrides,
+  });
+}
+
+/**
+ * The format sweep fixture: `--suite formats` on the made-up laptop of `makeResult` (smollm2-135m,
+ * prefill L = 64, decode at depth 64), f32 first. FLOPs and bytes per pass come from the engine's
+ * cost model for each format (a linear weight counts its quants and scales), and the table is read
+ * off the points by the engine's own `formatSummary`. The times follow a stated formula, not a
+ * measurement: a decode step costs its bytes at the share of copy bandwidth the format's GEMV
+ * reaches (dequantization costs the narrower formats some of it) plus the step's launches and
+ * submit, so int4 saves less than its bytes; a prefill is compute-bound, and dequantizing inside
+ * the matmul makes the narrow formats a little slower there.
+ */
+const FORMATS_FIXTURE = {
+  length: SUITES.formats.prefill[0],
+  depth: SUITES.formats.depths[0],
+  /** Share of the copy bandwidth each format's decode GEMV reaches. */
+  bandwidthShare: { f32: 0.85, f16: 0.8, int8: 0.65, int4: 0.5 },
+  /** Prefill time over the cost model's, per format. */
+  prefillSlowdown: { f32: 1.5, f16: 1.55, int8: 1.7, int4: 1.8 },
+  /** Normwise relative error of the logits on the `short` slice, per quantized format. */
+  relErr: { f16: 2.9e-4, int8: 5.8e-3, int4: 6.1e-2 },
+  /** Each slice's error relative to `short`'s: rare tokens and long contexts err more. */
+  sliceFactor: { short: 1, long: 1.15, repeated: 0.8, rare: 1.3, 'long-decode': 1.2 },
+  /** Mean KL, nats, per squared relative error (small perturbations: KL grows with the square). */
+  klPerRelErr2: 0.9,
+  /** Share of next tokens whose argmax flips, per unit of relative error. */
+  flipsPerRelErr: 2.2,
+  createdAt: '2026-12-09T10:00:00.000Z',
+} as const;
+
+/** The quality slices' shapes, as src/workloads/formats.ts sizes them for a model of `maxSeqLen`. */
+function qualitySliceShapes(maxSeqLen: number, steps = 8) {
+  const half = Math.floor(maxSeqLen / 2);
+  return [
+    { slice: 'short', promptTokens: [5, 16], steps },
+    { slice: 'long', promptTokens: [maxSeqLen - steps], steps },
+    { slice: 'repeated', promptTokens: [32, 32], steps },
+    { slice: 'rare', promptTokens: [16, 16], steps },
+    { slice: 'long-decode', promptTokens: [half], steps: Math.min(4 * steps, maxSeqLen - half) },
+  ] as const;
+}
+
+/** One format's error on every slice, from the fixture's formulas (see FORMATS_FIXTURE). */
+function qualityRows(format: Exclude<WeightFormat, 'f32'>): Quality[] {
+  const f = FORMATS_FIXTURE;
+  return qualitySliceShapes(config.maxSeqLen).map(({ slice, promptTokens, steps }) => {
+    const relErr = f.relErr[format] * f.sliceFactor[slice];
+    const distributions = promptTokens.length * steps;
+    // Whole flips out of the slice's distributions, spread evenly: the first is where greedy output leaves f32's.
+    const flips = Math.min(distributions, Math.floor(distributions * relErr * f.flipsPerRelErr));
+    return {
+      format,
+      slice,
+      relErr,
+      top1Agreement: (distributions - flips) / distributions,
+      klDiv: f.klPerRelErr2 * relErr ** 2,
+      divergenceStep: flips > 0 ? Math.floor(distributions / (flips + 1)) : null,
+      prompts: promptTokens.length,
+      steps,
+      promptTokens: [...promptTokens],
+    };
+  });
+}
+
+/** The points of one format: a prefill at L and a decode step at the depth, carrying the format. */
+function formatPoints(format: WeightFormat): Point[] {
+  const f = FORMATS_FIXTURE;
+  const prefill = prefillCost(config, f.length, 0, undefined, format);
+  const decode = decodeCost(config, [f.depth], undefined, format);
+  const { dispatchUs, submitUs, copyGBps } = FIXTURE.peaks;
+  const decodeMs =
+    decode.bytes / (copyGBps * f.bandwidthShare[format] * PER_MS) +
+    (dispatches * dispatchUs + submitUs) / 1000;
+  const shape = (
+    pass: Point['pass'],
+    cost: { flops: number; bytes: number },
+    slowdown: number,
+  ): PointShape => ({
+    pass,
+    tokens: pass === 'prefill' ? f.length : 1,
+    depth: pass === 'prefill' ? 0 : f.depth,
+    batch: 1,
+    flops: cost.flops,
+    bytes: cost.bytes,
+    slowdown,
+    spread: FIXTURE.sampleSpread,
+    withKernels: false,
+  });
+  return [
+    { ...makePoint(shape('prefill', prefill, f.prefillSlowdown[format])), weightFormat: format },
+    {
+      ...makePoint(shape('decode', decode, decodeMs / predictedMsOf(decode.flops, decode.bytes).predictedMs)),
+      weightFormat: format,
+    },
+  ];
+}
+
+/**
+ * A `--suite formats` run (see FORMATS_FIXTURE): a prefill and a decode point per format, the
+ * format table, and each quantized format's error against f32 on the five slices. `formats`
+ * narrows the sweep (f32 is always measured: it is the reference). Validated like `makeResult`.
+ */
+export function makeFormatsResult(
+  formats: readonly WeightFormat[] = WEIGHT_FORMATS,
+  overrides: Partial<BenchResult> = {},
+): BenchResult {
+  const base = makeResult();
+  const spec = specFromOptions(
+    { kind: 'preset', preset: FIXTURE.preset, seed: 0 },
+    { suite: 'formats', weights: [...formats], reps: FIXTURE.sampleSpread.length },
+  );
+  const swept: WeightFormat[] = ['f32', ...formats.filter((x) => x !== 'f32')];
+  const points = swept.flatMap(formatPoints);
+  return BenchResultSchema.parse({
+    ...base,
+    createdAt: FORMATS_FIXTURE.createdAt,
+    spec: {
+      suite: spec.suite,
+      kv: spec.kv,
+      autotune: spec.autotune,
+      weights: spec.weights,
+      workloads: spec.workloads,
+    },
+    model: { ...base.model, weightFormat: 'f32' },
+    points,
+    formats: formatSummary(points, config),
+    quality: swept.flatMap((format) => (format === 'f32' ? [] : qualityRows(format))),
     ...overrides,
   });
 }
