@@ -44,3 +44,23 @@ export async function expectNoHorizontalOverflow(page: Page): Promise<void> {
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   expect(overflow).toBeLessThanOrEqual(0);
 }
+
+/** Stores a result in the page's history (IndexedDB), as a finished run would be; reload to list it. */
+export async function saveToHistory(page: Page, result: unknown): Promise<void> {
+  await page.evaluate(
+    (r) =>
+      new Promise<void>((resolve, reject) => {
+        const open = indexedDB.open('webgpu-inference-bench-history', 1);
+        open.onupgradeneeded = () =>
+          open.result.createObjectStore('runs', { keyPath: 'id', autoIncrement: true });
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const tx = open.result.transaction('runs', 'readwrite');
+          tx.objectStore('runs').add({ savedAt: new Date().toISOString(), result: r });
+          tx.oncomplete = () => resolve();
+          tx.onerror = () => reject(tx.error);
+        };
+      }),
+    result,
+  );
+}

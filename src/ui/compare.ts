@@ -1,8 +1,8 @@
 /**
  * The compare view: result files imported (picker or drag and drop) or runs picked from history,
  * overlaid on the same charts with one colour per device, and a table of times with speed-up
- * columns; below them, the speculative-decoding, load-test and B-scaling sections of each run that
- * has them. Imported files are untrusted; see import.ts. Their strings only ever become text.
+ * columns; each run's weight format in its entry and its chart labels; below them, the
+ * weight-format, speculative-decoding, load-test and B-scaling sections of each run that has them. Imported files are untrusted; see import.ts. Their strings only ever become text.
  */
 import {
   type ComparedFile,
@@ -20,6 +20,8 @@ import { button, h, uniqueId } from './dom.ts';
 import type { ErrorBanner } from './error-banner.ts';
 import { download, resultFileStem } from './export.ts';
 import { fixed, formatDate, formatMs, formatNumber } from './format.ts';
+import { FormatsView } from './formats/view.ts';
+import { resultWeights } from './formats/weights.ts';
 import { readResultFiles } from './import.ts';
 import { BatchScalingView } from './serve/batch-view.ts';
 import { ServeView } from './serve/view.ts';
@@ -65,6 +67,9 @@ export class CompareView {
     string,
     { serve: ServeView | null; batch: BatchScalingView | null }
   >();
+  /** The format sweeps' sections, likewise. */
+  private readonly formatsHost = h('div', { className: 'compare-spec' });
+  private readonly formatsViews = new Map<string, FormatsView>();
   private comparison: Comparison | null = null;
 
   constructor(
@@ -139,6 +144,7 @@ export class CompareView {
         this.warnings,
       ]),
       this.charts.element,
+      this.formatsHost,
       this.specHost,
       this.serveHost,
     ]);
@@ -230,8 +236,29 @@ export class CompareView {
       this.entries.length > 0 &&
       this.entries.every((e) => e.result.points.length === 0 && (e.result.speculative || e.result.serve));
     this.charts.update(this.chartRuns());
+    this.renderFormats();
     this.renderSpec();
     this.renderServe();
+  }
+
+  /** One format-sweep section per run that has one, reused while its entry stays. */
+  private renderFormats(): void {
+    const shown: FormatsView[] = [];
+    const keys = new Set<string>();
+    this.entries.forEach((e, i) => {
+      if (!e.result.formats?.length && !e.result.quality?.length) return;
+      let view = this.formatsViews.get(e.key);
+      if (!view) {
+        const result = e.result;
+        view = new FormatsView({ idPrefix: 'compare', fileStem: () => resultFileStem(result) });
+        this.formatsViews.set(e.key, view);
+      }
+      view.show(e.result, `${runLabel(e, i)}: weight formats`);
+      shown.push(view);
+      keys.add(e.key);
+    });
+    for (const key of [...this.formatsViews.keys()]) if (!keys.has(key)) this.formatsViews.delete(key);
+    this.formatsHost.replaceChildren(...shown.map((v) => v.element));
   }
 
   /** The load-test and B-scaling sections of each run that has them, reused while its entry stays. */
@@ -294,7 +321,7 @@ export class CompareView {
         ]),
         h('span', {
           className: 'compare-meta',
-          text: `${e.name} · ${r.model.preset} · ${r.env.browser} · ${formatDate(r.createdAt)}`,
+          text: `${e.name} · ${r.model.preset} · weights ${resultWeights(r)} · ${r.env.browser} · ${formatDate(r.createdAt)}`,
         }),
         h('span', {
           className: 'compare-meta',

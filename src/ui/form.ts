@@ -5,7 +5,9 @@
  * while it is chosen; there the depths and the tokens to generate are the verify-K curve's depths
  * and the tokens per prompt, as in buildSpec, and the fields say so. The load test (serve) has its
  * own too (rate, requests, batching, prefix cache, SLOs, scheduler limits, sweep) and none of the
- * sweep's; the B-scaling suite (batch) takes one depth, the tokens and the repetitions.
+ * sweep's; the B-scaling suite (batch) takes one depth, the tokens and the repetitions. The weights
+ * field picks the linear layers' format; with the format sweep (formats) it becomes a list of the
+ * formats to sweep, and the sweep fields name its one prompt length and one decode depth.
  */
 import { PAGE_SIZES } from '../kv/cache.ts';
 import { SERVE_DEFAULTS } from '../measure/serve-spec.ts';
@@ -19,7 +21,7 @@ import {
   SUITES,
 } from '../measure/spec.ts';
 import { isPresetName, PRESET_NAMES, PRESETS, presetConfig } from '../model/config.ts';
-import { BYTES } from '../model/formats.ts';
+import { BYTES, WEIGHT_FORMATS, type WeightFormat } from '../model/formats.ts';
 import { parameterCount } from '../model/weights.ts';
 import { parseSlo } from '../serve/metrics.ts';
 import { h, uniqueId } from './dom.ts';
@@ -30,6 +32,8 @@ const FIELD_NAMES = [
   'preset',
   'seed',
   'suite',
+  'weights',
+  'weightsList',
   'prefill',
   'depths',
   'gen',
@@ -73,9 +77,13 @@ interface Field {
   hint: HTMLElement;
 }
 
-/** Labels and hints of the fields whose meaning changes with the suite: a sweep's, the speculative suite's or B-scaling's. */
+/**
+ * Labels and hints of the fields whose meaning changes with the suite: a sweep's, the speculative
+ * suite's, B-scaling's or the format sweep's.
+ */
 const SUITE_TEXT = {
   sweep: {
+    prefill: { label: 'Prefill lengths L', hint: 'Prompt lengths, comma-separated.' },
     depths: { label: 'Decode depths', hint: 'Context tokens before generation.' },
     gen: { label: 'Tokens to generate', hint: '' },
     reps: { label: 'Repetitions', hint: '' },
@@ -90,11 +98,19 @@ const SUITE_TEXT = {
     gen: { label: 'Tokens to generate', hint: 'Decode steps of B sequences each repetition times.' },
     reps: { label: 'Repetitions', hint: 'Timed samples at each B.' },
   },
+  formats: {
+    prefill: { label: 'Prompt length L', hint: 'One length: each format’s timed prefill.' },
+    depths: { label: 'Decode depth', hint: 'One depth: context tokens before each format’s decode steps.' },
+    gen: { label: 'Tokens to generate', hint: '' },
+    reps: { label: 'Repetitions', hint: 'Timed samples of each format’s prefill and decode.' },
+  },
 } as const;
 
 /** Defaults of the fields a suite does not set: the spec's own, so the CLI and the page agree. */
 const DEFAULTS = {
   seed: SPEC_DEFAULTS.seed,
+  weights: 'f32',
+  weightsList: WEIGHT_FORMATS.join(', '),
   warmup: SPEC_DEFAULTS.warmup,
   pageSize: SPEC_DEFAULTS.pageSize,
   kvMode: SPEC_DEFAULTS.kvMode,
@@ -120,14 +136,22 @@ const DEFAULTS = {
  * The suites the page offers; the kernel suite is a CLI job (npm run bench -- --suite kernels), and
  * so is the capacity probe, whose pool has no field here (--pool-mib).
  */
-type PageSuite = 'quick' | 'full' | 'spec' | 'serve' | 'batch';
+type PageSuite = 'quick' | 'full' | 'spec' | 'serve' | 'batch' | 'formats';
 
 function isPageSuite(suite: string): suite is PageSuite {
-  return ['quick', 'full', 'spec', 'serve', 'batch'].includes(suite);
+  return ['quick', 'full', 'spec', 'serve', 'batch', 'formats'].includes(suite);
 }
 
 /** Suites whose depths, tokens and repetitions are their own, sent as typed: typing them keeps the suite. */
-const OWN_SWEEP_FIELDS: ReadonlySet<string> = new Set(['spec', 'batch']);
+const OWN_SWEEP_FIELDS: ReadonlySet<string> = new Set(['spec', 'batch', 'formats']);
+
+/**
+ * The formats to sweep as typed, comma- or space-separated. The names go to the spec schema as
+ * they are (as drafter names do): it is the one that knows the formats and rejects a stranger.
+ */
+function parseFormats(text: string): WeightFormat[] {
+  return text.split(/[\s,;]+/).filter(Boolean) as WeightFormat[];
+}
 
 /** A request rate as typed: empty for the calibrated rate, `inf` for all at once, else requests/s. */
 function parseRate(text: string): { ok: true; value: number | undefined } | { ok: false; message: string } {
@@ -203,6 +227,7 @@ export class ConfigForm {
       h('option', { text: 'speculative', attrs: { value: 'spec' } }),
       h('option', { text: 'load test', attrs: { value: 'serve' } }),
       h('option', { text: 'B-scaling', attrs: { value: 'batch' } }),
+      h('option', { text: 'weight formats', attrs: { value: 'formats' } }),
       h('option', { text: 'custom', attrs: { value: 'custom' } }),
     ]);
     const pageSelect = h(
@@ -314,7 +339,24 @@ export class ConfigForm {
         field('suite', 'Suite', suiteSelect),
         field('pageSize', 'KV page size', pageSelect),
       ]),
-      field('prefill', 'Prefill lengths L', listInput('16, 32, 64'), 'Prompt lengths, comma-separated.'),
+      field(
+        'weights',
+        'Weights',
+        choice(WEIGHT_FORMATS.map((f) => [f, f] as const)),
+        'Format of the linear layers and LM head, quantized on load (a quantized .gguf keeps its own).',
+      ),
+      field(
+        'weightsList',
+        'Formats to sweep',
+        textInput(WEIGHT_FORMATS.join(', ')),
+        `Comma-separated, of ${WEIGHT_FORMATS.join(', ')}; f32 is always measured, as the reference.`,
+      ),
+      field(
+        'prefill',
+        SUITE_TEXT.sweep.prefill.label,
+        listInput('16, 32, 64'),
+        SUITE_TEXT.sweep.prefill.hint,
+      ),
       field('depths', SUITE_TEXT.sweep.depths.label, listInput('16, 128, 512'), SUITE_TEXT.sweep.depths.hint),
       h('div', { className: 'form-grid' }, [
         field('gen', SUITE_TEXT.sweep.gen.label, numberInput(2)),
@@ -498,29 +540,43 @@ export class ConfigForm {
     const spec = suite === 'spec';
     const serve = suite === 'serve';
     const batch = suite === 'batch';
+    const formats = suite === 'formats';
     this.specFields.hidden = !spec;
     this.serveFields.hidden = !serve;
     // Prefill lengths, per-kernel profiling and the decode batch are the sweeps'; the speculative
     // workload has none of them, B-scaling sets the batch itself, and the load test has no sweep.
-    const hidden: Record<'prefill' | 'profile' | 'batch' | 'depths' | 'gen' | 'reps', boolean> = {
+    // The format sweep times one sequence without a profile, and takes a list of formats.
+    const hidden: Record<
+      'prefill' | 'profile' | 'batch' | 'depths' | 'gen' | 'reps' | 'weights' | 'weightsList',
+      boolean
+    > = {
       prefill: spec || serve || batch,
-      profile: spec || serve,
-      batch: spec || serve || batch,
+      profile: spec || serve || formats,
+      batch: spec || serve || batch || formats,
       depths: serve,
       gen: serve,
       reps: serve,
+      weights: formats,
+      weightsList: !formats,
     };
     for (const [name, hide] of Object.entries(hidden)) {
       const f = this.fields.get(name as FieldName);
       if (f) f.wrapper.hidden = hide;
     }
-    const texts = spec ? SUITE_TEXT.spec : batch ? SUITE_TEXT.batch : SUITE_TEXT.sweep;
-    for (const name of ['depths', 'gen', 'reps'] as const) {
+    const texts = spec
+      ? SUITE_TEXT.spec
+      : batch
+        ? SUITE_TEXT.batch
+        : formats
+          ? SUITE_TEXT.formats
+          : SUITE_TEXT.sweep;
+    for (const name of ['prefill', 'depths', 'gen', 'reps'] as const) {
       const f = this.fields.get(name);
-      if (!f) continue;
-      if (f.label) f.label.textContent = texts[name].label;
-      f.hint.textContent = texts[name].hint;
-      f.hint.hidden = texts[name].hint === '';
+      const text = name === 'prefill' ? ('prefill' in texts ? texts.prefill : null) : texts[name];
+      if (!f || !text) continue;
+      if (f.label) f.label.textContent = text.label;
+      f.hint.textContent = text.hint;
+      f.hint.hidden = text.hint === '';
     }
   }
 
@@ -577,6 +633,7 @@ export class ConfigForm {
     const spec = suite === 'spec';
     const serve = suite === 'serve';
     const batchSuite = suite === 'batch';
+    const formatsSuite = suite === 'formats';
     const options: SpecOptions = {
       suite,
       prefill: spec || serve || batchSuite ? undefined : list('prefill'),
@@ -587,8 +644,9 @@ export class ConfigForm {
       pageSize: number('pageSize'),
       kvMode: this.text('kvMode') as SpecOptions['kvMode'],
       batch: number('batch'),
-      profile: checked('profile'),
+      profile: formatsSuite ? false : checked('profile'),
       autotune: checked('autotune'),
+      weights: formatsSuite ? parseFormats(this.text('weightsList')) : [this.text('weights') as WeightFormat],
     };
     if (spec) {
       // The speculative suite's own fields; its depths, tokens and repetitions are sent as typed.
@@ -617,6 +675,18 @@ export class ConfigForm {
       } catch (e) {
         errors.set('slo', (e as Error).message);
       }
+    } else if (formatsSuite) {
+      // The sweep times every format at one prompt length and one depth, sent as typed.
+      if (options.weights?.length === 0)
+        errors.set('weightsList', `Name a format: ${WEIGHT_FORMATS.join(', ')}`);
+      for (const [name, what] of [
+        ['prefill', 'prompt length'],
+        ['depths', 'depth'],
+      ] as const) {
+        const values = options[name] ?? [];
+        if (errors.has(name)) continue;
+        if (values.length !== 1) errors.set(name, `the format sweep times one ${what}; give one`);
+      }
     } else if (batchSuite) {
       // B-scaling's depth, tokens and repetitions are sent as typed.
       if (options.depths?.length === 0 && !errors.has('depths')) {
@@ -633,7 +703,9 @@ export class ConfigForm {
     let result: BenchSpec | null = null;
     if (!built.ok) {
       for (const issue of built.issues) {
-        const field = fieldOfOption(issue.option, issue.message);
+        const option = fieldOfOption(issue.option, issue.message);
+        // The weights option is the list field while the format sweep is chosen, the choice otherwise.
+        const field = option === 'weights' && formatsSuite ? 'weightsList' : option;
         const message =
           issue.index === undefined ? issue.message : `value ${issue.index + 1}: ${issue.message}`;
         if (field === null) formErrors.push(message);
@@ -643,11 +715,11 @@ export class ConfigForm {
       result = built.spec;
       if (result.model.kind === 'preset' && isPresetName(result.model.preset)) {
         // The engine rejects typed sweep values beyond the model's length; say so here, at the field.
-        // The speculative and B-scaling suites' values are always typed here, so what would not fit
-        // is an error too.
+        // The speculative, B-scaling and format suites' values are always typed here, so what would
+        // not fit is an error too.
         const config = presetConfig(result.model.preset);
         const fit = fitToModel(result, config.maxSeqLen);
-        for (const u of spec || batchSuite ? fit.dropped : fit.errors) {
+        for (const u of spec || batchSuite || formatsSuite ? fit.dropped : fit.errors) {
           if (isField(u.option) && !errors.has(u.option)) errors.set(u.option, u.message);
         }
         // Drafters this model cannot use (a truncation as deep as the model, another vocabulary).

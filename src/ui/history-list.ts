@@ -5,6 +5,7 @@
 import { adapterLabel } from '../results/export.ts';
 import { button, card, h } from './dom.ts';
 import { formatDate } from './format.ts';
+import { resultWeights } from './formats/weights.ts';
 import { deleteRun, type HistoryEntry, listRuns } from './history.ts';
 
 export interface HistoryActions {
@@ -50,7 +51,10 @@ export class HistoryList {
     const serve = r.serve ? ` · load test, ${r.serve.runs.length} arms` : '';
     return h('li', { className: 'history-item' }, [
       h('div', { className: 'history-text' }, [
-        h('span', { className: 'history-title', text: `${adapterLabel(r.env.adapter)} · ${r.model.preset}` }),
+        h('span', {
+          className: 'history-title',
+          text: `${adapterLabel(r.env.adapter)} · ${r.model.preset} · ${resultWeights(r)}`,
+        }),
         h('span', {
           className: 'history-meta',
           text: `${when} · ${r.points.length} points${spec}${serve}${status}`,

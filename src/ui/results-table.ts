@@ -6,6 +6,7 @@ import { MARKDOWN_POINTS_HEADER } from '../results/export.ts';
 import type { Point } from '../results/schema.ts';
 import { h } from './dom.ts';
 import { fixed, formatIntensity, formatMs, HIGH_VARIANCE_MARK, MISSING, pointSize } from './format.ts';
+import { formatRank, formatsIn, pointFormat } from './formats/weights.ts';
 import { type Column, sortableTable } from './sortable-table.ts';
 
 /** Column headers in the report's order: pass, L/depth, clock, ms, wall ms, GPU ms, tok/s, GFLOP/s, GB/s, FLOP/B, bound, % roof, predicted ms. */
@@ -59,19 +60,30 @@ const COLUMNS: Column<Point>[] = HEADERS.map((header, i) => ({
   ...CELLS[i],
 }));
 
+/** Leads the table when the points span several weight formats, which the report's columns cannot tell apart. */
+const FORMAT_COLUMN: Column<Point> = {
+  header: 'format',
+  title: 'The format of the linear weights at this point',
+  cell: pointFormat,
+  sortValue: (p) => formatRank(pointFormat(p)),
+};
+
 export function resultsTable(points: readonly Point[]): HTMLElement {
-  return sortableTable(COLUMNS, points, { testId: 'results-table', caption: 'Measured points' });
+  const columns = formatsIn(points).length > 1 ? [FORMAT_COLUMN, ...COLUMNS] : COLUMNS;
+  return sortableTable(columns, points, { testId: 'results-table', caption: 'Measured points' });
 }
 
 /** Latency of each point, wall clock, as in the report: TTFT per prompt length, TPOT and ITL per depth. */
 export function latencyTable(points: readonly Point[]): HTMLElement {
   const q = (x: Point['ttftMs']) =>
     x ? `${formatMs(x.p50)} / ${formatMs(x.p95)} / ${formatMs(x.p99)}` : MISSING;
+  const withFormat = formatsIn(points).length > 1;
   return h('div', { className: 'table-scroll' }, [
     h('table', { className: 'data-table compact', testId: 'latency-table' }, [
       h('caption', { text: 'Latency per point, wall clock (p50 / p95 / p99 ms)' }),
       h('thead', {}, [
         h('tr', {}, [
+          withFormat ? h('th', { text: 'format', attrs: { scope: 'col' } }) : null,
           h('th', { text: 'pass', attrs: { scope: 'col' } }),
           h('th', { text: 'L/depth', attrs: { scope: 'col' } }),
           ...[
@@ -86,6 +98,7 @@ export function latencyTable(points: readonly Point[]): HTMLElement {
         {},
         points.map((p) =>
           h('tr', {}, [
+            withFormat ? h('td', { text: pointFormat(p) }) : null,
             h('th', { attrs: { scope: 'row' }, text: p.pass }),
             h('td', { text: pointSize(p) }),
             ...[p.ttftMs, p.tpotMs, p.itlMs].map((x) => h('td', { className: 'num', text: q(x) })),

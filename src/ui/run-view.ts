@@ -1,7 +1,7 @@
 /**
  * The run view: charts filling in live as points finish, then, once the run returns, its summary,
- * the results table, latency percentiles and the exports, and its speculative-decoding,
- * load-test and B-scaling sections when it has them.
+ * the results table, latency percentiles and the exports, and its weight-format (above the charts,
+ * whose points it summarises), speculative-decoding, load-test and B-scaling sections when it has them.
  */
 import type { Roofs } from '../measure/roofline.ts';
 import { adapterLabel, EXPORT_FORMATS, type ExportFormat } from '../results/export.ts';
@@ -10,6 +10,8 @@ import { ChartSet } from './charts/chart-set.ts';
 import { button, h } from './dom.ts';
 import { downloadResult, resultFileStem } from './export.ts';
 import { formatCount, formatDate, formatMs } from './format.ts';
+import { FormatsView } from './formats/view.ts';
+import { resultWeights } from './formats/weights.ts';
 import { latencyTable, resultsTable } from './results-table.ts';
 import { BatchScalingView } from './serve/batch-view.ts';
 import { ServeView } from './serve/view.ts';
@@ -63,6 +65,10 @@ export class RunView {
     idPrefix: '',
     fileStem: () => (this.result ? resultFileStem(this.result) : 'run'),
   });
+  private readonly formats = new FormatsView({
+    idPrefix: '',
+    fileStem: () => (this.result ? resultFileStem(this.result) : 'run'),
+  });
 
   constructor() {
     this.exportButtons = EXPORT_FORMATS.map((format) =>
@@ -94,6 +100,7 @@ export class RunView {
         this.tableHost,
         this.latencyHost,
       ]),
+      this.formats.element,
       this.charts.element,
       this.spec.element,
       this.serve.element,
@@ -124,6 +131,7 @@ export class RunView {
     this.spec.show(null);
     this.serve.show(null);
     this.batch.show(null);
+    this.formats.show(null);
   }
 
   /** A finished run (complete, cancelled or failed), from the engine or from history. */
@@ -152,6 +160,7 @@ export class RunView {
     this.spec.show(r);
     this.serve.show(r);
     this.batch.show(r);
+    this.formats.show(r);
   }
 
   private reveal(): void {
@@ -169,7 +178,7 @@ export class RunView {
     const lines: HTMLElement[] = [
       h('p', { className: 'summary-line' }, [
         status,
-        ` ${r.points.length} points${specSummary(r)}${serveSummary(r)} · ${r.model.preset} (${formatCount(r.model.params)} params, d=${c.hiddenSize}, ${c.numLayers} layers) · ${formatDate(r.createdAt)}`,
+        ` ${r.points.length} points${specSummary(r)}${serveSummary(r)} · ${r.model.preset} (${formatCount(r.model.params)} params, d=${c.hiddenSize}, ${c.numLayers} layers) · weights ${resultWeights(r)} · ${formatDate(r.createdAt)}`,
       ]),
       h('p', {
         className: 'summary-line muted',

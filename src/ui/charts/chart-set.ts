@@ -1,10 +1,13 @@
 /**
  * The six charts of a run, or of a comparison, as panels in a grid. The run view and the compare
  * view each own one set and feed it ChartRuns; everything else about drawing is in the chart modules.
+ * Compared runs are labelled with their weight formats; a run of several formats (the format sweep)
+ * is one series per format in the time charts and one joined series per pass on the roofline.
  */
 import { h } from '../dom.ts';
 import type { ChartRun, PlotNode } from './common.ts';
 import { itlChart, tpotChart } from './decode.ts';
+import { splitByFormat, withFormats } from './formats.ts';
 import { kernelsChart } from './kernels.ts';
 import { ChartPanel } from './panel.ts';
 import { prefillThroughputChart, ttftChart } from './prefill.ts';
@@ -105,13 +108,18 @@ export class ChartSet {
     this.panels = [
       {
         panel: roofline,
-        draw: (runs, width) => rooflineChart(runs, { width, showKernels: kernelToggle.input.checked }),
+        draw: (runs, width) =>
+          rooflineChart(withFormats(runs), { width, showKernels: kernelToggle.input.checked }),
       },
-      { panel: prefill, draw: prefillThroughputChart },
-      { panel: ttft, draw: ttftChart },
-      { panel: tpot, draw: tpotChart },
-      { panel: itl, draw: itlChart },
-      { panel: kernels, draw: (runs, width) => kernelsChart(runs, width, shareToggle.input.checked) },
+      // A run of several formats is one series per format here, so each legend names its format.
+      { panel: prefill, draw: (runs, width) => prefillThroughputChart(splitByFormat(runs), width) },
+      { panel: ttft, draw: (runs, width) => ttftChart(splitByFormat(runs), width) },
+      { panel: tpot, draw: (runs, width) => tpotChart(splitByFormat(runs), width) },
+      { panel: itl, draw: (runs, width) => itlChart(splitByFormat(runs), width) },
+      {
+        panel: kernels,
+        draw: (runs, width) => kernelsChart(withFormats(runs), width, shareToggle.input.checked),
+      },
     ];
     this.element = h(
       'div',

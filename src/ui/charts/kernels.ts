@@ -5,6 +5,7 @@
  */
 import * as Plot from '@observablehq/plot';
 import { fixed, formatMs, pointLabel } from '../format.ts';
+import { formatsIn, pointFormat } from '../formats/weights.ts';
 import { baseOptions, type ChartRun, KERNEL_COLORS, type PlotNode } from './common.ts';
 
 /** Height of one bar row, px. */
@@ -14,20 +15,23 @@ const CHAR_WIDTH = 6.8;
 
 export function kernelsChart(runs: readonly ChartRun[], width: number, share: boolean): PlotNode | null {
   const single = runs.length === 1;
-  const data = runs.flatMap((run, r) =>
-    run.points
+  const data = runs.flatMap((run, r) => {
+    // A run of several formats has a pass of each size per format: the row names its format.
+    const several = formatsIn(run.points).length > 1;
+    return run.points
       .filter((p) => p.kernels.length > 0)
       .flatMap((p) => {
         const total = p.kernels.reduce((a, k) => a + k.medianMs, 0);
-        const row = single ? `${p.pass} ${pointLabel(p)}` : `#${r + 1} ${p.pass} ${pointLabel(p)}`;
+        const pass = `${p.pass} ${pointLabel(p)}${several ? ` ${pointFormat(p)}` : ''}`;
+        const row = single ? pass : `#${r + 1} ${pass}`;
         return p.kernels.map((k) => ({
           row,
           kernel: k.name,
           ms: k.medianMs,
           title: `${single ? '' : `${run.label}\n`}${row}\n${k.name}: ${formatMs(k.medianMs)} ms (${total > 0 ? fixed((k.medianMs / total) * 100, 1) : '–'}% of pass), ${k.calls} calls`,
         }));
-      }),
-  );
+      });
+  });
   if (data.length === 0) return null;
   const rows = [...new Set(data.map((d) => d.row))];
   const kernels = [...new Set(data.map((d) => d.kernel))];

@@ -14,12 +14,16 @@
  * - Verify passes (speculative decoding), when a run has them: one connected series per depth,
  *   ordered by k. A pass of k tokens does k times a decode step's work on nearly the same bytes, so
  *   the series slides right, from the bandwidth slope toward the compute roof.
+ * - Weight formats, when a run measured several (the format sweep): each point is labelled with its
+ *   format, and a pass of one size is one connected series from the widest format to the narrowest.
+ *   A narrower format does the same FLOPs on fewer bytes, so its point moves right.
  */
 import * as Plot from '@observablehq/plot';
 import type { Roofs } from '../../measure/roofline.ts';
 import { percentile } from '../../measure/stats.ts';
 import type { Point } from '../../results/schema.ts';
 import { fixed, formatIntensity, formatMs, formatNumber, pointLabel } from '../format.ts';
+import { formatRank, formatsIn, pointFormat } from '../formats/weights.ts';
 import {
   baseOptions,
   type ChartRun,
@@ -66,6 +70,12 @@ interface Dot {
   run: string;
   pass: Point['pass'];
   label: string;
+  /** The pass of one size in one run, across formats: one connected series when it has several. */
+  series: string;
+  /** Order along that series: the format's, widest first. */
+  rank: number;
+  /** Its label names the pass (`d=64 f32`), not only a format along a series: it is never left out. */
+  lead: boolean;
   intensity: number;
   gflops: number;
   title: string;
@@ -117,21 +127,35 @@ export function overheadCeiling(points: readonly Point[], peaks: Roofs): Overhea
 }
 
 function pointDots(run: ChartRun): Dot[] {
+  const several = formatsIn(run.points).length > 1;
+  // In a run of several formats, a pass's widest format is labelled with its size and format
+  // (`d=64 f32`), the others along its series with the format alone.
+  const widest = new Map<string, number>();
+  for (const p of run.points) {
+    const key = `${p.pass} ${pointLabel(p)}`;
+    widest.set(key, Math.min(widest.get(key) ?? Number.POSITIVE_INFINITY, formatRank(pointFormat(p))));
+  }
   return run.points
     .filter((p) => p.intensity > 0 && p.gflops > 0)
-    .map((p) => ({
-      run: run.label,
-      pass: p.pass,
-      label: pointLabel(p),
-      intensity: p.intensity,
-      gflops: p.gflops,
-      title: [
-        `${run.label}`,
-        `${p.pass} ${pointLabel(p)}: ${formatMs(p.medianMs)} ms (${p.timebase} clock)`,
-        `${formatIntensity(p.intensity)} FLOP/B, ${fixed(p.gflops, 2)} GFLOP/s, ${fixed(p.gbps, 2)} GB/s`,
-        `${p.bound}-bound, ${fixed(p.roofPct, 1)}% of roof`,
-      ].join('\n'),
-    }));
+    .map((p) => {
+      const lead = !several || widest.get(`${p.pass} ${pointLabel(p)}`) === formatRank(pointFormat(p));
+      return {
+        run: run.label,
+        pass: p.pass,
+        lead,
+        label: !several ? pointLabel(p) : lead ? `${pointLabel(p)} ${pointFormat(p)}` : pointFormat(p),
+        series: `${run.label} ${p.pass} ${pointLabel(p)}`,
+        rank: formatRank(pointFormat(p)),
+        intensity: p.intensity,
+        gflops: p.gflops,
+        title: [
+          `${run.label}`,
+          `${p.pass} ${pointLabel(p)}${p.weightFormat ? `, ${p.weightFormat} weights` : ''}: ${formatMs(p.medianMs)} ms (${p.timebase} clock)`,
+          `${formatIntensity(p.intensity)} FLOP/B, ${fixed(p.gflops, 2)} GFLOP/s, ${fixed(p.gbps, 2)} GB/s`,
+          `${p.bound}-bound, ${fixed(p.roofPct, 1)}% of roof`,
+        ].join('\n'),
+      };
+    });
 }
 
 /** Each kernel of each profiled pass, placed by its own FLOPs, bytes and GPU time. */
@@ -145,9 +169,12 @@ function kernelDots(run: ChartRun): Dot[] {
           run: run.label,
           pass: p.pass,
           label: k.name,
+          series: `${run.label} ${k.name} ${p.pass} ${pointLabel(p)}`,
+          rank: formatRank(pointFormat(p)),
+          lead: true,
           intensity: k.flops / k.bytes,
           gflops,
-          title: `${run.label}\n${k.name} in ${p.pass} ${pointLabel(p)}: ${formatMs(k.medianMs)} ms (GPU clock)\n${formatIntensity(k.flops / k.bytes)} FLOP/B, ${fixed(gflops, 2)} GFLOP/s`,
+          title: `${run.label}\n${k.name} in ${p.pass} ${pointLabel(p)}${p.weightFormat ? ` (${p.weightFormat})` : ''}: ${formatMs(k.medianMs)} ms (GPU clock)\n${formatIntensity(k.flops / k.bytes)} FLOP/B, ${fixed(gflops, 2)} GFLOP/s`,
         };
       }),
   );
@@ -222,6 +249,122 @@ function passColors(dots: readonly Dot[], verifyNames: readonly string[]): Plot.
     ],
     legend: true,
   };
+}
+
+function ridgeLabel(ridge: number): string {
+  return `ridge ${formatIntensity(ridge)} FLOP/B`;
+}
+
+function ceilingLabel(c: OverheadCeiling): string {
+  return `overhead ceiling, decode step (${c.dispatches} dispatches)`;
+}
+
+/** A label's or a mark's extent on screen, px. */
+interface Box {
+  x0: number;
+  x1: number;
+  y0: number;
+  y1: number;
+}
+
+/** Rough width of one character of a 12 px label and a label's height, px, to keep labels apart. */
+const LABEL_CHAR_PX = 6.6;
+const LABEL_HEIGHT_PX = 12;
+
+/** A text's offsets from its anchor point, px, and which end of it sits there. */
+interface Spot {
+  dx: number;
+  dy: number;
+  anchor: 'start' | 'end';
+}
+
+/** Where a point's label may go, in order of preference: right above, right below, left above, left below. */
+const LABEL_SPOTS: readonly Spot[] = [
+  { dx: 8, dy: -9, anchor: 'start' },
+  { dx: 8, dy: 13, anchor: 'start' },
+  { dx: -8, dy: -9, anchor: 'end' },
+  { dx: -8, dy: 13, anchor: 'end' },
+];
+
+/** The box of a text of `chars` characters at (x, y) moved by a spot's offsets. */
+function labelBox(x: number, y: number, chars: number, spot: Spot): Box {
+  const w = chars * LABEL_CHAR_PX;
+  const x0 = spot.anchor === 'start' ? x + spot.dx : x + spot.dx - w;
+  const yMid = y + spot.dy;
+  return { x0, x1: x0 + w, y0: yMid - LABEL_HEIGHT_PX / 2, y1: yMid + LABEL_HEIGHT_PX / 2 };
+}
+
+function overlaps(a: Box, b: Box): boolean {
+  return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+}
+
+/** Whether the segment (x1, y1)–(x2, y2) passes through the box, sampled finely enough for 12 px text. */
+function crosses(box: Box, x1: number, y1: number, x2: number, y2: number): boolean {
+  const steps = Math.max(2, Math.ceil(Math.hypot(x2 - x1, y2 - y1) / 3));
+  for (let i = 0; i <= steps; i++) {
+    const x = x1 + ((x2 - x1) * i) / steps;
+    const y = y1 + ((y2 - y1) * i) / steps;
+    if (x > box.x0 && x < box.x1 && y > box.y0 && y < box.y1) return true;
+  }
+  return false;
+}
+
+/**
+ * Labels of a chart with format series: the points of a series sit close together and the line
+ * joining them runs through the usual alternate-side labels, so each label takes the first spot
+ * (LABEL_SPOTS) clear of the series' lines, every point, the labels placed before it and the fixed
+ * labels (`fixedBoxes`). A format's label with no clear spot is left out (on a phone a series can be
+ * narrower than its labels; the tooltip and the table still name it); a pass's lead label takes the
+ * first spot. Returns the dots per spot.
+ */
+function placeLabels(
+  dots: readonly Dot[],
+  joined: readonly Dot[],
+  toPx: (d: { intensity: number; gflops: number }) => [number, number],
+  fixedBoxes: readonly Box[],
+): Dot[][] {
+  const placed: Box[] = [...fixedBoxes];
+  const marks = dots.map((d) => {
+    const [x, y] = toPx(d);
+    return { x0: x - 6, x1: x + 6, y0: y - 6, y1: y + 6 };
+  });
+  const segments = joined.slice(1).flatMap((d, i) => {
+    const prev = joined[i];
+    return prev.series === d.series ? [[...toPx(prev), ...toPx(d)] as const] : [];
+  });
+  const bySpot: Dot[][] = LABEL_SPOTS.map(() => []);
+  for (const d of [...dots].sort((a, b) => a.intensity - b.intensity)) {
+    const [x, y] = toPx(d);
+    const boxes = LABEL_SPOTS.map((spot) => labelBox(x, y, d.label.length, spot));
+    const clear = boxes.findIndex(
+      (box) =>
+        !placed.some((b) => overlaps(box, b)) &&
+        !marks.some((b) => overlaps(box, b)) &&
+        !segments.some(([x1, y1, x2, y2]) => crosses(box, x1, y1, x2, y2)),
+    );
+    if (clear < 0 && !d.lead) continue;
+    const spot = Math.max(clear, 0);
+    placed.push(boxes[spot]);
+    bySpot[spot].push(d);
+  }
+  return bySpot;
+}
+
+/** The passes measured in several formats, each series ordered widest format first; empty otherwise. */
+function formatSeries(dots: readonly Dot[]): Dot[] {
+  const bySeries = new Map<string, Dot[]>();
+  for (const d of dots) bySeries.set(d.series, [...(bySeries.get(d.series) ?? []), d]);
+  return [...bySeries.values()].filter((g) => g.length > 1).flatMap((g) => g.sort((x, y) => x.rank - y.rank));
+}
+
+/** The weights the chart shows, in words for its subtitle, so an exported SVG says which they were. */
+function formatNote(runs: readonly ChartRun[]): string {
+  const formats = formatsIn(runs.flatMap((r) => r.points));
+  if (formats.length === 0) return '';
+  if (runs.some((r) => formatsIn(r.points).length > 1)) {
+    return `Formats ${formats.join(', ')}, joined per pass.`;
+  }
+  return formats.length === 1 ? `Weights: ${formats[0]}.` : `Weights: ${formats.join(', ')}, by run.`;
 }
 
 function logSpan(lo: number, hi: number): number {
@@ -331,7 +474,7 @@ export function rooflineChart(runs: readonly ChartRun[], options: RooflineOption
         Plot.text([r], {
           x: () => r.ridge,
           y: () => r.peaks.fmaGflops,
-          text: () => `ridge ${formatIntensity(r.ridge)} FLOP/B`,
+          text: () => ridgeLabel(r.ridge),
           textAnchor: 'start',
           dx: 8,
           dy: 14,
@@ -360,7 +503,7 @@ export function rooflineChart(runs: readonly ChartRun[], options: RooflineOption
         Plot.text([c], {
           x: () => xDomain[0],
           y: 'gflops',
-          text: () => `overhead ceiling, decode step (${c.dispatches} dispatches)`,
+          text: () => ceilingLabel(c),
           textAnchor: 'start',
           dx: 4,
           dy: -8,
@@ -431,6 +574,20 @@ export function rooflineChart(runs: readonly ChartRun[], options: RooflineOption
       }
     }
   }
+  const joined = formatSeries(dots);
+  if (joined.length > 0) {
+    marks.push(
+      Plot.line(joined, {
+        x: 'intensity',
+        y: 'gflops',
+        z: 'series',
+        stroke: single ? 'pass' : 'run',
+        strokeWidth: 1.5,
+        strokeOpacity: 0.75,
+        className: 'roofline-format-line',
+      }),
+    );
+  }
   marks.push(
     Plot.dot(dots, {
       x: 'intensity',
@@ -445,7 +602,41 @@ export function rooflineChart(runs: readonly ChartRun[], options: RooflineOption
       className: ROOFLINE_POINT_CLASS,
     }),
   );
-  if (single) {
+  if (single && joined.length > 0) {
+    // Screen position of a value on the log axes, as Plot places it, to keep labels clear.
+    const left = base.marginLeft ?? 0;
+    const top = base.marginTop ?? 0;
+    const toPx = (d: { intensity: number; gflops: number }): [number, number] => [
+      left + (innerW * Math.log10(d.intensity / xDomain[0])) / logSpan(...xDomain),
+      top + innerH * (1 - Math.log10(d.gflops / yDomain[0]) / logSpan(...yDomain)),
+    ];
+    const r = roofed[0];
+    const c = ceilings[0];
+    const fixedBoxes: Box[] = [];
+    if (r) {
+      const [x, y] = toPx({ intensity: r.ridge, gflops: r.peaks.fmaGflops });
+      fixedBoxes.push(labelBox(x, y, ridgeLabel(r.ridge).length, { dx: 8, dy: 14, anchor: 'start' }));
+    }
+    if (c && !compact) {
+      const [, y] = toPx({ intensity: xDomain[0], gflops: c.gflops });
+      fixedBoxes.push(labelBox(left, y, ceilingLabel(c).length, { dx: 4, dy: -8, anchor: 'start' }));
+    }
+    placeLabels(dots, joined, toPx, fixedBoxes).forEach((data, i) => {
+      const spot = LABEL_SPOTS[i];
+      marks.push(
+        Plot.text(data, {
+          x: 'intensity',
+          y: 'gflops',
+          text: 'label',
+          dx: spot.dx,
+          dy: spot.dy,
+          textAnchor: spot.anchor,
+          ...HALO,
+          fill: '#0f172a',
+        }),
+      );
+    });
+  } else if (single) {
     const { above, below } = splitLabels(dots);
     const label = (data: Dot[], dy: number) =>
       Plot.text(data, {
@@ -463,7 +654,7 @@ export function rooflineChart(runs: readonly ChartRun[], options: RooflineOption
 
   const node = Plot.plot({
     ...base,
-    subtitle: clockNote(runs, kernels.length > 0),
+    subtitle: [clockNote(runs, kernels.length > 0), formatNote(runs)].filter(Boolean).join(' '),
     x: {
       type: 'log',
       domain: xDomain,

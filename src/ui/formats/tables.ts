@@ -1,0 +1,178 @@
+/**
+ * The format sweep's two tables, with the Markdown report's columns and number formats
+ * (src/results/formats-export.ts): the formats side by side, and each format's error against f32
+ * on every slice, one row per format and slice. The error table is never folded into an average:
+ * a format can be fine on short prompts and drift on long ones, and only the slices show it.
+ */
+import { PRESETS } from '../../model/config.ts';
+import { QUALITY_CAVEAT, QUALITY_DEFINITIONS } from '../../results/formats-export.ts';
+import type { FormatSummary, Quality } from '../../results/schema.ts';
+import { h } from '../dom.ts';
+import { fixed, formatMs, MISSING } from '../format.ts';
+
+const MiB = 2 ** 20;
+
+interface Header {
+  text: string;
+  title: string;
+  numeric?: boolean;
+}
+
+function table(
+  caption: string,
+  headers: readonly Header[],
+  rows: HTMLElement[],
+  testId: string,
+): HTMLElement {
+  return h(
+    'div',
+    { className: 'table-scroll', attrs: { tabindex: 0, role: 'region', 'aria-label': caption } },
+    [
+      h('table', { className: 'data-table compact formats-table', testId }, [
+        h('caption', { text: caption }),
+        h('thead', {}, [
+          h(
+            'tr',
+            {},
+            headers.map((c) =>
+              h('th', {
+                className: c.numeric ? 'num' : undefined,
+                text: c.text,
+                attrs: { scope: 'col', title: c.title },
+              }),
+            ),
+          ),
+        ]),
+        h('tbody', {}, rows),
+      ]),
+    ],
+  );
+}
+
+const num = (text: string, className = '') => h('td', { className: `num ${className}`.trim(), text });
+
+const FORMAT_HEADERS: readonly Header[] = [
+  {
+    text: 'format',
+    title: 'The format of the linear layers and the LM head (norms and the embedding stay f32)',
+  },
+  {
+    text: 'linear weights MiB',
+    title: 'Bytes of the linear weights and LM head on the GPU: quants, scales and padding',
+    numeric: true,
+  },
+  {
+    text: 'bytes / decode token',
+    title: 'Compulsory bytes of one decode step at the sweep’s depth (cost model, scales included)',
+    numeric: true,
+  },
+  { text: 'TPOT ms', title: 'Median time per output token, wall clock', numeric: true },
+  { text: 'tokens/s', title: '1000 ÷ TPOT', numeric: true },
+  {
+    text: 'TPOT ÷ f32',
+    title: 'This format’s TPOT over f32’s in the same run; below 1 is faster',
+    numeric: true,
+  },
+  {
+    text: 'prefill ms',
+    title: 'Median prefill time at the sweep’s prompt length, wall clock',
+    numeric: true,
+  },
+  {
+    text: 'prefill ÷ f32',
+    title: 'This format’s prefill over f32’s in the same run; below 1 is faster',
+    numeric: true,
+  },
+];
+
+/** A ratio to f32, coloured as a gain or a loss (f32's own row stays plain). */
+function ratioCell(ratio: number | null, isF32: boolean): HTMLElement {
+  if (ratio === null) return num(MISSING);
+  const kind = isF32 || Math.abs(ratio - 1) <= 0.02 ? '' : ratio < 1 ? 'faster' : 'slower';
+  return num(`${fixed(ratio, 2)}×`, `ratio ${kind}`.trim());
+}
+
+export function formatsTable(rows: readonly FormatSummary[], testId: string): HTMLElement {
+  return table(
+    'Weight formats: the same model, one run; TPOT and prefill are wall-clock medians, bytes per token from the cost model.',
+    FORMAT_HEADERS,
+    rows.map((f) =>
+      h('tr', {}, [
+        h('th', { text: f.format, attrs: { scope: 'row' } }),
+        num(fixed(f.linearBytes / MiB, 2)),
+        num(`${fixed(f.decodeBytesPerToken / MiB, 2)} MiB`),
+        num(formatMs(f.tpotMs)),
+        num(fixed(f.tokensPerSec, 1)),
+        ratioCell(f.tpotRatio, f.format === 'f32'),
+        num(formatMs(f.prefillMs)),
+        ratioCell(f.prefillRatio, f.format === 'f32'),
+      ]),
+    ),
+    testId,
+  );
+}
+
+const QUALITY_HEADERS: readonly Header[] = [
+  { text: 'format', title: 'The quantized format, compared with f32 on the same inputs' },
+  {
+    text: 'slice',
+    title:
+      'Which inputs: short or long prompts, one token repeated, rare tokens, decode after a long context',
+  },
+  {
+    text: 'prompts × steps',
+    title: 'Prompts of the slice × next-token distributions compared per prompt',
+    numeric: true,
+  },
+  { text: 'prompt tokens', title: 'Length of each prompt of the slice', numeric: true },
+  { text: 'rel err', title: '‖logits − f32‖₂ ÷ ‖f32‖₂ over the slice', numeric: true },
+  { text: 'top-1', title: 'Share of the distributions whose argmax is f32’s', numeric: true },
+  { text: 'KL', title: 'Mean KL(f32 ‖ format) of the next-token distributions, nats', numeric: true },
+  {
+    text: 'diverges at',
+    title: 'First generated token (0-based) where greedy output leaves f32’s; – if none',
+    numeric: true,
+  },
+];
+
+/** Whether the run's weights were seeded random ones (a preset) or a loaded model's, as the report says. */
+export function qualitySource(preset: string): string {
+  return preset in PRESETS ? 'this run: seeded random weights' : 'this run: a loaded model';
+}
+
+/** One row per format and slice; each format's first row opens a group. */
+export function qualityTable(rows: readonly Quality[], testId: string): HTMLElement {
+  return table(
+    'Error against f32, by slice',
+    QUALITY_HEADERS,
+    rows.map((q, i) =>
+      h('tr', { className: i > 0 && rows[i - 1].format !== q.format ? 'group-start' : undefined }, [
+        h('th', { text: q.format, attrs: { scope: 'row' } }),
+        h('td', { text: q.slice }),
+        num(`${q.prompts} × ${q.steps}`),
+        num(q.promptTokens.join(', ')),
+        num(q.relErr.toExponential(2)),
+        num(`${fixed(q.top1Agreement * 100, 1)}%`, q.top1Agreement < 1 ? 'quality-off' : ''),
+        num(q.klDiv.toExponential(2)),
+        num(
+          q.divergenceStep === null ? MISSING : String(q.divergenceStep),
+          q.divergenceStep === null ? '' : 'quality-off',
+        ),
+      ]),
+    ),
+    testId,
+  );
+}
+
+/** What seeded weights can and cannot tell, said above the error table in the report's words. */
+export function qualityCaveat(preset: string, testId: string): HTMLElement {
+  return h('p', { className: 'quality-caveat', testId }, [
+    h('strong', { text: `Error against f32 (${qualitySource(preset)}). ` }),
+    QUALITY_CAVEAT,
+  ]);
+}
+
+/** What each column of the error table means, said below it. */
+export function qualityDefinitions(testId: string): HTMLElement {
+  return h('p', { className: 'spec-note', testId, text: QUALITY_DEFINITIONS });
+}

@@ -1,0 +1,34 @@
+/**
+ * The weight format of points and results, in the words the page uses. A point or file from before
+ * formats existed carries none: it ran f32, the only format there was.
+ */
+import { WEIGHT_FORMATS, type WeightFormat } from '../../model/formats.ts';
+import type { BenchResult, Point } from '../../results/schema.ts';
+
+export type PointFormat = NonNullable<Point['weightFormat']>;
+
+export function pointFormat(p: Pick<Point, 'weightFormat'>): PointFormat {
+  return p.weightFormat ?? 'f32';
+}
+
+/** The formats among `points`, widest first (f32, f16, int8, int4, then mixed). */
+export function formatsIn(points: readonly Pick<Point, 'weightFormat'>[]): PointFormat[] {
+  const order: readonly PointFormat[] = [...WEIGHT_FORMATS, 'mixed'];
+  const present = new Set(points.map(pointFormat));
+  return order.filter((f) => present.has(f));
+}
+
+/** Rank of a format in the sweep's order, so a series runs from the widest format to the narrowest. */
+export function formatRank(f: PointFormat): number {
+  return f === 'mixed' ? WEIGHT_FORMATS.length : WEIGHT_FORMATS.indexOf(f as WeightFormat);
+}
+
+/**
+ * What a result's linear weights were: the formats of its points when it swept several, else the
+ * model's own format (a GGUF file may mix them), else f32.
+ */
+export function resultWeights(r: BenchResult): string {
+  const formats = formatsIn(r.points);
+  if (formats.length > 1) return `${formats.join(', ')} (format sweep)`;
+  return r.model.weightFormat ?? formats[0] ?? r.spec.weights ?? 'f32';
+}
