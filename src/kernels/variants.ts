@@ -1,3 +1,5 @@
+import type { PackedFormat } from '../model/formats.ts';
+
 /**
  * Kernel families. What is fast differs by device: on GPUs workgroup-memory tiling and
  * workgroup reductions usually win; on CPU-backed adapters (SwiftShader) a barrier costs more than
@@ -19,6 +21,29 @@ export type GemvVariant =
   | { family: 'cols8'; wg: number }
   | { family: 'subgroup'; wg: number };
 
+/**
+ * GEMV on packed weights (f16, int8, int4; src/kernels/packed.ts). 'cols': an invocation per `cols`
+ * (4 or 8) output columns, no barriers, each x load shared by the columns (CPU adapters); 'reduce':
+ * `lanes` invocations per column reading neighbouring words, then a workgroup reduction (GPUs).
+ * `shaderF16`: f16 weights read as vec4<f16> (f16 format only; needs `shader-f16`).
+ */
+export type PackedGemvVariant =
+  | { family: 'cols'; cols: 4 | 8; wg: number; shaderF16?: true }
+  | { family: 'reduce'; lanes: number; shaderF16?: true };
+
+/**
+ * Prefill matmul on packed weights: 'register', each invocation a `rows` × `cols` (4 or 8) tile,
+ * dequantizing each weight group once per tile, no barriers.
+ */
+export type PackedMatmulVariant = {
+  family: 'register';
+  rows: 4 | 8;
+  cols: 4 | 8;
+  wgX: number;
+  wgY: number;
+  shaderF16?: true;
+};
+
 export type RmsNormVariant = { family: 'workgroup' } | { family: 'rowwise' };
 
 /**
@@ -33,6 +58,9 @@ export interface KernelVariants {
   rmsnorm: RmsNormVariant;
   attentionPrefill: AttentionVariant;
   attentionDecode: AttentionVariant;
+  /** The packed-weight kernels (f16, int8, int4); only used, and only tuned, when weights are packed. */
+  packedGemv: PackedGemvVariant;
+  packedMatmul: PackedMatmulVariant;
 }
 
 /** The defaults (`--no-autotune`): the families that suit discrete and integrated GPUs. */
@@ -42,6 +70,8 @@ export const DEFAULT_VARIANTS = {
   rmsnorm: { family: 'workgroup' },
   attentionPrefill: { family: 'tiled' },
   attentionDecode: { family: 'tiled' },
+  packedGemv: { family: 'reduce', lanes: 32 },
+  packedMatmul: { family: 'register', rows: 4, cols: 4, wgX: 8, wgY: 8 },
 } as const satisfies KernelVariants;
 
 /** Candidates the autotuner searches, per op. */
@@ -69,9 +99,31 @@ export const VARIANT_CANDIDATES = {
   rmsnorm: [{ family: 'workgroup' }, { family: 'rowwise' }],
   attentionPrefill: [{ family: 'tiled' }, { family: 'direct' }, { family: 'direct4' }],
   attentionDecode: [{ family: 'tiled' }, { family: 'direct' }],
+  // shaderF16 candidates are tried only on f16 weights where the device has shader-f16.
+  packedGemv: [
+    { family: 'cols', cols: 4, wg: 32 },
+    { family: 'cols', cols: 8, wg: 16 },
+    { family: 'reduce', lanes: 8 },
+    { family: 'reduce', lanes: 32 },
+    { family: 'cols', cols: 8, wg: 16, shaderF16: true },
+    { family: 'reduce', lanes: 32, shaderF16: true },
+  ],
+  packedMatmul: [
+    { family: 'register', rows: 4, cols: 4, wgX: 8, wgY: 8 },
+    { family: 'register', rows: 4, cols: 8, wgX: 8, wgY: 8 },
+    { family: 'register', rows: 8, cols: 8, wgX: 8, wgY: 8 },
+    { family: 'register', rows: 4, cols: 4, wgX: 8, wgY: 8, shaderF16: true },
+    { family: 'register', rows: 8, cols: 8, wgX: 8, wgY: 8, shaderF16: true },
+  ],
 } as const satisfies { [K in keyof KernelVariants]: readonly KernelVariants[K][] };
 
-export type AnyVariant = MatmulVariant | GemvVariant | RmsNormVariant | AttentionVariant;
+export type AnyVariant =
+  | MatmulVariant
+  | GemvVariant
+  | RmsNormVariant
+  | AttentionVariant
+  | PackedGemvVariant
+  | PackedMatmulVariant;
 
 export function variantName(v: AnyVariant): string {
   const { family, ...rest } = v;
@@ -87,4 +139,13 @@ export function variantSupported(
   features: { hasSubgroups: boolean },
 ) {
   return v.family !== 'subgroup' || features.hasSubgroups;
+}
+
+/** Whether a packed-kernel variant can run on `format` here: shaderF16 ones need f16 weights and shader-f16. */
+export function packedVariantSupported(
+  v: PackedGemvVariant | PackedMatmulVariant,
+  format: PackedFormat,
+  features: { hasF16: boolean },
+) {
+  return !v.shaderF16 || (format === 'f16' && features.hasF16);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KernelError } from '../errors.ts';
-import { composeShader, defineParams, packWords, WGSL_LIBRARY } from './wgsl.ts';
+import { composeShader, defineParams, packWords, WGSL_LIBRARY, type WgslLibraryName } from './wgsl.ts';
 
 const PARAMS = defineParams({ batch: 'u32', heads: 'u32', scale: 'f32' });
 
@@ -109,8 +109,57 @@ describe('composeShader', () => {
         import('./gemv.ts'),
         import('./kv-write.ts'),
         import('./matmul.ts'),
+        import('./packed.ts'),
         import('./rowwise.ts'),
       ]),
-    ).resolves.toHaveLength(6);
+    ).resolves.toHaveLength(7);
+  });
+});
+
+describe('composeShader slots', () => {
+  const code = ['//#include grid', '//#include weights', '//#params', 'fn main() {}'].join('\n');
+  const compose = (c: string, slots?: Record<string, string>) => () =>
+    composeShader({
+      label: 'packed',
+      code: c,
+      params: PARAMS,
+      slots: slots as Record<string, WgslLibraryName> | undefined,
+    });
+
+  it('fills a slot with the snippet the wrapper names, so one source serves every format', () => {
+    const int4 = compose(code, { weights: 'weights_int4' })();
+    const int8 = compose(code, { weights: 'weights_int8' })();
+    expect(int4.code).toContain(WGSL_LIBRARY.weights_int4.trim().split('\n').at(-1));
+    expect(int4.code).toContain('const W_VECS_PER_GROUP: u32 = 1u;');
+    expect(int8.code).toContain('const W_VECS_PER_GROUP: u32 = 2u;');
+    expect(int4.code).not.toContain('//#');
+  });
+
+  it("hoists a snippet's enable directive to the top of the module, where WGSL requires it", () => {
+    const shader = compose(code, { weights: 'weights_f16_native' })();
+    const lines = shader.code.split('\n');
+    expect(lines[0]).toBe('enable f16;');
+    expect(lines.filter((l) => l.trim().startsWith('enable '))).toEqual(['enable f16;']);
+    expect(shader.code).toContain('alias WElem = vec4<f16>;');
+  });
+
+  it('rejects an unfilled slot, an unused one, a bad snippet, and a slot named like a snippet', () => {
+    expect(compose(code)).toThrow(/shader packed: line 2: unknown include "weights"/);
+    expect(compose(code, { weights: 'weights_int4', scales: 'grid' })).toThrow(
+      /slots scales are given but have no \/\/#include line/,
+    );
+    expect(compose(code, { weights: 'weights_int3' })).toThrow(
+      /unknown snippet "weights_int3" for slot "weights"/,
+    );
+    expect(compose(code.replace('weights', 'grid2'), { grid: 'kv_layout' })).toThrow(
+      /slot "grid" has the name of a snippet/,
+    );
+  });
+
+  it('rejects a slot included twice, and a snippet reached both directly and through a slot', () => {
+    const twice = `${code}\n//#include weights`;
+    expect(compose(twice, { weights: 'weights_int4' })).toThrow(/line 5: slot "weights" is included twice/);
+    const both = code.replace('//#include grid', '//#include weights_int8');
+    expect(compose(both, { weights: 'weights_int8' })).toThrow(/"weights_int8" is included twice/);
   });
 });

@@ -1,18 +1,27 @@
 import gridLib from '../../shaders/lib/grid.wgsl?raw';
 import kvLayoutLib from '../../shaders/lib/kv_layout.wgsl?raw';
+import packedTileLib from '../../shaders/lib/packed_tile.wgsl?raw';
 import softmaxLib from '../../shaders/lib/softmax.wgsl?raw';
+import weightsF16Lib from '../../shaders/lib/weights_f16.wgsl?raw';
+import weightsF16NativeLib from '../../shaders/lib/weights_f16_native.wgsl?raw';
+import weightsInt4Lib from '../../shaders/lib/weights_int4.wgsl?raw';
+import weightsInt8Lib from '../../shaders/lib/weights_int8.wgsl?raw';
 import { KernelError } from '../errors.ts';
 
 /**
  * Composition of WGSL from one source of truth. WGSL has no includes, so a shader marks where shared
  * text goes with whole-line directives, and `composeShader` replaces each of them:
- *   //#include NAME   the snippet shaders/lib/NAME.wgsl (see WGSL_LIBRARY)
+ *   //#include NAME   the snippet shaders/lib/NAME.wgsl (see WGSL_LIBRARY), or, where NAME is one of
+ *                     the wrapper's `slots`, the snippet that slot names: one shader source, several
+ *                     libraries behind one interface (the packed kernels' `weights`, per format)
  *   //#params         `struct Params {…}`, generated from the kernel's `defineParams` field list
  *   //#const NAME     `const NAME: u32 = …;`, the value taken from the TS constant the wrapper passes
- * A directive may end in a `// comment`, which a `//#const` keeps.
- * Any other `//#` line, an unknown snippet, a missing or unused constant, or a params marker without
- * a field list (or the reverse) is a `KernelError` naming the shader: a typo fails at import, loudly,
- * instead of compiling a shader that silently disagrees with its wrapper.
+ * A directive may end in a `// comment`, which a `//#const` keeps. A snippet's `enable` lines move to
+ * the top of the composed module, because WGSL takes them only before every declaration.
+ * Any other `//#` line, an unknown snippet, a missing or unused constant or slot, a slot named like a
+ * snippet, a snippet included twice (directly or through a slot), or a params marker without a field
+ * list (or the reverse) is a `KernelError` naming the shader: a typo fails at import, loudly, instead
+ * of compiling a shader that silently disagrees with its wrapper.
  */
 
 /** Snippets a shader may include, by name: shaders/lib/<name>.wgsl. */
@@ -23,6 +32,17 @@ export const WGSL_LIBRARY = {
   kv_layout: kvLayoutLib,
   /** NEG_BIG, the stand-in for −∞ of the online softmax. */
   softmax: softmaxLib,
+  /** tile_run/tile_store: a barrier-free tile of rows × packed weight columns (GEMV and matmul). */
+  packed_tile: packedTileLib,
+  /**
+   * The packed weight formats of src/model/formats.ts, one interface (w_load, w_unpack, group_scale,
+   * W_VECS_PER_GROUP, X_PER_W_VEC): what a packed kernel's `weights` slot is filled with.
+   */
+  weights_f16: weightsF16Lib,
+  /** f16 read as vec4<f16> (needs `shader-f16`); converted to f32 before any arithmetic. */
+  weights_f16_native: weightsF16NativeLib,
+  weights_int8: weightsInt8Lib,
+  weights_int4: weightsInt4Lib,
 } as const;
 
 export type WgslLibraryName = keyof typeof WGSL_LIBRARY;
@@ -118,6 +138,8 @@ export interface ShaderSource<F extends ParamFields> {
   readonly params: ParamsLayout<F>;
   /** Values of the shader's `//#const` lines, from the TS constants the wrapper sizes its dispatch with. */
   readonly constants?: Readonly<Record<string, number>>;
+  /** The snippet each `//#include SLOT` line of the shader stands for, by slot name. */
+  readonly slots?: Readonly<Record<string, WgslLibraryName>>;
 }
 
 /** A composed shader: the WGSL to compile and the Params layout its calls pack. */
@@ -130,6 +152,9 @@ export interface Shader<F extends ParamFields> {
 /** `//#directive argument  // optional comment`, alone on its line. */
 const DIRECTIVE = /^(\s*)\/\/#(\S+)(.*)$/;
 
+/** A WGSL `enable` directive, alone on its line. */
+const ENABLE = /^\s*enable\s[^;]*;\s*(\/\/.*)?$/;
+
 function isLibraryName(name: string): name is WgslLibraryName {
   return Object.hasOwn(WGSL_LIBRARY, name);
 }
@@ -138,8 +163,14 @@ function isLibraryName(name: string): name is WgslLibraryName {
 export function composeShader<F extends ParamFields>(source: ShaderSource<F>): Shader<F> {
   const { label, params } = source;
   const constants = source.constants ?? {};
+  const slots = source.slots ?? {};
   const fail = (what: string) => new KernelError(`shader ${label}: ${what}`);
+  for (const slot of Object.keys(slots)) {
+    if (isLibraryName(slot)) throw fail(`slot "${slot}" has the name of a snippet`);
+  }
   const included = new Set<string>();
+  const filled = new Set<string>();
+  const enables: string[] = [];
   const defined = new Set<string>();
   let paramsSpliced = false;
   const lines = source.code.split('\n').map((line, i) => {
@@ -151,11 +182,21 @@ export function composeShader<F extends ParamFields>(source: ShaderSource<F>): S
     const comment = commentAt < 0 ? '' : rest.slice(commentAt).trim();
     const where = `line ${i + 1}`;
     if (directive === 'include') {
-      if (!isLibraryName(arg))
-        throw fail(`${where}: unknown include "${arg}" (known: ${Object.keys(WGSL_LIBRARY).join(', ')})`);
-      if (included.has(arg)) throw fail(`${where}: "${arg}" is included twice`);
-      included.add(arg);
-      return WGSL_LIBRARY[arg].trimEnd();
+      let name: string = arg;
+      if (Object.hasOwn(slots, arg)) {
+        if (filled.has(arg)) throw fail(`${where}: slot "${arg}" is included twice`);
+        filled.add(arg);
+        name = slots[arg];
+      }
+      if (!isLibraryName(name)) {
+        const what = name === arg ? `include "${arg}"` : `snippet "${name}" for slot "${arg}"`;
+        throw fail(`${where}: unknown ${what} (known: ${Object.keys(WGSL_LIBRARY).join(', ')})`);
+      }
+      if (included.has(name)) throw fail(`${where}: "${name}" is included twice`);
+      included.add(name);
+      const text = WGSL_LIBRARY[name].trimEnd().split('\n');
+      enables.push(...text.filter((l) => ENABLE.test(l)).map((l) => l.trim()));
+      return text.filter((l) => !ENABLE.test(l)).join('\n');
     }
     if (directive === 'params') {
       if (arg !== '') throw fail(`${where}: //#params takes no argument`);
@@ -178,5 +219,8 @@ export function composeShader<F extends ParamFields>(source: ShaderSource<F>): S
   if (!paramsSpliced) throw fail('has no //#params line for its Params struct');
   const unused = Object.keys(constants).filter((name) => !defined.has(name));
   if (unused.length > 0) throw fail(`constants ${unused.join(', ')} are given but have no //#const line`);
-  return { label, code: lines.join('\n'), params };
+  const unfilled = Object.keys(slots).filter((slot) => !filled.has(slot));
+  if (unfilled.length > 0) throw fail(`slots ${unfilled.join(', ')} are given but have no //#include line`);
+  const head = [...new Set(enables)];
+  return { label, code: [...head, ...lines].join('\n'), params };
 }

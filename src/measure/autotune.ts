@@ -7,16 +7,20 @@ import type { KernelCase } from '../kernels/cases/case.ts';
 import { ODD_SHAPES } from '../kernels/cases/catalogue.ts';
 import { rmsNormCase } from '../kernels/cases/elementwise.ts';
 import { gemvCase, matmulCase } from '../kernels/cases/linear.ts';
+import { packedGemvCase, packedMatmulCase } from '../kernels/cases/packed.ts';
 import type { KernelContext } from '../kernels/kernel.ts';
 import { KernelRig } from '../kernels/rig.ts';
 import {
   type AnyVariant,
+  DEFAULT_VARIANTS,
   type KernelVariants,
+  packedVariantSupported,
   VARIANT_CANDIDATES,
   variantName,
   variantSupported,
 } from '../kernels/variants.ts';
 import { dims, type ModelConfig } from '../model/config.ts';
+import type { PackedFormat } from '../model/formats.ts';
 import { KernelTimer } from './kernel-timer.ts';
 
 /** How the search times each candidate. */
@@ -46,6 +50,13 @@ export interface TuningChoice {
 
 export interface TuneResult {
   variants: KernelVariants;
+  choices: TuningChoice[];
+  searchMs: number;
+}
+
+/** The packed-weight kernels' choice for one format (what `autotunePacked` returns). */
+export interface PackedTuneResult {
+  variants: Pick<KernelVariants, 'packedGemv' | 'packedMatmul'>;
   choices: TuningChoice[];
   searchMs: number;
 }
@@ -126,6 +137,8 @@ export async function autotune(
   config: ModelConfig,
   gemvBatches: readonly number[],
   signal?: AbortSignal,
+  /** `format`: also choose the packed-weight kernels for weights in this format. */
+  opts: { format?: PackedFormat } = {},
 ): Promise<TuneResult> {
   const batch = Math.max(...gemvBatches);
   const t0 = performance.now();
@@ -210,6 +223,9 @@ export async function autotune(
       },
       signal,
     );
+    const packed = opts.format
+      ? await autotunePacked(gpu, pipelines, config, gemvBatches, opts.format, signal)
+      : undefined;
     return {
       variants: {
         matmul: matmul.chosen,
@@ -217,8 +233,75 @@ export async function autotune(
         rmsnorm: rmsnorm.chosen,
         attentionPrefill: attentionPrefill.chosen,
         attentionDecode: attentionDecode.chosen,
+        packedGemv: packed?.variants.packedGemv ?? DEFAULT_VARIANTS.packedGemv,
+        packedMatmul: packed?.variants.packedMatmul ?? DEFAULT_VARIANTS.packedMatmul,
       },
-      choices: [matmul.choice, gemv.choice, rmsnorm.choice, attentionPrefill.choice, attentionDecode.choice],
+      choices: [
+        matmul.choice,
+        gemv.choice,
+        rmsnorm.choice,
+        attentionPrefill.choice,
+        attentionDecode.choice,
+        ...(packed?.choices ?? []),
+      ],
+      searchMs: performance.now() - t0,
+    };
+  } finally {
+    profiler.destroy();
+  }
+}
+
+/**
+ * The packed-weight kernels' search for weights in `format`, on the same shapes as the f32 GEMV and
+ * matmul: the GEMV timed on the gate projection at every decode batch the run uses (summed), the
+ * matmul on the gate projection of an L-token prompt; each candidate first validated on the odd
+ * packed shapes (a part group at the end of K). Candidates that need shader-f16 are tried only on f16
+ * weights where the device has it.
+ */
+export async function autotunePacked(
+  gpu: Gpu,
+  pipelines: PipelineCache,
+  config: ModelConfig,
+  gemvBatches: readonly number[],
+  format: PackedFormat,
+  signal?: AbortSignal,
+): Promise<PackedTuneResult> {
+  const batch = Math.max(...gemvBatches);
+  const t0 = performance.now();
+  const ctx: KernelContext = { gpu, pipelines };
+  const profiler = new GpuProfiler(gpu, 1);
+  const { d, ffn } = dims(config);
+  const L = Math.min(SEARCH.prefillRows, config.maxSeqLen);
+  const odd = ODD_SHAPES;
+  try {
+    const packedMatmul = await search(
+      gpu,
+      profiler,
+      {
+        op: 'packedMatmul',
+        shape: `[${L}×${d}]·[${d}×${ffn}] ${format}`,
+        candidates: VARIANT_CANDIDATES.packedMatmul.filter((v) => packedVariantSupported(v, format, gpu)),
+        validation: (variant) => packedMatmulCase(ctx, { ...odd.packedMatmul, format, variant }),
+        timing: (variant) => packedMatmulCase(ctx, { M: L, N: ffn, K: d, format, variant }),
+      },
+      signal,
+    );
+    const packedGemv = await search(
+      gpu,
+      profiler,
+      {
+        op: 'packedGemv',
+        shape: `${gemvBatches.map((m) => `[${m}×${d}]`).join('+')}·[${d}×${ffn}] ${format}`,
+        candidates: VARIANT_CANDIDATES.packedGemv.filter((v) => packedVariantSupported(v, format, gpu)),
+        validation: (variant) => packedGemvCase(ctx, { ...odd.packedGemv, M: batch, format, variant }),
+        timing: (variant) =>
+          gemvBatches.map((M) => packedGemvCase(ctx, { M, N: ffn, K: d, format, variant })),
+      },
+      signal,
+    );
+    return {
+      variants: { packedGemv: packedGemv.chosen, packedMatmul: packedMatmul.chosen },
+      choices: [packedMatmul.choice, packedGemv.choice],
       searchMs: performance.now() - t0,
     };
   } finally {

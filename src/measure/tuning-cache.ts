@@ -43,10 +43,20 @@ const CachedTuneSchema = z.object({
     rmsnorm: z.object({ family: z.string() }).passthrough(),
     attentionPrefill: z.object({ family: z.string() }).passthrough(),
     attentionDecode: z.object({ family: z.string() }).passthrough(),
+    packedGemv: z.object({ family: z.string() }).passthrough(),
+    packedMatmul: z.object({ family: z.string() }).passthrough(),
   }),
   choices: z.array(
     z.object({
-      op: z.enum(['matmul', 'gemv', 'rmsnorm', 'attentionPrefill', 'attentionDecode']),
+      op: z.enum([
+        'matmul',
+        'gemv',
+        'rmsnorm',
+        'attentionPrefill',
+        'attentionDecode',
+        'packedGemv',
+        'packedMatmul',
+      ]),
       shape: z.string(),
       chosen: z.string(),
       trials: z.array(TrialSchema),

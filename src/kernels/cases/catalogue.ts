@@ -10,6 +10,7 @@ import {
   swigluCase,
 } from './elementwise.ts';
 import { gemvCase, matmulCase } from './linear.ts';
+import { packedGemvCase, packedMatmulCase } from './packed.ts';
 
 /**
  * Every kernel case by name: what the browser tests run at test shapes, the kernel suite at the
@@ -25,6 +26,8 @@ export const KERNEL_CASES = {
   argmax: argmaxCase,
   matmul: matmulCase,
   gemv: gemvCase,
+  packedMatmul: packedMatmulCase,
+  packedGemv: packedGemvCase,
   kvWrite: kvWriteCase,
   attentionPrefill: attentionPrefillCase,
   attentionDecode: attentionDecodeCase,
@@ -49,6 +52,13 @@ export const ODD_SHAPES = {
   matmul: { M: 33, N: 67, K: 132 },
   /** At the decode batch M, which the rowwise family compiles in. */
   gemv: { N: 67, K: 132 },
+  /**
+   * Packed weights: K = 136 ends in a part group of 8 weights (int4 needs K a multiple of 8), which
+   * for f16 leaves three of the last group's four word vectors past K.
+   */
+  packedMatmul: { M: 33, N: 67, K: 136 },
+  /** At the decode batch M, which both packed GEMV families compile in. */
+  packedGemv: { N: 67, K: 136 },
   rmsnorm: { rows: 33, d: 132 },
   /** 33 queries after 9 cached tokens: queries and pages both end part-full. */
   attentionPrefill: { L: 33, start: 9 },

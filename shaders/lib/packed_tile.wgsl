@@ -1,0 +1,193 @@
+// A barrier-free tile of packed-weight products: ROWS rows of x (1…8) by COLS weight columns (4 or
+// 8), summed over K one group of 32 at a time, each group's sums then scaled by its columns' scales.
+// What the packed GEMV's CPU family (rows = the batch) and the packed matmul (rows = a tile of the
+// prompt) share. Per group and WVec, each column's words are loaded once and each x vec4 position
+// is decoded once per column (w_raw: a mask and a conversion per weight), then used for every row
+// (x · W, W the four columns' weights as a matrix); each x vec4 loaded serves all COLS columns, and
+// so does the format's step and offset, applied to x (see weights_int4.wgsl): per row and position
+// x · w_step is what meets the raw weights, and dot(x, w_offset) adds the zero points' share.
+// Everything is indexed by literals once the helpers are inlined, so the sums stay in registers: no
+// dynamically indexed private arrays, and no loops inside a group (even a loop of one trip made the
+// group body 2x slower on SwiftShader).
+// A column's sum runs over the groups in order, and within a group over the x vec4 positions in
+// order, whatever ROWS is: a row's result does not depend on the rows computed beside it.
+// The shader declares `override ROWS`, `override COLS`, `x: array<vec4<f32>>`, `y: array<f32>` and
+// includes a weights_* snippet (w_load, w_raw, w_step, w_offset, W_AFFINE, group_scale,
+// W_VECS_PER_GROUP, X_PER_W_VEC).
+
+// Per tile row, the sums of four columns (component c is column c of the quad): columns 0-3 in one
+// TileSums, 4-7 in a second.
+alias TileSums = array<vec4<f32>, 8>;
+
+// One group's running sums, per tile row: of the raw products, and of x over the group's even and
+// odd positions j, which the zero points (w_offset, depending on j & 1 only) multiply once per group
+// for all the columns.
+struct TileGroup {
+  s: TileSums,      // columns 0-3
+  t: TileSums,      // columns 4-7
+  even: TileSums,   // Σ x over positions 0, 2, 4, 6
+  odd: TileSums,    // Σ x over positions 1, 3, 5, 7
+}
+
+// x vec4 `p` of each row (xa: rows 0-3, xb: 4-7, as x vec4 indices), the one meeting position j,
+// times the quads' raw weights W (columns 0-3) and V (4-7), added to the group's sums.
+fn tile_position(xa: vec4<u32>, xb: vec4<u32>, p: u32, j: u32, W: mat4x4<f32>, V: mat4x4<f32>,
+                 G: ptr<function, TileGroup>) {
+  tile_row(0u, x[xa.x + p], j, W, V, G);
+  if (ROWS > 1u) { tile_row(1u, x[xa.y + p], j, W, V, G); }
+  if (ROWS > 2u) { tile_row(2u, x[xa.z + p], j, W, V, G); }
+  if (ROWS > 3u) { tile_row(3u, x[xa.w + p], j, W, V, G); }
+  if (ROWS > 4u) { tile_row(4u, x[xb.x + p], j, W, V, G); }
+  if (ROWS > 5u) { tile_row(5u, x[xb.y + p], j, W, V, G); }
+  if (ROWS > 6u) { tile_row(6u, x[xb.z + p], j, W, V, G); }
+  if (ROWS > 7u) { tile_row(7u, x[xb.w + p], j, W, V, G); }
+}
+
+// Row r (a literal) of one position: v, the row's x vec4, against the raw weights of both quads.
+fn tile_row(r: u32, v: vec4<f32>, j: u32, W: mat4x4<f32>, V: mat4x4<f32>,
+            G: ptr<function, TileGroup>) {
+  var xs = v;
+  if (W_AFFINE) {
+    xs = v * w_step(j);
+    if ((j & 1u) == 0u) { (*G).even[r] += v; } else { (*G).odd[r] += v; }
+  }
+  (*G).s[r] += xs * W;
+  if (COLS > 4u) { (*G).t[r] += xs * V; }
+}
+
+// Position j of the WVecs q (one per column): every column's four weights decoded once, applied to
+// every row at x vec4 p.
+fn tile_decoded(q: array<WVec, 8>, j: u32, xa: vec4<u32>, xb: vec4<u32>, p: u32,
+                G: ptr<function, TileGroup>) {
+  let W = mat4x4<f32>(w_raw(q[0], j), w_raw(q[1], j), w_raw(q[2], j), w_raw(q[3], j));
+  var V = mat4x4<f32>();
+  if (COLS > 4u) {
+    V = mat4x4<f32>(w_raw(q[4], j), w_raw(q[5], j), w_raw(q[6], j), w_raw(q[7], j));
+  }
+  tile_position(xa, xb, p, j, W, V, G);
+}
+
+// The first `count` (≥ 1) positions of one WVec per column, at x vec4 p onwards. With count the
+// constant X_PER_W_VEC (whole groups) every test below folds away.
+fn tile_wvec(q: array<WVec, 8>, count: u32, xa: vec4<u32>, xb: vec4<u32>, p: u32,
+             G: ptr<function, TileGroup>) {
+  tile_decoded(q, 0u, xa, xb, p, G);
+  if (count > 1u) { tile_decoded(q, 1u, xa, xb, p + 1u, G); }
+  if (count > 2u) { tile_decoded(q, 2u, xa, xb, p + 2u, G); }
+  if (count > 3u) { tile_decoded(q, 3u, xa, xb, p + 3u, G); }
+  if (count > 4u) { tile_decoded(q, 4u, xa, xb, p + 4u, G); }
+  if (count > 5u) { tile_decoded(q, 5u, xa, xb, p + 5u, G); }
+  if (count > 6u) { tile_decoded(q, 6u, xa, xb, p + 6u, G); }
+  if (count > 7u) { tile_decoded(q, 7u, xa, xb, p + 7u, G); }
+}
+
+// WVec u of the current group of each column (wa, wb: the group's first WVec per column).
+fn tile_words(wa: vec4<u32>, wb: vec4<u32>, u: u32) -> array<WVec, 8> {
+  var q = array<WVec, 8>();
+  q[0] = w_load(wa.x + u);
+  q[1] = w_load(wa.y + u);
+  q[2] = w_load(wa.z + u);
+  q[3] = w_load(wa.w + u);
+  if (COLS > 4u) {
+    q[4] = w_load(wb.x + u);
+    q[5] = w_load(wb.y + u);
+    q[6] = w_load(wb.z + u);
+    q[7] = w_load(wb.w + u);
+  }
+  return q;
+}
+
+// Adds each group's sums plus the zero points' share, times its columns' scales, to the running
+// sums a (columns 0-3) and b (4-7).
+fn tile_scale(ga: vec4<u32>, gb: vec4<u32>, G: ptr<function, TileGroup>,
+              a: ptr<function, TileSums>, b: ptr<function, TileSums>) {
+  let sa = vec4<f32>(group_scale(ga.x), group_scale(ga.y), group_scale(ga.z), group_scale(ga.w));
+  var sb = vec4<f32>();
+  if (COLS > 4u) {
+    sb = vec4<f32>(group_scale(gb.x), group_scale(gb.y), group_scale(gb.z), group_scale(gb.w));
+  }
+  tile_scale_row(0u, sa, sb, G, a, b);
+  if (ROWS > 1u) { tile_scale_row(1u, sa, sb, G, a, b); }
+  if (ROWS > 2u) { tile_scale_row(2u, sa, sb, G, a, b); }
+  if (ROWS > 3u) { tile_scale_row(3u, sa, sb, G, a, b); }
+  if (ROWS > 4u) { tile_scale_row(4u, sa, sb, G, a, b); }
+  if (ROWS > 5u) { tile_scale_row(5u, sa, sb, G, a, b); }
+  if (ROWS > 6u) { tile_scale_row(6u, sa, sb, G, a, b); }
+  if (ROWS > 7u) { tile_scale_row(7u, sa, sb, G, a, b); }
+}
+
+fn tile_scale_row(r: u32, sa: vec4<f32>, sb: vec4<f32>, G: ptr<function, TileGroup>,
+                  a: ptr<function, TileSums>, b: ptr<function, TileSums>) {
+  var sr = (*G).s[r];
+  var tr = (*G).t[r];
+  if (W_AFFINE) {
+    let zero = vec4<f32>(dot((*G).even[r], w_offset(0u)) + dot((*G).odd[r], w_offset(1u)));
+    sr += zero;
+    tr += zero;
+  }
+  (*a)[r] += sr * sa;
+  if (COLS > 4u) { (*b)[r] += tr * sb; }
+}
+
+// The tile's sums over all of K. na, nb: the weight rows (output columns) of the tile, clamped into
+// range; xa, xb: each tile row's first x vec4. A row's last group, when K is no multiple of 32,
+// takes only the x vec4s below K (the weights past K are zero padding; x past K is never read).
+fn tile_run(na: vec4<u32>, nb: vec4<u32>, xa: vec4<u32>, xb: vec4<u32>, K: u32,
+            a: ptr<function, TileSums>, b: ptr<function, TileSums>) {
+  let groups = (K + 31u) / 32u;
+  let full = K / 32u;
+  for (var g = 0u; g < full; g++) {
+    // Initialized explicitly: a bare `var G: TileGroup;` in this loop body was not zeroed again on
+    // each trip on Dawn with SwiftShader, so each group added the earlier groups' sums once more.
+    var G = TileGroup();
+    let ga = na * groups + g;
+    let gb = nb * groups + g;
+    let wa = ga * W_VECS_PER_GROUP;
+    let wb = gb * W_VECS_PER_GROUP;
+    let xg = 8u * g;
+    // The group's WVecs, unrolled: even a loop of one trip (int4) made this body run 2x slower on
+    // SwiftShader.
+    tile_wvec(tile_words(wa, wb, 0u), X_PER_W_VEC, xa, xb, xg, &G);
+    if (W_VECS_PER_GROUP > 1u) {
+      tile_wvec(tile_words(wa, wb, 1u), X_PER_W_VEC, xa, xb, xg + X_PER_W_VEC, &G);
+    }
+    if (W_VECS_PER_GROUP > 2u) {
+      tile_wvec(tile_words(wa, wb, 2u), X_PER_W_VEC, xa, xb, xg + 2u * X_PER_W_VEC, &G);
+      tile_wvec(tile_words(wa, wb, 3u), X_PER_W_VEC, xa, xb, xg + 3u * X_PER_W_VEC, &G);
+    }
+    tile_scale(ga, gb, &G, a, b);
+  }
+  if (full < groups) {
+    var G = TileGroup();
+    let ga = na * groups + full;
+    let gb = nb * groups + full;
+    let wa = ga * W_VECS_PER_GROUP;
+    let wb = gb * W_VECS_PER_GROUP;
+    let xg = 8u * full;
+    let nx = K / 4u - xg;
+    for (var u = 0u; u * X_PER_W_VEC < nx; u++) {
+      let first = u * X_PER_W_VEC;
+      tile_wvec(tile_words(wa, wb, u), min(X_PER_W_VEC, nx - first), xa, xb, xg + first, &G);
+    }
+    tile_scale(ga, gb, &G, a, b);
+  }
+}
+
+// Writes the tile's sums: `rows` rows from y row `row0`, `cols` columns from `col0`, y rows `N` wide.
+fn tile_store(row0: u32, rows: u32, col0: u32, cols: u32, N: u32,
+              a: ptr<function, TileSums>, b: ptr<function, TileSums>) {
+  tile_store_row(row0, col0, cols, N, (*a)[0], (*b)[0]);
+  if (ROWS > 1u && rows > 1u) { tile_store_row(row0 + 1u, col0, cols, N, (*a)[1], (*b)[1]); }
+  if (ROWS > 2u && rows > 2u) { tile_store_row(row0 + 2u, col0, cols, N, (*a)[2], (*b)[2]); }
+  if (ROWS > 3u && rows > 3u) { tile_store_row(row0 + 3u, col0, cols, N, (*a)[3], (*b)[3]); }
+  if (ROWS > 4u && rows > 4u) { tile_store_row(row0 + 4u, col0, cols, N, (*a)[4], (*b)[4]); }
+  if (ROWS > 5u && rows > 5u) { tile_store_row(row0 + 5u, col0, cols, N, (*a)[5], (*b)[5]); }
+  if (ROWS > 6u && rows > 6u) { tile_store_row(row0 + 6u, col0, cols, N, (*a)[6], (*b)[6]); }
+  if (ROWS > 7u && rows > 7u) { tile_store_row(row0 + 7u, col0, cols, N, (*a)[7], (*b)[7]); }
+}
+
+fn tile_store_row(row: u32, col0: u32, cols: u32, N: u32, va: vec4<f32>, vb: vec4<f32>) {
+  let base = row * N + col0;
+  for (var c = 0u; c < min(cols, 4u); c++) { y[base + c] = va[c]; }
+  for (var c = 4u; c < cols; c++) { y[base + c] = vb[c - 4u]; }
+}

@@ -1,0 +1,227 @@
+import gemvColsCode from '../../shaders/gemv_packed.wgsl?raw';
+import gemvReduceCode from '../../shaders/gemv_packed_reduce.wgsl?raw';
+import matmulCode from '../../shaders/matmul_packed.wgsl?raw';
+import { KernelError } from '../errors.ts';
+import { BYTES, checkPackable, type PackedFormat, packedLayout } from '../model/formats.ts';
+import { grid1d, type KernelCall, type KernelContext, makeCall } from './kernel.ts';
+import { GEMV_LIMITS } from './limits.ts';
+import { DEFAULT_VARIANTS, type PackedGemvVariant, type PackedMatmulVariant } from './variants.ts';
+import { composeShader, defineParams, type Shader, type WgslLibraryName } from './wgsl.ts';
+
+/** Params of every packed shader: y[M, N] = x[M, K] · W[N, K]ᵀ, W packed. */
+const PACKED_PARAMS = defineParams({ M: 'u32', N: 'u32', K: 'u32' });
+type PackedParams = typeof PACKED_PARAMS.fields;
+
+/** How a kernel reads its weights: a format, and for f16 optionally as f16 (shader-f16). */
+type WeightsReading = PackedFormat | 'f16Native';
+
+/** The snippet filling each shader's `weights` slot, per reading. */
+const WEIGHTS_LIBRARY: Record<WeightsReading, WgslLibraryName> = {
+  f16: 'weights_f16',
+  f16Native: 'weights_f16_native',
+  int8: 'weights_int8',
+  int4: 'weights_int4',
+};
+
+/** One shader source composed once per reading: the same kernel text behind each weights snippet. */
+function perReading(
+  label: string,
+  code: string,
+  constants?: Record<string, number>,
+): Record<WeightsReading, Shader<PackedParams>> {
+  const compose = (reading: WeightsReading) =>
+    composeShader({
+      label,
+      code,
+      params: PACKED_PARAMS,
+      constants,
+      slots: { weights: WEIGHTS_LIBRARY[reading] },
+    });
+  return {
+    f16: compose('f16'),
+    f16Native: compose('f16Native'),
+    int8: compose('int8'),
+    int4: compose('int4'),
+  };
+}
+
+const SHADERS = {
+  cols: perReading('gemv_packed', gemvColsCode),
+  reduce: perReading('gemv_packed_reduce', gemvReduceCode, {
+    WG: GEMV_LIMITS.workgroupSize,
+    MAX_M: GEMV_LIMITS.maxBatch,
+  }),
+  matmul: perReading('matmul_packed', matmulCode),
+} as const;
+
+/** The reading a variant asks for; shaderF16 needs f16 weights and the device feature. */
+function reading(ctx: KernelContext, format: PackedFormat, v: { shaderF16?: true }): WeightsReading {
+  if (!v.shaderF16) return format;
+  if (format !== 'f16')
+    throw new KernelError(`the shader-f16 reading is for f16 weights, not ${format} (no such kernel)`);
+  if (!ctx.gpu.hasF16)
+    throw new KernelError(
+      'the shader-f16 kernel reads f16 weights as f16, which needs the "shader-f16" feature this adapter lacks; use the variant without shaderF16 (unpack2x16float)',
+    );
+  return 'f16Native';
+}
+
+/** Tile sides the packed tile (lib/packed_tile.wgsl) unrolls: 4 or 8 columns, 1 … 8 rows. */
+function checkTile(what: string, rows: number, cols: number): void {
+  if (cols !== 4 && cols !== 8) throw new KernelError(`${what}: cols must be 4 or 8, got ${cols}`);
+  if (!Number.isInteger(rows) || rows < 1 || rows > GEMV_LIMITS.maxBatch)
+    throw new KernelError(`${what}: rows must be 1…${GEMV_LIMITS.maxBatch}, got ${rows}`);
+}
+
+/** The buffers of one packed call, checked against the shape, in binding order (scales last, none for f16). */
+interface PackedBuffers {
+  x: GPUBuffer;
+  w: GPUBuffer;
+  /** [N, groups] f32; required for int8 and int4, ignored (and not bound) for f16. */
+  scales?: GPUBuffer;
+  y: GPUBuffer;
+}
+
+function bindings(
+  name: string,
+  format: PackedFormat,
+  b: PackedBuffers,
+  M: number,
+  N: number,
+  K: number,
+): GPUBuffer[] {
+  // An InputError naming the shape: K a multiple of 4 (8 for int4), N and K positive integers.
+  checkPackable(format, `${name} weights`, N, K);
+  const layout = packedLayout(format, N, K);
+  const need = (buffer: GPUBuffer | undefined, what: string, bytes: number) => {
+    if (!buffer) throw new KernelError(`${name}: ${format} weights need a ${what} buffer`);
+    if (buffer.size < bytes)
+      throw new KernelError(
+        `${name}: ${what} buffer has ${buffer.size} bytes, [M=${M}, N=${N}, K=${K}] ${format} needs ${bytes}`,
+      );
+    return buffer;
+  };
+  const out = [
+    need(b.x, 'x', M * K * BYTES.f32),
+    need(b.w, 'packed weights', layout.words * BYTES.u32),
+    need(b.y, 'y', M * N * BYTES.f32),
+  ];
+  if (format !== 'f16') out.push(need(b.scales, 'scales', layout.scales * BYTES.f32));
+  return out;
+}
+
+/**
+ * y[M, N] = x[M, K] · W[N, K]ᵀ for decode (M = 1 … 8), W packed (src/model/formats.ts) and
+ * dequantized in registers. 'cols' (gemv_packed.wgsl): an invocation per 4 or 8 columns, no
+ * barriers, suited to CPU adapters; 'reduce' (gemv_packed_reduce.wgsl): `lanes` invocations per
+ * column with coalesced loads and a workgroup reduction, suited to GPUs. Both are compiled per
+ * batch size and batch-invariant: a row's outputs do not depend on the rows beside it.
+ */
+export class PackedGemvKernel {
+  private constructor(
+    private readonly ctx: KernelContext,
+    private readonly pipeline: GPUComputePipeline,
+    readonly format: PackedFormat,
+    readonly variant: PackedGemvVariant,
+    /** The batch M the pipeline was compiled for. */
+    readonly batch: number,
+  ) {}
+
+  static async create(
+    ctx: KernelContext,
+    format: PackedFormat,
+    variant: PackedGemvVariant = DEFAULT_VARIANTS.packedGemv,
+    batch = 1,
+  ): Promise<PackedGemvKernel> {
+    const read = reading(ctx, format, variant);
+    if (!Number.isInteger(batch) || batch < 1 || batch > GEMV_LIMITS.maxBatch)
+      throw new KernelError(`packed gemv batch ${batch} is outside 1…${GEMV_LIMITS.maxBatch}`);
+    let pipeline: GPUComputePipeline;
+    if (variant.family === 'cols') {
+      checkTile('packed gemv', batch, variant.cols);
+      const shader = SHADERS.cols[read];
+      pipeline = await ctx.pipelines.get(shader.label, shader.code, {
+        WG: variant.wg,
+        ROWS: batch,
+        COLS: variant.cols,
+      });
+    } else {
+      const wg = GEMV_LIMITS.workgroupSize;
+      const { lanes } = variant;
+      if (!Number.isInteger(lanes) || lanes < 1 || lanes > wg || (lanes & (lanes - 1)) !== 0)
+        throw new KernelError(`packed gemv lanes must be a power of two up to ${wg}, got ${lanes}`);
+      const shader = SHADERS.reduce[read];
+      pipeline = await ctx.pipelines.get(shader.label, shader.code, { LANES: lanes, BATCH: batch });
+    }
+    return new PackedGemvKernel(ctx, pipeline, format, variant, batch);
+  }
+
+  call(a: PackedBuffers & { M: number; N: number; K: number }): KernelCall {
+    if (a.M !== this.batch)
+      throw new KernelError(`this packed gemv was compiled for batch ${this.batch}, called with M=${a.M}`);
+    const buffers = bindings('packed gemv', this.format, a, a.M, a.N, a.K);
+    const v = this.variant;
+    const perGroup = v.family === 'cols' ? v.cols * v.wg : GEMV_LIMITS.workgroupSize / v.lanes;
+    return makeCall(this.ctx, {
+      name: 'gemv',
+      pipeline: this.pipeline,
+      params: PACKED_PARAMS,
+      values: { M: a.M, N: a.N, K: a.K },
+      buffers,
+      workgroups: grid1d(Math.ceil(a.N / perGroup), this.ctx.gpu),
+    });
+  }
+}
+
+/**
+ * y[M, N] = x[M, K] · W[N, K]ᵀ for prefill (M large), W packed: register tiles of rows × cols per
+ * invocation (matmul_packed.wgsl), each weight group dequantized once per tile, no barriers. A
+ * workgroup covers rows·wgY rows by cols·wgX columns.
+ */
+export class PackedMatmulKernel {
+  private constructor(
+    private readonly ctx: KernelContext,
+    private readonly pipeline: GPUComputePipeline,
+    readonly format: PackedFormat,
+    readonly variant: PackedMatmulVariant,
+  ) {}
+
+  static async create(
+    ctx: KernelContext,
+    format: PackedFormat,
+    variant: PackedMatmulVariant = DEFAULT_VARIANTS.packedMatmul,
+  ): Promise<PackedMatmulKernel> {
+    const read = reading(ctx, format, variant);
+    checkTile('packed matmul', variant.rows, variant.cols);
+    const shader = SHADERS.matmul[read];
+    const pipeline = await ctx.pipelines.get(shader.label, shader.code, {
+      WG_X: variant.wgX,
+      WG_Y: variant.wgY,
+      ROWS: variant.rows,
+      COLS: variant.cols,
+    });
+    return new PackedMatmulKernel(ctx, pipeline, format, variant);
+  }
+
+  call(a: { a: GPUBuffer; w: GPUBuffer; scales?: GPUBuffer; c: GPUBuffer; M: number; N: number; K: number }) {
+    if (!Number.isInteger(a.M) || a.M < 1)
+      throw new KernelError(`packed matmul: M=${a.M} is not a row count`);
+    const buffers = bindings(
+      'packed matmul',
+      this.format,
+      { x: a.a, w: a.w, scales: a.scales, y: a.c },
+      a.M,
+      a.N,
+      a.K,
+    );
+    const v = this.variant;
+    return makeCall(this.ctx, {
+      name: 'matmul',
+      pipeline: this.pipeline,
+      params: PACKED_PARAMS,
+      values: { M: a.M, N: a.N, K: a.K },
+      buffers,
+      workgroups: [Math.ceil(a.N / (v.cols * v.wgX)), Math.ceil(a.M / (v.rows * v.wgY)), 1],
+    });
+  }
+}
