@@ -1,5 +1,6 @@
 import type { CaseName, CaseSpec } from '../src/kernels/cases/catalogue.ts';
-import { VARIANT_CANDIDATES } from '../src/kernels/variants.ts';
+import { packedVariantSupported, VARIANT_CANDIDATES } from '../src/kernels/variants.ts';
+import type { PackedFormat } from '../src/model/formats.ts';
 import { expect, type Harness, test } from './harness/client.ts';
 import type { CheckResult } from './harness/kernel-checks.ts';
 
@@ -50,6 +51,20 @@ const LONG_SLOT = 2304;
  * costs seconds; the short prefill tests cover queries spread over several workgroups.
  */
 const LONG_PREFILL_QUERIES = 31;
+
+/** The packed weight formats, each with its own decode in the shared kernels. */
+const PACKED: readonly PackedFormat[] = ['f16', 'int8', 'int4'];
+
+/**
+ * Packed shapes: the odd one (K = 136 ends in a part group of 8 weights, int4's K a multiple of 8),
+ * and N = 509, no multiple of any tile or lane count, with a part group of one x vec4 (K = 260)
+ * where the format allows it and of two for int4 (K = 264).
+ */
+const packedShapes = (format: PackedFormat) =>
+  [
+    { N: 67, K: 136 },
+    { N: 509, K: format === 'int4' ? 264 : 260 },
+  ] as const;
 
 /** The long-context tests take up to a minute on SwiftShader, more when other jobs share its cores. */
 const LONG_TEST_TIMEOUT_MS = 240_000;
@@ -193,6 +208,57 @@ test.describe('kernels against the CPU reference', () => {
       }
     });
   }
+
+  test('packed GEMV (f16, int8, int4), every variant, batch 1 and 8, part groups, batched rows bit-identical to rows alone', async ({
+    harness,
+  }) => {
+    const features = { hasF16: (await harness.call('kernels', 'features')).includes('shader-f16') };
+    for (const format of PACKED) {
+      for (const variant of VARIANT_CANDIDATES.packedGemv.filter((v) =>
+        packedVariantSupported(v, format, features),
+      )) {
+        for (const M of [1, 8]) {
+          for (const shape of packedShapes(format)) {
+            expectPassed(await check(harness, 'packedGemv', { format, M, ...shape, variant }));
+          }
+        }
+        const same = await harness.call('kernels', 'packedBatchInvariance', {
+          format,
+          variant,
+          M: 8,
+          N: 67,
+          K: 136,
+        });
+        expect(same.differing, `${format} ${JSON.stringify(variant)}: ${JSON.stringify(same.first)}`).toBe(0);
+        expect(same.rows).toBe(8);
+      }
+    }
+  });
+
+  test('packed matmul (f16, int8, int4), every variant; the f16 kernel without shader-f16 and int4 at K = 36 refused', async ({
+    harness,
+  }) => {
+    const hasF16 = (await harness.call('kernels', 'features')).includes('shader-f16');
+    for (const format of PACKED) {
+      for (const variant of VARIANT_CANDIDATES.packedMatmul.filter((v) =>
+        packedVariantSupported(v, format, { hasF16 }),
+      )) {
+        expectPassed(await check(harness, 'packedMatmul', { format, M: 33, N: 67, K: 136, variant }));
+      }
+    }
+    // The shader-f16 reading runs where the device has the feature, and is refused by name elsewhere.
+    const f16Native = { family: 'cols', cols: 8, wg: 16, shaderF16: true } as const;
+    const native = check(harness, 'packedGemv', { format: 'f16', M: 1, N: 67, K: 136, variant: f16Native });
+    if (hasF16) expectPassed(await native);
+    else await expect(native).rejects.toThrow(/needs the "shader-f16" feature this adapter lacks/);
+    // int4 packs eight weights per u32: K = 36 is refused before anything runs, naming the shape.
+    await expect(check(harness, 'packedGemv', { format: 'int4', M: 1, N: 67, K: 36 })).rejects.toThrow(
+      /inner width 36 is not a multiple of 8/,
+    );
+    await expect(check(harness, 'packedMatmul', { format: 'int4', M: 5, N: 67, K: 36 })).rejects.toThrow(
+      /inner width 36 is not a multiple of 8/,
+    );
+  });
 
   test('long-context decode attention: contexts 2100 and 1100 in one batch, every variant, layout, GQA ratio and head dim', async ({
     harness,

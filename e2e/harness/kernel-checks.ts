@@ -1,8 +1,12 @@
 import type { Gpu } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipelines.ts';
+import { seededData } from '../../src/kernels/cases/case.ts';
 import { type CaseName, type CaseSpec, kernelCase } from '../../src/kernels/cases/catalogue.ts';
 import type { KernelContext } from '../../src/kernels/kernel.ts';
+import { PackedGemvKernel } from '../../src/kernels/packed.ts';
 import { KernelRig } from '../../src/kernels/rig.ts';
+import type { PackedGemvVariant } from '../../src/kernels/variants.ts';
+import { type PackedFormat, packTensor } from '../../src/model/formats.ts';
 import type { Comparison } from '../../src/model/reference.ts';
 
 /** What a kernel check returns to the Playwright test: the comparison, without the big arrays. */
@@ -13,12 +17,72 @@ export interface CheckResult extends Comparison {
   shape: string;
 }
 
+/** Whether a batched GEMV's rows are, bit for bit, the rows computed one at a time. */
+export interface BatchInvariance {
+  /** Rows compared (the batch M). */
+  rows: number;
+  /** Outputs whose f32 bits differ between the batch and the row alone. */
+  differing: number;
+  /** The first difference, as (row, column, batched value, alone value). */
+  first?: { row: number; column: number; batched: number; alone: number };
+}
+
 /** Runs catalogue cases at the shapes the browser tests choose. */
 export class KernelChecks {
   private readonly ctx: KernelContext;
 
   constructor(private readonly gpu: Gpu) {
     this.ctx = { gpu, pipelines: new PipelineCache(gpu) };
+  }
+
+  /** The device's features, for a test whose expectation depends on one (shader-f16). */
+  features(): string[] {
+    return this.gpu.features;
+  }
+
+  /**
+   * Runs a packed GEMV over M seeded rows at once, then each row alone (a batch-1 pipeline), and
+   * compares the outputs' bits: the speculative verify pass relies on a row computed in a batch
+   * being exactly the row computed alone.
+   */
+  async packedBatchInvariance(spec: {
+    format: PackedFormat;
+    variant: PackedGemvVariant;
+    M: number;
+    N: number;
+    K: number;
+  }): Promise<BatchInvariance> {
+    const { format, variant, M, N, K } = spec;
+    const rig = new KernelRig(this.gpu, 'kernel check: packed gemv batch invariance');
+    try {
+      const packed = packTensor(format, seededData(N * K, 21), N, K);
+      const w = rig.output(packed.words.length);
+      this.gpu.device.queue.writeBuffer(w, 0, packed.words);
+      const scales = format === 'f16' ? undefined : rig.input(packed.scales);
+      const x = seededData(M * K, 20);
+      const batched = await PackedGemvKernel.create(this.ctx, format, variant, M);
+      const alone = await PackedGemvKernel.create(this.ctx, format, variant, 1);
+      const yBatch = rig.output(M * N);
+      await rig.run(rig.own(batched.call({ x: rig.input(x), w, scales, y: yBatch, M, N, K })));
+      const gotValues = await rig.read(yBatch, M * N);
+      const got = new Uint32Array(gotValues.buffer, gotValues.byteOffset, M * N);
+      const result: BatchInvariance = { rows: M, differing: 0 };
+      for (let r = 0; r < M; r++) {
+        const y = rig.output(N);
+        const xRow = rig.input(x.slice(r * K, (r + 1) * K));
+        await rig.run(rig.own(alone.call({ x: xRow, w, scales, y, M: 1, N, K })));
+        const want = await rig.read(y, N);
+        const bits = new Uint32Array(want.buffer, want.byteOffset, N);
+        for (let c = 0; c < N; c++) {
+          if (got[r * N + c] === bits[c]) continue;
+          result.differing++;
+          result.first ??= { row: r, column: c, batched: gotValues[r * N + c], alone: want[c] };
+        }
+      }
+      return result;
+    } finally {
+      rig.destroy();
+    }
   }
 
   async check<N extends CaseName>(name: N, spec: CaseSpec<N>): Promise<CheckResult> {
