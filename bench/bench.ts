@@ -14,6 +14,7 @@ import {
   specFromOptions,
 } from '../src/measure/spec.ts';
 import { isPresetName, PRESET_NAMES, presetConfig } from '../src/model/config.ts';
+import { isWeightFormat, WEIGHT_FORMATS } from '../src/model/formats.ts';
 import {
   compareResults,
   comparisonToMarkdown,
@@ -53,9 +54,12 @@ Model
   --model PATH           a Hugging Face Llama folder (config.json + model.safetensors), or a llama.cpp
                          .gguf file (llama; F32, F16, BF16, Q8_0, Q4_0 tensors), instead of a preset
   --seed N               seed of the random weights (default 0)
+  --weights FORMAT       the linear layers' and LM head's format, quantized on load: f32 (default),
+                         f16, int8 or int4 (int8/int4: symmetric, a scale per group of 32 along K);
+                         with --suite formats, a comma-separated list of formats to sweep
 
 Workloads
-  --suite quick|full|kernels|capacity|spec|serve|batch   a preset list of workloads (default ${SPEC_DEFAULTS.suite}):
+  --suite quick|full|kernels|capacity|spec|serve|batch|formats   a preset list of workloads (default ${SPEC_DEFAULTS.suite}):
                            quick: prefill sweep L=${SUITES.quick.prefill.join(',')}; decode sweep depth=${SUITES.quick.depths.join(',')}, gen ${SUITES.quick.gen}; reps ${SUITES.quick.reps}
                            full:  prefill sweep L=${SUITES.full.prefill.join(',')}; decode sweep depth=${SUITES.full.depths.join(',')}, gen ${SUITES.full.gen}; reps ${SUITES.full.reps}
                            kernels: the kernel suite, each kernel alone at the model's shapes (matmul,
@@ -72,6 +76,10 @@ Workloads
                            continuous against static batching, then each request alone
                            batch: the B-scaling sweep: one decode step of B = 1, 2, 4, 8, 16, 32 sequences
                            against its roofline bound
+                           formats: the format sweep: for f32, f16, int8 and int4 (or --weights LIST),
+                           a prefill of L=${SUITES.formats.prefill[0]} and ${SUITES.formats.gen} tokens at depth ${SUITES.formats.depths[0]}, each format's TPOT
+                           against f32's, and its error against f32 by slice (--prefill, --depth: the one L
+                           and depth)
   --prefill L,L,...      prompt lengths of the prefill sweep ("" for none); makes the list custom
   --depth D,D,...        context depths of the decode sweep ("" for none; 0 is a one-token prompt)
   --gen N                tokens generated per decode repetition (≥ 2); one TPOT sample per repetition
@@ -162,6 +170,7 @@ function parse() {
         preset: { type: 'string' },
         model: { type: 'string' },
         seed: { type: 'string' },
+        weights: { type: 'string' },
         suite: { type: 'string' },
         prefill: { type: 'string' },
         depth: { type: 'string' },
@@ -336,6 +345,15 @@ try {
       kvMode: args.kv as 'paged' | 'contiguous' | undefined,
       batch: int('--batch', args.batch),
       poolMiB: int('--pool-mib', args['pool-mib']),
+      weights:
+        args.weights === undefined
+          ? undefined
+          : args.weights.split(',').map((f) => {
+              const t = f.trim();
+              if (!isWeightFormat(t))
+                usage(`--weights: "${t}" is not a format (${WEIGHT_FORMATS.join(', ')})`);
+              return t;
+            }),
       drafters:
         args.drafter === undefined
           ? undefined

@@ -84,6 +84,34 @@ for (const familyName of FAMILY_SETS)
     });
   });
 
+test('every weight format end to end: logits against the CPU forward on the dequantized weights (normwise ≤ 1e-4), batch against alone', async ({
+  harness,
+}) => {
+  test.setTimeout(240_000);
+  // 37 prompt tokens: the packed matmul at an odd M; ci-tiny's down projection has K = 344, a
+  // partial last group of 24. Defaults and the autotuner's pick for each format; untied once.
+  const cases = [
+    { format: 'f32', untied: false, tuned: false },
+    { format: 'f16', untied: false, tuned: true },
+    { format: 'int8', untied: false, tuned: true },
+    { format: 'int4', untied: false, tuned: true },
+    { format: 'int4', untied: true, tuned: false },
+    { format: 'int8', untied: false, tuned: false },
+    { format: 'f16', untied: true, tuned: false },
+  ] as const;
+  for (const c of cases) {
+    const r = await harness.call('model', 'formatVsReference', c.format, prompt(37, 5), 3, c.untied, c.tuned);
+    const what = `${c.format} untied=${c.untied} tuned=${c.tuned}: ${JSON.stringify({ ...r, recorded: undefined, assumed: undefined })}`;
+    expect(r.prefillErr, what).toBeLessThanOrEqual(1e-4);
+    expect(r.decodeErr, what).toBeLessThanOrEqual(1e-4);
+    expect(r.batchIdentical, what).toBe(true);
+    expect(r.recorded, what).toEqual(r.assumed);
+    expect(r.hasLmHead, what).toBe(c.untied || c.format !== 'f32');
+    // Every linear layer (7 per layer, 2 layers) and the head are in the format.
+    expect(r.packed, what).toEqual(c.format === 'f32' ? [] : Array(15).fill(c.format));
+  }
+});
+
 test('an engine step decodes a batch while prefilling another prompt in chunks, each sequence as if alone', async ({
   harness,
 }) => {

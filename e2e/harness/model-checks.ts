@@ -2,12 +2,13 @@ import { KvCacheExhaustedError } from '../../src/errors.ts';
 import type { Gpu } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipelines.ts';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../../src/kernels/variants.ts';
-import { autotune } from '../../src/measure/autotune.ts';
+import { autotune, autotunePacked } from '../../src/measure/autotune.ts';
 import { prefillCost } from '../../src/measure/cost.ts';
 import { type ModelConfig, presetConfig } from '../../src/model/config.ts';
+import type { WeightFormat } from '../../src/model/formats.ts';
 import { Model, type ModelOptions, type PrefillResult } from '../../src/model/forward.ts';
 import { compare, referenceForward } from '../../src/model/reference.ts';
-import { randomWeights } from '../../src/model/weights.ts';
+import { quantizeWeights, randomWeights } from '../../src/model/weights.ts';
 import { createDraftModel, makeDrafter } from '../../src/speculative/build.ts';
 import { parseDrafterSpec } from '../../src/speculative/drafter-spec.ts';
 import { speculativeDecode } from '../../src/speculative/loop.ts';
@@ -350,6 +351,95 @@ export class ModelChecks {
       identicalA: sharedA.every((l, i) => bitwiseEqual(l, apartA[i])),
       identicalB: sharedB.every((l, i) => bitwiseEqual(l, apartB[i])),
     };
+  }
+
+  /**
+   * One weight format end to end on ci-tiny (tied, or untied with its own head): the model built
+   * from the format's packed weights, its logits against the float64 CPU forward on the same
+   * dequantized weights (normwise ‖gpu − ref‖₂ ÷ ‖ref‖₂, every prefill position and every decode
+   * step), the dispatches against the cost model, and a decode batch of 3 against each row alone
+   * (bitwise: the packed GEMV sums a row the same way whatever the batch). With `tuned`, the packed
+   * families the autotuner picks for this format on this adapter; otherwise the defaults.
+   */
+  async formatVsReference(
+    format: WeightFormat,
+    prompt: number[],
+    steps: number,
+    untied: boolean,
+    tuned: boolean,
+  ) {
+    const config = { ...presetConfig('ci-tiny'), tieWordEmbeddings: !untied };
+    const weights = quantizeWeights(randomWeights(config, 3), format);
+    const variants =
+      tuned && format !== 'f32'
+        ? {
+            ...this.variants,
+            ...(await autotunePacked(this.gpu, this.pipelines, config, [3], format)).variants,
+          }
+        : this.variants;
+    const model = await Model.create(
+      this.gpu,
+      weights,
+      { ...paged(16), pipelines: this.pipelines, variants },
+      `ci-tiny ${format}`,
+    );
+    try {
+      const normwise = (got: Float32Array, want: Float64Array) => {
+        let d = 0;
+        let n = 0;
+        for (let i = 0; i < want.length; i++) {
+          d += (got[i] - want[i]) ** 2;
+          n += want[i] ** 2;
+        }
+        return Math.sqrt(d / n);
+      };
+      // Prefill: every position's logits.
+      const seq = model.createSequence();
+      const [pre] = await model.prefill([{ seq, tokens: prompt }], 'all');
+      const recorded = model.lastDispatches;
+      const assumed = Object.fromEntries(
+        prefillCost(config, prompt.length, 0, undefined, format).kernels.map((k) => [k.role, k.dispatches]),
+      );
+      const prefillErr = normwise(pre.logits!, referenceForward(weights, prompt));
+      // Decode: greedy steps through the KV cache (GEMV), each against a full reference forward.
+      const tokens = [...prompt, pre.nextToken];
+      let decodeErr = 0;
+      for (let s = 0; s < steps; s++) {
+        const r = await model.decode([{ seq, token: tokens[tokens.length - 1] }], { logits: true });
+        const want = referenceForward(weights, tokens).subarray((tokens.length - 1) * config.vocabSize);
+        decodeErr = Math.max(decodeErr, normwise(r.logits!, want));
+        tokens.push(r.nextTokens[0]);
+      }
+      // Batch of 3 rows against each row alone, bitwise.
+      const seqs = [0, 1, 2].map(() => model.createSequence());
+      const prompts = [prompt.slice(0, 3), prompt.slice(0, 9), prompt.slice(2, 4)];
+      await prefillEachAlone(model, seqs, prompts);
+      const next = [11, 22, 33];
+      const V = config.vocabSize;
+      const batch = await model.decode(
+        seqs.map((s, i) => ({ seq: s, token: next[i] })),
+        { logits: true },
+      );
+      let batchIdentical = true;
+      for (const [i, p] of prompts.entries()) {
+        const alone = model.createSequence();
+        await model.prefill([{ seq: alone, tokens: p }], 'none');
+        const r = await model.decode([{ seq: alone, token: next[i] }], { logits: true });
+        batchIdentical &&= bitwiseEqual(batch.logits!.slice(i * V, (i + 1) * V), r.logits!);
+      }
+      return {
+        format,
+        prefillErr,
+        decodeErr,
+        recorded,
+        assumed,
+        batchIdentical,
+        packed: [...(weights.packed?.values() ?? [])].map((p) => p.format),
+        hasLmHead: weights.tensors.has('lm_head.weight'),
+      };
+    } finally {
+      model.destroy();
+    }
   }
 
   /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PassRecord } from '../workloads/workload.ts';
-import { chooseTimebase, placeKernelRecord, placePass } from './assemble.ts';
+import { chooseTimebase, formatSummary, placeKernelRecord, placePass } from './assemble.ts';
 import { kernelBreakdown, PointSamples } from './samples.ts';
 
 const exact = { timestamps: true, quantumNs: null };
@@ -98,6 +98,7 @@ describe('placing a pass', () => {
     samples: { wallMs: [20, 10, 30], gpuMs: [8, 4, 6] },
     latency: { ttftMs: [50, 60, 70], tpotMs: [20, 10, 30], itlMs: [10, 20, 30, 40] },
     cost: { flops: 2e6, bytes: 4e6, bytesAsImplemented: 5e6, dispatches: 40, kernels: [] },
+    weightFormat: 'int4',
     kernels: [],
   };
 
@@ -135,5 +136,64 @@ describe('placing a pass', () => {
     // 1536 B at 2 GB/s is 0.77 µs; one dependent dispatch is 10 µs: overhead, at 10 / 20 = 50%.
     expect(k.bound).toBe('overhead');
     expect(k.roofPct).toBeCloseTo(50, 9);
+  });
+});
+
+describe('the format sweep table', () => {
+  const small = {
+    vocabSize: 10,
+    hiddenSize: 32,
+    intermediateSize: 64,
+    numLayers: 1,
+    numHeads: 2,
+    numKvHeads: 1,
+    headDim: 16,
+    ropeTheta: 10000,
+    rmsNormEps: 1e-5,
+    tieWordEmbeddings: true,
+    maxSeqLen: 64,
+  };
+  const pass = (weightFormat: 'f32' | 'int4', kind: 'prefill' | 'decode', ms: number[]): PassRecord => ({
+    type: 'pass',
+    pass: kind,
+    tokens: kind === 'prefill' ? 8 : 1,
+    depth: kind === 'prefill' ? 0 : 8,
+    batch: 1,
+    reps: 3,
+    samples: { wallMs: ms, gpuMs: null },
+    latency: kind === 'prefill' ? { ttftMs: ms } : { ttftMs: ms, tpotMs: ms, itlMs: ms },
+    cost: {
+      flops: 1e6,
+      bytes: weightFormat === 'f32' ? 8e5 : 2e5,
+      bytesAsImplemented: 0,
+      dispatches: 20,
+      kernels: [],
+    },
+    kernels: [],
+    weightFormat,
+  });
+  it('reads each format’s TPOT and prefill medians and divides by f32’s', () => {
+    const kv = { mode: 'paged', pageSize: 16 } as const;
+    const points = [
+      pass('f32', 'prefill', [40, 50, 60]),
+      pass('f32', 'decode', [10, 12, 14]),
+      pass('int4', 'prefill', [45, 55, 65]),
+      pass('int4', 'decode', [3, 4, 5]),
+    ].map((r) => placePass(r, roofs, exact, kv));
+    const rows = formatSummary(points, small);
+    expect(rows.map((r) => r.format)).toEqual(['f32', 'int4']);
+    const [f32, int4] = rows;
+    expect(int4.tpotMs).toBe(4);
+    expect(int4.tpotRatio).toBeCloseTo(4 / 12, 12);
+    expect(int4.tokensPerSec).toBeCloseTo(250, 12);
+    expect(int4.prefillRatio).toBeCloseTo(55 / 50, 12);
+    expect(int4.decodeBytesPerToken).toBe(2e5);
+    expect(f32.tpotRatio).toBe(1);
+    // Linear weights by hand: q 32×32, k and v 16×32, o 32×32, gate and up 64×32, down 32×64 and
+    // the tied head 10×32. f32: 4 B a weight. int4: a row of K = 32 is one group (16 B + a 4 B
+    // scale); down's K = 64 is two.
+    const rowsOf32 = 32 + 16 + 16 + 32 + 64 + 64 + 10;
+    expect(f32.linearBytes).toBe(4 * (rowsOf32 * 32 + 32 * 64));
+    expect(int4.linearBytes).toBe(20 * rowsOf32 + 40 * 32);
   });
 });

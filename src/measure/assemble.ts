@@ -1,4 +1,15 @@
-import type { KernelPoint, Point, SpecResult, SpecRun, Timebase, VerifyPoint } from '../results/schema.ts';
+import type { ModelConfig } from '../model/config.ts';
+import { WEIGHT_FORMATS, type WeightFormat, weightBytes } from '../model/formats.ts';
+import { linearNames, linearShape } from '../model/weights.ts';
+import type {
+  FormatSummary,
+  KernelPoint,
+  Point,
+  SpecResult,
+  SpecRun,
+  Timebase,
+  VerifyPoint,
+} from '../results/schema.ts';
 import { kneeOf, SPEEDUP_FORMULA } from '../speculative/predict.ts';
 import type { ClockSamples, KernelRecord, PassRecord, VerifyRecord } from '../workloads/workload.ts';
 import { place, type Roofs } from './roofline.ts';
@@ -91,7 +102,41 @@ export function placePass(r: PassRecord, roofs: Roofs, clock: ClockInfo, kv: Ben
         calls: k.calls,
       };
     }),
+    weightFormat: r.weightFormat,
   };
+}
+
+/**
+ * The format sweep's table: for each format with a prefill and a decode point, the bytes its
+ * linear weights take, one decode step's compulsory bytes (the cost model, scales included), its
+ * TPOT and prefill time (wall clock, median) and both as ratios to f32's in the same run.
+ */
+export function formatSummary(points: readonly Point[], config: ModelConfig): FormatSummary[] {
+  const rows: FormatSummary[] = [];
+  const last = (format: WeightFormat, pass: Point['pass']) =>
+    points.filter((p) => p.weightFormat === format && p.pass === pass).at(-1);
+  const f32 = { decode: last('f32', 'decode'), prefill: last('f32', 'prefill') };
+  for (const format of WEIGHT_FORMATS) {
+    const decode = last(format, 'decode');
+    const prefill = last(format, 'prefill');
+    if (!decode?.tpotMs || !prefill?.ttftMs) continue;
+    const tpotMs = decode.tpotMs.p50;
+    const prefillMs = prefill.ttftMs.p50;
+    rows.push({
+      format,
+      linearBytes: linearNames(config).reduce((n, name) => {
+        const [N, K] = linearShape(config, name);
+        return n + weightBytes(format, N, K);
+      }, 0),
+      decodeBytesPerToken: decode.bytes / decode.batch,
+      tpotMs,
+      tokensPerSec: tpotMs > 0 ? 1000 / tpotMs : 0,
+      tpotRatio: f32.decode?.tpotMs ? tpotMs / f32.decode.tpotMs.p50 : null,
+      prefillMs,
+      prefillRatio: f32.prefill?.ttftMs ? prefillMs / f32.prefill.ttftMs.p50 : null,
+    });
+  }
+  return rows;
 }
 
 /** A kernel record placed on the roofline: one dispatch, judged against compute, bandwidth and its launch. */

@@ -50,6 +50,31 @@ describe('cost model against hand counts', () => {
     expect(cost.dispatches).toBe(20);
   });
 
+  it('a packed format counts its own weight bytes, scales and row padding, and nothing else', () => {
+    const f32 = decodeCost(small, [5]);
+    const int4 = decodeCost(small, [5], undefined, 'int4');
+    const role = (c: typeof f32, r: string) => c.kernels.find((k) => k.role === r);
+    // o proj W[8, 8] in int4: K = 8 is one group of 32 (24 weights of padding): 8 rows × 4 words
+    // of quants + 8 scales = 160 B, against 256 B in f32; x and y stay 8 + 8 floats.
+    expect(role(int4, KERNEL_ROLES.oProj)).toMatchObject({ flops: 128, bytes: 160 + 64 });
+    // down W[8, 16]: also one group per row, the same 160 B.
+    expect(role(int4, KERNEL_ROLES.down)).toMatchObject({ bytes: 160 + (16 + 8) * 4 });
+    // the tied head W[10, 8] is packed too: 10 rows × (16 + 4) B.
+    expect(role(int4, KERNEL_ROLES.lmHead)).toMatchObject({ bytes: 200 + (8 + 10) * 4 });
+    // f16 halves the f32 weights exactly here (no scales; K = 8 pads to 32 halves = 64 B a row).
+    expect(role(decodeCost(small, [5], undefined, 'f16'), KERNEL_ROLES.oProj)).toMatchObject({
+      bytes: 8 * 64 + 64,
+    });
+    // Same FLOPs, and every non-linear kernel unchanged.
+    expect(int4.flops).toBe(f32.flops);
+    expect(role(int4, KERNEL_ROLES.attention)).toEqual(role(f32, KERNEL_ROLES.attention));
+    // A per-tensor lookup: only layer 0's q in int8 (W[8, 8]: 8 rows × (32 + 4) B = 288 B, vs 256).
+    const mixed = decodeCost(small, [5], undefined, (t) =>
+      t === 'model.layers.0.self_attn.q_proj.weight' ? 'int8' : 'f32',
+    );
+    expect(mixed.bytes - f32.bytes).toBe(288 - 256);
+  });
+
   it('decode of a batch reads each sequence’s whole context and the weights once', () => {
     const one = decodeCost(small, [5]);
     const byRole = Object.fromEntries(one.kernels.map((k) => [k.role, k]));

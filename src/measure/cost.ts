@@ -2,7 +2,8 @@ import { attentionKvReadsPerRow } from '../kernels/limits.ts';
 import { KERNEL_ROLES, type KernelRole } from '../kernels/roles.ts';
 import type { AttentionVariant } from '../kernels/variants.ts';
 import { dims, type ModelConfig } from '../model/config.ts';
-import { BYTES } from '../model/formats.ts';
+import { BYTES, formatOf, type WeightFormat, type WeightFormats, weightBytes } from '../model/formats.ts';
+import { LM_HEAD } from '../model/weights.ts';
 
 /**
  * Analytic cost model: FLOPs and bytes moved by every kernel of a pass, from the config alone.
@@ -12,8 +13,10 @@ import { BYTES } from '../model/formats.ts';
  * placed by; a kernel that re-reads shows up as less than 100% of the roof, which is the honest
  * place for it. `bytesAsImplemented` counts attention's K/V loads as the chosen kernel family
  * really makes them (attentionKvReadsPerRow: once per block of queries, once per pass over a group
- * of query heads); every other kernel reads its inputs once, so there the two agree. All tensors
- * are f32 (4 bytes).
+ * of query heads); every other kernel reads its inputs once, so there the two agree. Activations,
+ * norms and the KV cache are f32 (4 bytes); a linear weight counts the bytes of its format as
+ * stored (weightBytes: f16 halves, int8/int4 quants plus their f32 scales and row padding).
+ * A linear layer's FLOPs are 2·M·N·K whatever its format: dequantization work is not counted.
  *
  * FLOPs count a multiply-add as 2. Transcendentals (exp, rsqrt) count as 1, which is a convention,
  * not a claim about hardware cost; they are a rounding error next to the matmuls.
@@ -38,9 +41,9 @@ export interface PassCost {
   kernels: KernelCost[];
 }
 
-/** y[M, N] = x[M, K] · W[N, K]ᵀ: weights read once, input once, output written once. */
-export function linearCost(M: number, N: number, K: number): Cost {
-  return { flops: 2 * M * N * K, bytes: (N * K + M * K + M * N) * F32 };
+/** y[M, N] = x[M, K] · W[N, K]ᵀ: weights read once (in their format), input once, output written once. */
+export function linearCost(M: number, N: number, K: number, format: WeightFormat = 'f32'): Cost {
+  return { flops: 2 * M * N * K, bytes: weightBytes(format, N, K) + (M * K + M * N) * F32 };
 }
 
 /** FLOPs and bytes of one dispatch. */
@@ -141,6 +144,7 @@ function forwardCost(
   lmRows: number,
   kvTokensRead: number,
   kvRowLoads: number,
+  formats: WeightFormats = 'f32',
 ): PassCost {
   const dm = dims(c);
   const { d, ffn, vocab, layers, heads, kvHeads, headDim, qWidth, kvWidth } = dm;
@@ -149,23 +153,30 @@ function forwardCost(
   const both = (a: Cost, b: Cost): Cost => ({ flops: a.flops + b.flops, bytes: a.bytes + b.bytes });
   add(k, KERNEL_ROLES.embedding, embeddingCost(rows, d));
   for (let l = 0; l < layers; l++) {
+    const f = (proj: string) => formatOf(formats, `model.layers.${l}.${proj}.weight`);
     add(k, KERNEL_ROLES.norm, rmsNormCost(rows, d));
-    const kv = linearCost(rows, kvWidth, d);
-    add(k, KERNEL_ROLES.qkv, both(linearCost(rows, qWidth, d), both(kv, kv)), 3);
+    const qkv = both(
+      linearCost(rows, qWidth, d, f('self_attn.q_proj')),
+      both(
+        linearCost(rows, kvWidth, d, f('self_attn.k_proj')),
+        linearCost(rows, kvWidth, d, f('self_attn.v_proj')),
+      ),
+    );
+    add(k, KERNEL_ROLES.qkv, qkv, 3);
     add(k, KERNEL_ROLES.rope, both(ropeCost(rows, heads, headDim), ropeCost(rows, kvHeads, headDim)), 2);
     add(k, KERNEL_ROLES.kvWrite, kvWriteCost(rows, kvWidth));
     add(k, KERNEL_ROLES.attention, attentionCost(dm, rows, pairs, kvTokensRead, kvRowLoads));
-    add(k, KERNEL_ROLES.oProj, linearCost(rows, d, qWidth));
+    add(k, KERNEL_ROLES.oProj, linearCost(rows, d, qWidth, f('self_attn.o_proj')));
     add(k, KERNEL_ROLES.residual, residualCost(rows * d));
     add(k, KERNEL_ROLES.norm, rmsNormCost(rows, d));
-    const gu = linearCost(rows, ffn, d);
-    add(k, KERNEL_ROLES.gateUp, both(gu, gu), 2);
+    const gu = both(linearCost(rows, ffn, d, f('mlp.gate_proj')), linearCost(rows, ffn, d, f('mlp.up_proj')));
+    add(k, KERNEL_ROLES.gateUp, gu, 2);
     add(k, KERNEL_ROLES.swiglu, swigluCost(rows * ffn));
-    add(k, KERNEL_ROLES.down, linearCost(rows, d, ffn));
+    add(k, KERNEL_ROLES.down, linearCost(rows, d, ffn, f('mlp.down_proj')));
     add(k, KERNEL_ROLES.residual, residualCost(rows * d));
   }
   add(k, KERNEL_ROLES.norm, rmsNormCost(rows, d));
-  add(k, KERNEL_ROLES.lmHead, linearCost(lmRows, vocab, d));
+  add(k, KERNEL_ROLES.lmHead, linearCost(lmRows, vocab, d, formatOf(formats, LM_HEAD)));
   add(k, KERNEL_ROLES.argmax, argmaxCost(lmRows, vocab));
   return {
     flops: k.reduce((a, x) => a + x.flops, 0),
@@ -181,7 +192,13 @@ function forwardCost(
  * it). With `attention`, the prefill attention family that runs, K/V loads as implemented: each
  * cached row is loaded attentionKvReadsPerRow(L) times, new row r attentionKvReadsPerRow(L, r).
  */
-export function prefillCost(c: ModelConfig, L: number, start = 0, attention?: AttentionVariant): PassCost {
+export function prefillCost(
+  c: ModelConfig,
+  L: number,
+  start = 0,
+  attention?: AttentionVariant,
+  formats: WeightFormats = 'f32',
+): PassCost {
   const contexts = Array.from({ length: L }, (_, i) => start + i + 1);
   let loads = start + L;
   if (attention) {
@@ -190,7 +207,7 @@ export function prefillCost(c: ModelConfig, L: number, start = 0, attention?: At
     for (let row = 0; row < L; row++)
       loads += attentionKvReadsPerRow('prefill', attention, { ...shape, row });
   }
-  return forwardCost(c, L, contexts, 1, start + L, loads);
+  return forwardCost(c, L, contexts, 1, start + L, loads, formats);
 }
 
 /**
@@ -201,6 +218,7 @@ export function decodeCost(
   c: ModelConfig,
   depths: readonly number[],
   attention?: AttentionVariant,
+  formats: WeightFormats = 'f32',
 ): PassCost {
   const contexts = depths.map((d) => d + 1);
   const kvRead = contexts.reduce((a, b) => a + b, 0);
@@ -211,7 +229,7 @@ export function decodeCost(
         headDim: c.headDim,
       })
     : 1;
-  return forwardCost(c, depths.length, contexts, depths.length, kvRead, kvRead * perRow);
+  return forwardCost(c, depths.length, contexts, depths.length, kvRead, kvRead * perRow, formats);
 }
 
 /**
@@ -227,6 +245,7 @@ export function verifyCost(
   rows: number,
   chunk: number,
   attention?: AttentionVariant,
+  formats: WeightFormats = 'f32',
 ): PassCost {
   const contexts = Array.from({ length: rows }, (_, i) => start + i + 1);
   const perRow = attention
@@ -237,11 +256,13 @@ export function verifyCost(
       })
     : 1;
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  const whole = forwardCost(c, rows, contexts, rows, start + rows, sum(contexts) * perRow);
+  const whole = forwardCost(c, rows, contexts, rows, start + rows, sum(contexts) * perRow, formats);
   const parts: PassCost[] = [];
   for (let i = 0; i < rows; i += chunk) {
     const part = contexts.slice(i, i + chunk);
-    parts.push(forwardCost(c, part.length, part, part.length, start + i + part.length, sum(part) * perRow));
+    parts.push(
+      forwardCost(c, part.length, part, part.length, start + i + part.length, sum(part) * perRow, formats),
+    );
   }
   return {
     flops: whole.flops,

@@ -8,9 +8,16 @@ import {
   swigluCase,
 } from '../kernels/cases/elementwise.ts';
 import { gemvCase, matmulCase } from '../kernels/cases/linear.ts';
+import { packedGemvCase } from '../kernels/cases/packed.ts';
 import type { KernelContext } from '../kernels/kernel.ts';
-import { type KernelVariants, VARIANT_CANDIDATES, variantSupported } from '../kernels/variants.ts';
+import {
+  type KernelVariants,
+  packedVariantSupported,
+  VARIANT_CANDIDATES,
+  variantSupported,
+} from '../kernels/variants.ts';
 import { dims, type ModelConfig } from '../model/config.ts';
+import { BYTES, weightBytes } from '../model/formats.ts';
 import {
   attentionCost,
   type Cost,
@@ -77,6 +84,19 @@ function linearCases(ctx: KernelContext, c: ModelConfig, variants: KernelVariant
   const { N, K } = KERNEL_SUITE.largeGemv;
   for (const variant of VARIANT_CANDIDATES.gemv.filter((v) => variantSupported(v, ctx.gpu))) {
     cases.push(linear('gemv large', gemvCase(ctx, { M: 1, N, K, variant, rows: 'sampled' }), 1, N, K));
+  }
+  // The same product with int4 weights, every packed family: its bytes are what int4 moves (the
+  // packed words and their scales, x and y), so its share of the copy roof says how close
+  // dequantizing in registers comes to streaming the smaller weights.
+  for (const variant of VARIANT_CANDIDATES.packedGemv.filter((v) =>
+    packedVariantSupported(v, 'int4', ctx.gpu),
+  )) {
+    cases.push({
+      name: 'gemv large int4',
+      shape: { M: 1, K, N },
+      cost: { flops: 2 * N * K, bytes: weightBytes('int4', N, K) + (K + N) * BYTES.f32 },
+      kase: packedGemvCase(ctx, { format: 'int4', M: 1, N, K, variant, rows: 'sampled' }),
+    });
   }
   return cases;
 }

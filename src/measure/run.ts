@@ -11,17 +11,19 @@ import { PipelineCache } from '../gpu/pipelines.ts';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../kernels/variants.ts';
 import { kvCapacityTokens } from '../kv/cache.ts';
 import { presetConfig } from '../model/config.ts';
-import { BYTES } from '../model/formats.ts';
+import { BYTES, type WeightFormat, type WeightFormats } from '../model/formats.ts';
 import { Model } from '../model/forward.ts';
+import { weightBytesOf } from '../model/plan.ts';
 import { type LoadedModel, loadModel } from '../model/source.ts';
 import { LOGITS_MAX_REL_ERR, validateModel } from '../model/verify.ts';
-import { parameterCount } from '../model/weights.ts';
+import { type ModelWeights, parameterCount, quantizeWeights, weightFormatOf } from '../model/weights.ts';
 import {
   type BenchResult,
   BenchResultSchema,
   type CapacityResult,
   type KernelPoint,
   type Point,
+  type Quality,
   SCHEMA_VERSION,
   type SpecRun,
   type VerifyPoint,
@@ -30,8 +32,15 @@ import type { ServeRun } from '../results/serve-schema.ts';
 import { WORKLOADS } from '../workloads/index.ts';
 import { promptTokens } from '../workloads/prompts.ts';
 import type { WorkloadContext, WorkloadRecord } from '../workloads/workload.ts';
-import { type ClockInfo, placeKernelRecord, placePass, placeVerify, speculativeResult } from './assemble.ts';
-import { autotune } from './autotune.ts';
+import {
+  type ClockInfo,
+  formatSummary,
+  placeKernelRecord,
+  placePass,
+  placeVerify,
+  speculativeResult,
+} from './assemble.ts';
+import { autotune, autotunePacked } from './autotune.ts';
 import { bestPeaks, measurePeaks, type Peaks, probeTimestamps } from './peaks.ts';
 import { DRAM_BOUND_MIN_BYTES } from './roofline.ts';
 import { batchScaling, serveResult } from './serve-assemble.ts';
@@ -114,6 +123,7 @@ export async function runBench(
   const verifyCurve: VerifyPoint[] = [];
   const specRuns: SpecRun[] = [];
   const serveRuns: ServeRun[] = [];
+  const quality: Quality[] = [];
   const pipelines = new PipelineCache(gpu);
   let peaks: Peaks | undefined;
   let unitsDone = 0;
@@ -172,10 +182,10 @@ export async function runBench(
   const run = fitted.spec;
   const needs = engineNeeds(run);
   unitsTotal = run.workloads.reduce((n, w) => n + workloadUnits(w), 0);
-  const weightBytes = parameterCount(config) * BYTES.f32;
-  if (needs.model && weightBytes < DRAM_BOUND_MIN_BYTES && run.workloads.some((w) => w.kind === 'decode')) {
+  const f32Bytes = parameterCount(config) * BYTES.f32;
+  if (needs.model && f32Bytes < DRAM_BOUND_MIN_BYTES && run.workloads.some((w) => w.kind === 'decode')) {
     warnings.push(
-      `The weights (${(weightBytes / 2 ** 20).toFixed(1)} MiB) may fit in a GPU's last-level cache (up to ${DRAM_BOUND_MIN_BYTES / 2 ** 20} MiB on some): decode then measures cache bandwidth, not DRAM.`,
+      `The weights (${(f32Bytes / 2 ** 20).toFixed(1)} MiB in f32) may fit in a GPU's last-level cache (up to ${DRAM_BOUND_MIN_BYTES / 2 ** 20} MiB on some): decode then measures cache bandwidth, not DRAM.`,
     );
   }
 
@@ -185,6 +195,12 @@ export async function runBench(
   let tuning: BenchResult['tuning'] = { enabled: false, cached: false, searchMs: 0, choices: [] };
   const validation: BenchResult['validation'] = { maxAbsErr: 0, maxRelErr: 0, passed: false, checks: [] };
   let model: Model | null = null;
+  // The run's format applies on load (a quantized GGUF keeps its own tensors' types).
+  let weights: ModelWeights = loaded.weights;
+  const formatsOf =
+    (w: ModelWeights): WeightFormats =>
+    (t) =>
+      w.packed?.get(t)?.format ?? 'f32';
   try {
     report(null, 'Measuring the roofs (FMA, copy bandwidth, dispatch and submit overhead)');
     peaks = await measurePeaks(gpu, pipelines, signal);
@@ -195,6 +211,16 @@ export async function runBench(
       );
     }
 
+    if (needs.model && run.weights !== 'f32') {
+      report(null, `Quantizing the weights to ${run.weights}`);
+      weights = quantizeWeights(loaded.weights, run.weights, (fraction) =>
+        report(null, `Quantizing the weights to ${run.weights} (${Math.round(fraction * 100)}%)`),
+      );
+    }
+    const format = weightFormatOf(weights);
+    // The format the packed kernels are searched for: the model's, or its first packed tensor's when mixed.
+    const packedFormat = [...(weights.packed?.values() ?? [])][0]?.format;
+
     let variants: KernelVariants = DEFAULT_VARIANTS;
     if (run.autotune && needs.kernels) {
       report(null, 'Autotuning: validating and timing each kernel family on this device');
@@ -204,11 +230,13 @@ export async function runBench(
         toolVersion: env.toolVersion,
         config,
         gemvBatches: needs.gemvBatches,
-        weightFormat: 'f32',
+        weightFormat: format,
       });
       const store = options.tuningStore;
       const cached = store ? await loadTuning(key, store) : undefined;
-      const tuned = cached ?? (await autotune(gpu, pipelines, config, needs.gemvBatches, signal));
+      const tuned =
+        cached ??
+        (await autotune(gpu, pipelines, config, needs.gemvBatches, signal, { format: packedFormat }));
       if (!cached) await store?.put(key, tuned);
       variants = tuned.variants;
       tuning = { enabled: true, cached: Boolean(cached), searchMs: tuned.searchMs, choices: tuned.choices };
@@ -218,7 +246,7 @@ export async function runBench(
       report(null, 'Building the model');
       model = await Model.create(
         gpu,
-        loaded.weights,
+        weights,
         {
           kv: {
             mode: run.kv.mode,
@@ -238,7 +266,7 @@ export async function runBench(
       report(null, 'Checking prefill and decode logits against the CPU reference');
       Object.assign(
         validation,
-        await validateModel(model, loaded.weights, promptTokens(VALIDATION_TOKENS, config.vocabSize, 99)),
+        await validateModel(model, weights, promptTokens(VALIDATION_TOKENS, config.vocabSize, 99)),
       );
       if (!validation.passed) {
         throw new ReferenceMismatchError(
@@ -247,6 +275,21 @@ export async function runBench(
       }
     }
 
+    // The format sweep builds a model per format: each packed format gets its packed kernels
+    // searched once (the f32 ops keep the run's choice), and the search is recorded with the rest.
+    const byFormat = new Map<WeightFormat, KernelVariants>();
+    const variantsFor = async (f: WeightFormat): Promise<KernelVariants> => {
+      if (f === 'f32' || f === packedFormat || !run.autotune) return variants;
+      const known = byFormat.get(f);
+      if (known) return known;
+      report(current, `Autotuning the ${f} kernels`);
+      const tuned = await autotunePacked(gpu, pipelines, config, needs.gemvBatches, f, signal);
+      const v = { ...variants, ...tuned.variants };
+      byFormat.set(f, v);
+      tuning?.choices.push(...tuned.choices);
+      if (tuning) tuning.searchMs += tuned.searchMs;
+      return v;
+    };
     const roofs = peaks;
     let current: WorkloadKind | null = null;
     const emit = (record: WorkloadRecord) => {
@@ -270,6 +313,9 @@ export async function runBench(
       } else if (record.type === 'serveRun') {
         serveRuns.push(record.run);
         report(current, `load test: ${record.run.label} done`);
+      } else if (record.type === 'quality') {
+        quality.push(record.quality);
+        report(current, `${record.quality.format}: error on the ${record.quality.slice} slice`);
       } else if (record.type === 'specRun') {
         specRuns.push(record.run);
         report(current, `speculative ${record.run.label} on ${record.run.promptClass} prompts`);
@@ -287,7 +333,12 @@ export async function runBench(
       const ctx: WorkloadContext = {
         gpu,
         config,
-        weights: loaded.weights,
+        weights,
+        loadedWeights: loaded.weights,
+        weightFormat: format,
+        weightFormats: formatsOf(weights),
+        variantsFor: (f) => variantsFor(f),
+        kv: run.kv,
         model,
         pipelines,
         variants,
@@ -345,7 +396,13 @@ export async function runBench(
     tool: { name: 'webgpu-inference-bench', version: env.toolVersion },
     status,
     ...(error ? { error } : {}),
-    spec: { suite: run.suite, kv: run.kv, autotune: run.autotune, workloads: run.workloads },
+    spec: {
+      suite: run.suite,
+      kv: run.kv,
+      autotune: run.autotune,
+      weights: run.weights,
+      workloads: run.workloads,
+    },
     env: {
       userAgent: env.userAgent,
       browser: env.browser,
@@ -363,7 +420,13 @@ export async function runBench(
       crossOriginIsolated: env.crossOriginIsolated,
       runtime: env.runtime,
     },
-    model: { preset: loaded.name, config, params: parameterCount(config), weightBytes },
+    model: {
+      preset: loaded.name,
+      config,
+      params: parameterCount(config),
+      weightBytes: weightBytesOf(config, formatsOf(weights)),
+      weightFormat: weightFormatOf(weights),
+    },
     peaks: peaks ?? { fmaGflops: 0, copyGBps: 0, dispatchUs: 0, emptyDispatchUs: 0, submitUs: 0, trials: [] },
     peaksAfter,
     coldStart: { compileMs: pipelines.compileMs, loadMs },
@@ -375,6 +438,9 @@ export async function runBench(
       ? { speculative: speculativeResult(verifyCurve, specRuns) }
       : {}),
     ...(serveRuns.length > 0 ? { serve: serveResult(serveRuns) } : {}),
+    ...(run.workloads.some((w) => w.kind === 'formats')
+      ? { formats: formatSummary(points, config), quality }
+      : {}),
     ...(run.suite === 'batch' && peaks && points.length > 1
       ? { batchScaling: batchScaling(points, peaks) }
       : {}),

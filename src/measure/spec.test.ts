@@ -23,6 +23,47 @@ describe('specFromOptions', () => {
     expect(spec.workloads).toEqual([{ kind: 'prefill', lengths: [7], reps: 4, warmup: 1, profile: false }]);
   });
 
+  it('makes --weights one format of the run, or with --suite formats the formats to sweep', () => {
+    expect(specFromOptions(preset, { weights: ['int4'] }).weights).toBe('int4');
+    expect(specFromOptions(preset, {}).weights).toBe('f32');
+    const sweep = specFromOptions(preset, { suite: 'formats', weights: ['int8', 'f16'], prefill: [32] });
+    // The run's own model stays f32: it is the sweep's reference.
+    expect(sweep.weights).toBe('f32');
+    expect(sweep.workloads).toEqual([
+      {
+        kind: 'formats',
+        formats: ['int8', 'f16'],
+        length: 32,
+        depth: 64,
+        gen: 16,
+        quality: true,
+        reps: 3,
+        warmup: 1,
+      },
+    ]);
+    expect(specFromOptions(preset, { suite: 'formats' }).workloads[0]).toMatchObject({
+      formats: ['f32', 'f16', 'int8', 'int4'],
+    });
+    const several = buildSpec(preset, { weights: ['int8', 'int4'] });
+    expect(several.ok).toBe(false);
+    if (!several.ok)
+      expect(several.issues[0]).toMatchObject({ option: 'weights', message: /--suite formats/ });
+    expect(buildSpec(preset, { suite: 'formats', weights: ['int8', 'int8'] }).ok).toBe(false);
+  });
+
+  it('refuses a format sweep point past maxSeqLen when typed, and sizes the engine for it', () => {
+    const spec = specFromOptions(preset, { suite: 'formats', prefill: [300] });
+    // A named suite drops what does not fit; the format sweep names its L and depth as the suite's own.
+    const fitted = fitToModel(spec, 256);
+    expect(fitted.dropped.map((d) => d.option)).toEqual(['prefill']);
+    expect(fitted.spec.workloads).toEqual([]);
+    expect(engineNeeds(specFromOptions(preset, { suite: 'formats' }))).toMatchObject({
+      model: true,
+      maxPrompt: 64,
+      maxContextTokens: 64 + 16 - 1,
+    });
+  });
+
   it('makes --suite kernels the kernel suite alone', () => {
     const spec = specFromOptions(preset, { suite: 'kernels', prefill: [16] });
     expect(spec.workloads).toEqual([{ kind: 'kernels', reps: 3, warmup: 1 }]);

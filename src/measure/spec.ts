@@ -3,6 +3,7 @@ import { SpecError } from '../errors.ts';
 import { GEMV_LIMITS, MAX_DECODE_BATCH } from '../kernels/limits.ts';
 import { PAGE_SIZES } from '../kv/cache.ts';
 import { type ModelConfig, PRESETS, presetConfig } from '../model/config.ts';
+import { WEIGHT_FORMATS } from '../model/formats.ts';
 import { ModelSourceSchema } from '../model/source.ts';
 import { DrafterTextSchema, MAX_DRAFT, parseDrafterSpec } from '../speculative/drafter-spec.ts';
 import {
@@ -171,6 +172,32 @@ export const SpecWorkloadSchema = z
   })
   .strict();
 
+/** Quality slices of the format sweep: where quantization error is measured against f32. */
+export const QUALITY_SLICES = ['short', 'long', 'repeated', 'rare', 'long-decode'] as const;
+export type QualitySlice = (typeof QUALITY_SLICES)[number];
+
+/**
+ * The format sweep: for each weight format, the same model quantized on load, a prefill at one L
+ * and a decode at one depth (timed as the prefill and decode sweeps time them), then, with
+ * `quality`, the error of each format's next-token distributions against f32 on every slice.
+ */
+export const FormatsWorkloadSchema = z
+  .object({
+    kind: z.literal('formats'),
+    formats: z
+      .array(z.enum(WEIGHT_FORMATS))
+      .min(1)
+      .max(WEIGHT_FORMATS.length)
+      .refine((f) => new Set(f).size === f.length, { message: 'a format is listed twice' }),
+    length,
+    depth,
+    gen: z.number().int().min(2).max(MAX_TIMED_PASSES),
+    /** Error by slice against f32 (f32 is added to the list when missing: it is the reference). */
+    quality: z.boolean(),
+    ...repetitions,
+  })
+  .strict();
+
 export const WorkloadSchema = z.discriminatedUnion('kind', [
   PrefillWorkloadSchema,
   DecodeWorkloadSchema,
@@ -178,6 +205,7 @@ export const WorkloadSchema = z.discriminatedUnion('kind', [
   CapacityWorkloadSchema,
   SpecWorkloadSchema,
   ServeWorkloadSchema,
+  FormatsWorkloadSchema,
 ]);
 export type Workload = z.infer<typeof WorkloadSchema>;
 export type WorkloadKind = Workload['kind'];
@@ -194,6 +222,7 @@ export const SUITE_NAMES = [
   'spec',
   'serve',
   'batch',
+  'formats',
   'custom',
 ] as const;
 export type SuiteName = (typeof SUITE_NAMES)[number];
@@ -212,6 +241,11 @@ export const BenchSpecSchema = z
       .strict(),
     /** Search the kernel families for this device before measuring (false: the GPU-oriented defaults). */
     autotune: z.boolean(),
+    /**
+     * The format of the linear layers and LM head, quantized on load (`--weights`). A quantized GGUF
+     * keeps its own tensors' types whatever this says.
+     */
+    weights: z.enum(WEIGHT_FORMATS).default('f32'),
     workloads: z.array(WorkloadSchema).min(1, 'nothing to measure: the workload list is empty').max(16),
   })
   .strict();
@@ -242,6 +276,8 @@ export const SUITES = {
   serve: { prefill: [], depths: [], gen: 16, reps: 3 },
   /** The B-scaling sweep: a decode step of B = 1…32 sequences, 8-token prompts, 8 tokens each. */
   batch: { prefill: [], depths: [8], gen: 8, reps: 3 },
+  /** The format sweep: every format, a prefill of 64 and a decode at depth 64 of 16 tokens, and the error by slice. */
+  formats: { prefill: [64], depths: [64], gen: 16, reps: 3 },
 } as const satisfies Record<Exclude<SuiteName, 'custom'>, unknown>;
 
 /** Defaults of every setting a suite does not fix. */
@@ -284,6 +320,13 @@ export const SpecOptionsSchema = z
     batch: DecodeWorkloadSchema.shape.batch.default(SPEC_DEFAULTS.batch),
     profile: z.boolean().default(SPEC_DEFAULTS.profile),
     autotune: z.boolean().default(SPEC_DEFAULTS.autotune),
+    /** --weights: one format, or (with --suite formats) the formats to sweep. */
+    weights: z
+      .array(z.enum(WEIGHT_FORMATS))
+      .min(1)
+      .max(WEIGHT_FORMATS.length)
+      .refine((f) => new Set(f).size === f.length, { message: 'a format is listed twice' })
+      .optional(),
     poolMiB: CapacityWorkloadSchema.shape.poolMiB.default(SPEC_DEFAULTS.poolMiB),
     /** --suite spec: the drafters, the draft length K, adaptive K, and the curve's verify sizes. */
     drafters: SpecWorkloadSchema.shape.drafters.optional(),
@@ -317,6 +360,10 @@ export const SpecOptionsSchema = z
     trace: z.array(TraceRequestSchema).min(1).max(5000).optional(),
   })
   .strict()
+  .refine((o) => o.suite === 'formats' || (o.weights?.length ?? 1) === 1, {
+    message: 'several weight formats make a format sweep: add --suite formats, or give one format',
+    path: ['weights'],
+  })
   .refine((o) => o.rate === undefined || o.concurrency === undefined, {
     message: 'give --rate or --concurrency, not both',
     path: ['concurrency'],
@@ -366,7 +413,8 @@ export function buildSpec(model: unknown, options: SpecOptions): SpecBuild {
     o.suite === 'capacity' ||
     o.suite === 'spec' ||
     o.suite === 'serve' ||
-    o.suite === 'batch';
+    o.suite === 'batch' ||
+    o.suite === 'formats';
   const suite: SuiteName = alone ? o.suite : custom ? 'custom' : o.suite;
   const base = SUITES[o.suite === 'custom' ? 'quick' : o.suite];
   const reps = o.reps ?? base.reps;
@@ -423,6 +471,18 @@ export function buildSpec(model: unknown, options: SpecOptions): SpecBuild {
         ...common,
       });
     }
+  } else if (suite === 'formats') {
+    // --prefill and --depth name the one L and the one depth each format is timed at.
+    workloads.push({
+      kind: 'formats',
+      formats: o.weights ?? [...WEIGHT_FORMATS],
+      length: o.prefill?.[0] ?? SUITES.formats.prefill[0],
+      depth: o.depths?.[0] ?? SUITES.formats.depths[0],
+      gen: o.gen ?? base.gen,
+      quality: true,
+      reps,
+      warmup: o.warmup,
+    });
   } else if (suite === 'spec') {
     // --depth and --gen mean the curve's depths and the tokens per prompt here.
     workloads.push({
@@ -454,6 +514,7 @@ export function buildSpec(model: unknown, options: SpecOptions): SpecBuild {
     suite,
     kv: { mode: o.kvMode, pageSize: o.pageSize },
     autotune: o.autotune,
+    weights: suite === 'formats' ? 'f32' : (o.weights?.[0] ?? 'f32'),
     workloads,
   });
   if (spec.success) return { ok: true, spec: spec.data };
@@ -559,6 +620,24 @@ function unfitValues(w: Workload, maxSeqLen: number): Unfit[] {
           ]
         : [];
     }
+    case 'formats': {
+      const out: Unfit[] = [];
+      if (w.length > maxSeqLen)
+        out.push({
+          kind: w.kind,
+          option: 'prefill',
+          value: w.length,
+          message: `prompt length ${w.length} exceeds the model's maxSeqLen of ${maxSeqLen}`,
+        });
+      if (decodePrompt(w.depth) + w.gen - 1 > maxSeqLen)
+        out.push({
+          kind: w.kind,
+          option: 'depths',
+          value: w.depth,
+          message: `depth ${w.depth} + ${w.gen} generated tokens exceeds the model's maxSeqLen of ${maxSeqLen}`,
+        });
+      return out;
+    }
     case 'kernels':
     case 'capacity':
       return [];
@@ -636,6 +715,7 @@ export function fitToModel(
       const depths = w.depths.filter((d) => specCurveContext(w, d) <= maxSeqLen);
       return depths.length > 0 && specRunContext(w) <= maxSeqLen ? [{ ...w, depths }] : [];
     }
+    if (w.kind === 'formats') return unfitValues(w, maxSeqLen).length === 0 ? [w] : [];
     return [w];
   });
   return { spec: { ...spec, workloads }, dropped: unfit, errors: [] };
@@ -698,6 +778,11 @@ export function engineNeeds(spec: BenchSpec): EngineNeeds {
       // The arms build their own models (their own KV pools); the run's model only validates.
       needs.model = true;
       needs.gemvBatches.push(Math.min(GEMV_LIMITS.maxBatch, w.maxBatch));
+    } else if (w.kind === 'formats') {
+      // Each format builds its own model (one sequence at a time); the run's model validates.
+      needs.model = true;
+      needs.maxPrompt = Math.max(needs.maxPrompt, w.length, decodePrompt(w.depth));
+      needs.maxContextTokens = Math.max(needs.maxContextTokens, w.length, decodePrompt(w.depth) + w.gen - 1);
     } else if (w.kind === 'spec') {
       // One sequence at a time (the curve's, then each prompt's); prompts go through prefill.
       needs.model = true;
@@ -736,6 +821,9 @@ export function workloadUnits(w: Workload): number {
     case 'serve':
       // Requests, summed over the arms (the workload reports its own count once it knows it).
       return 0;
+    case 'formats':
+      // A prefill and a decode point per format, and its quality slices.
+      return w.formats.length * 2 + (w.quality ? w.formats.length : 0);
   }
 }
 
@@ -752,6 +840,8 @@ export function workloadLabel(w: Workload): string {
       return `capacity probe (${w.poolMiB} MiB KV pool, pages of ${w.pageSize})`;
     case 'spec':
       return `speculative decoding (verify k = ${w.verifyKs.join(', ')}; ${w.drafters.length > 0 ? `${w.drafters.join(', ')} at K = ${w.k}${w.adaptiveK ? ' (adaptive)' : ''}` : 'no drafters'})`;
+    case 'formats':
+      return `weight formats (${w.formats.join(', ')}: prefill L = ${w.length}, decode at depth ${w.depth}${w.quality ? ', error by slice' : ''})`;
     case 'serve':
       return `load test (${w.sweep > 0 ? `rate sweep of ${w.sweep}` : w.mix === 'matrix' ? 'request-type matrix' : `${w.batching.join(' vs ')} batching${w.prefixCache.length > 1 ? ', prefix cache off vs on' : w.prefixCache[0] ? ', prefix cache' : ''}`}; ${w.trace ? `an imported trace of ${w.trace.length}` : w.requests} requests)`;
   }

@@ -1,5 +1,6 @@
 import type { BenchResult } from '../results/schema.ts';
 import { DRAM_BOUND_MIN_BYTES, type Roofs } from './roofline.ts';
+import { QUALITY_SLICES } from './spec.ts';
 
 /** One performance target, judged against roofs measured in the same run. */
 export interface TargetResult {
@@ -169,6 +170,37 @@ export function evaluateTargets(r: Omit<BenchResult, 'targets'>, roofs: Roofs): 
         '≥ 80% fewer prefill tokens, and a lower mean TTFT (the issue sets it on prompts 90% a shared prefix)',
       reached: `prompts ${(shared * 100).toFixed(1)}% shared prefix: ${(drop * 100).toFixed(1)}% fewer (${on.summary.prefillTokensComputed} against ${off.summary.prefillTokensComputed}); mean TTFT ${tOn.toFixed(0)} against ${tOff.toFixed(0)} ms`,
       met: drop >= 0.8 && tOn < tOff,
+    });
+  }
+  out.push(...formatTargets(r));
+  return out;
+}
+
+/** The format sweep's TPOT ceilings, as ratios to f32's TPOT in the same run (the issue sets them on smollm2-135m). */
+const TPOT_RATIO_MAX = { f16: 0.6, int8: 0.45, int4: 0.3 } as const;
+
+function formatTargets(r: Omit<BenchResult, 'targets'>): TargetResult[] {
+  const out: TargetResult[] = [];
+  for (const f of r.formats ?? []) {
+    if (f.format === 'f32' || f.tpotRatio === null) continue;
+    const max = TPOT_RATIO_MAX[f.format];
+    out.push({
+      name: `decode TPOT, ${f.format} against f32 (${r.model.preset})`,
+      target: `≤ ${max} × f32`,
+      reached: `${f.tpotRatio.toFixed(2)} × (${f.tpotMs.toFixed(1)} ms against ${(f.tpotMs / f.tpotRatio).toFixed(1)} ms; ${(f.decodeBytesPerToken / 2 ** 20).toFixed(1)} MiB per token)`,
+      met: f.tpotRatio <= max,
+    });
+  }
+  const sweep = r.spec.workloads.find((w) => w.kind === 'formats');
+  if (sweep?.kind === 'formats' && sweep.quality && r.status === 'complete') {
+    const formats = sweep.formats.filter((f) => f !== 'f32');
+    const want = formats.length * QUALITY_SLICES.length;
+    const have = new Set((r.quality ?? []).map((q) => `${q.format}:${q.slice}`)).size;
+    out.push({
+      name: 'error table, every format and slice',
+      target: `${want} rows (${formats.join(', ')} × ${QUALITY_SLICES.join(', ')})`,
+      reached: `${have} rows`,
+      met: have === want,
     });
   }
   return out;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AdapterRecord } from '../gpu/device.ts';
 import { type KernelVariants, VARIANT_CANDIDATES, variantName } from '../kernels/variants.ts';
 import type { ModelConfig } from '../model/config.ts';
+import type { WeightFormat } from '../model/formats.ts';
 import type { TuneResult } from './autotune.ts';
 
 /**
@@ -21,8 +22,8 @@ export interface TuningKey {
   config: ModelConfig;
   /** The GEMV row counts the search timed. */
   gemvBatches: readonly number[];
-  /** Weights are f32 today; the format is part of the key so quantized formats never share a choice. */
-  weightFormat: 'f32';
+  /** The model's weight format: part of the key, so formats never share a choice. */
+  weightFormat: WeightFormat | 'mixed';
 }
 
 export function tuningKey(k: TuningKey): string {

@@ -45,6 +45,16 @@ export const GROUP = 32;
 /** u32 words per group of 32 weights. */
 export const WORDS_PER_GROUP: Record<PackedFormat, number> = { f16: 16, int8: 8, int4: 4 };
 
+/**
+ * The format of each linear weight, by HF tensor name ("lm_head.weight" for the head, tied or not):
+ * one format for all, or a lookup for a model that mixes them (a GGUF file may).
+ */
+export type WeightFormats = WeightFormat | ((tensor: string) => WeightFormat);
+
+export function formatOf(formats: WeightFormats, tensor: string): WeightFormat {
+  return typeof formats === 'string' ? formats : formats(tensor);
+}
+
 export function isWeightFormat(s: string): s is WeightFormat {
   return (WEIGHT_FORMATS as readonly string[]).includes(s);
 }
@@ -206,29 +216,42 @@ export function packTensor(format: PackedFormat, w: Float32Array, N: number, K: 
   return { format, N, K, words, scales } satisfies PackedTensor;
 }
 
+/** Every binary16 value, by its bits: dequantizing f16 is one lookup per weight. */
+let f16Table: Float32Array | undefined;
+function f16Values(): Float32Array {
+  if (!f16Table) {
+    f16Table = new Float32Array(65536);
+    for (let h = 0; h < 65536; h++) f16Table[h] = f16BitsToF32(h);
+  }
+  return f16Table;
+}
+
 /** W[N, K] as the kernels see it: each packed weight dequantized exactly (f16 widened, q · scale in f32). */
 export function unpackTensor(p: PackedTensor): Float32Array<ArrayBuffer> {
   const { N, K, format } = p;
   const { groups } = packedLayout(format, N, K);
   const wpg = WORDS_PER_GROUP[format];
   const out = new Float32Array(N * K);
+  const halves = format === 'f16' ? f16Values() : undefined;
   for (let n = 0; n < N; n++) {
-    for (let k = 0; k < K; k++) {
-      const g = Math.floor(k / GROUP);
-      const i = k % GROUP;
+    for (let g = 0; g < groups; g++) {
       const base = (n * groups + g) * wpg;
-      let v: number;
-      if (format === 'f16') {
-        const word = p.words[base + (i >> 1)];
-        v = f16BitsToF32(i & 1 ? word >>> 16 : word & 0xffff);
-      } else if (format === 'int8') {
-        const byte = (p.words[base + (i >> 2)] >>> (8 * (i & 3))) & 0xff;
-        v = Math.fround((byte << 24) >> 24) * p.scales[n * groups + g];
-      } else {
-        const nib = (p.words[base + (i >> 3)] >>> (4 * (i & 7))) & 0xf;
-        v = (nib - 8) * p.scales[n * groups + g];
+      const scale = format === 'f16' ? 1 : p.scales[n * groups + g];
+      const k0 = g * GROUP;
+      const len = Math.min(GROUP, K - k0);
+      const o = n * K + k0;
+      // The stores round q · scale to f32, as the kernels' multiply does.
+      for (let i = 0; i < len; i++) {
+        if (halves) {
+          const word = p.words[base + (i >> 1)];
+          out[o + i] = halves[i & 1 ? word >>> 16 : word & 0xffff];
+        } else if (format === 'int8') {
+          const byte = (p.words[base + (i >> 2)] >>> (8 * (i & 3))) & 0xff;
+          out[o + i] = ((byte << 24) >> 24) * scale;
+        } else {
+          out[o + i] = (((p.words[base + (i >> 3)] >>> (4 * (i & 7))) & 0xf) - 8) * scale;
+        }
       }
-      out[n * K + k] = v; // the store rounds q · scale to f32, as the kernels' multiply does
     }
   }
   return out;

@@ -20,15 +20,16 @@ import {
 import { KvWriteKernel } from '../kernels/kv-write.ts';
 import { MAX_DECODE_BATCH } from '../kernels/limits.ts';
 import { MatmulKernel } from '../kernels/matmul.ts';
+import { PackedGemvKernel, PackedMatmulKernel } from '../kernels/packed.ts';
 import { KERNEL_ROLES } from '../kernels/roles.ts';
 import { ArgmaxKernel, RmsNormKernel } from '../kernels/rowwise.ts';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../kernels/variants.ts';
 import { KvCache, type KvCacheOptions } from '../kv/cache.ts';
 import { dims, type ModelConfig } from './config.ts';
-import { BYTES } from './formats.ts';
+import { BYTES, type PackedFormat, type WeightFormat } from './formats.ts';
 import { checkPlanFits, planMemory } from './plan.ts';
 import { ropeTable } from './rope.ts';
-import { get, lmHeadWeight, type ModelWeights, tensorSpecs } from './weights.ts';
+import { get, LM_HEAD, lmHeadWeight, type ModelWeights, tensorSpecs } from './weights.ts';
 
 export interface ModelOptions {
   kv: KvCacheOptions;
@@ -70,17 +71,30 @@ export interface DecodeResult {
   logits?: Float32Array;
 }
 
+/**
+ * A linear weight W[N, K] on the GPU: f32 floats, or a packed format's words and, for int8 and
+ * int4, its scales (src/model/formats.ts has the layout).
+ */
+interface LinearWeight {
+  format: WeightFormat;
+  w: GPUBuffer;
+  scales?: GPUBuffer;
+}
+
 interface LayerBuffers {
   inputNorm: GPUBuffer; // [d]
-  wq: GPUBuffer; // [qWidth, d]
-  wk: GPUBuffer; // [kvWidth, d]
-  wv: GPUBuffer; // [kvWidth, d]
-  wo: GPUBuffer; // [d, qWidth]
+  wq: LinearWeight; // [qWidth, d]
+  wk: LinearWeight; // [kvWidth, d]
+  wv: LinearWeight; // [kvWidth, d]
+  wo: LinearWeight; // [d, qWidth]
   postNorm: GPUBuffer; // [d]
-  wGate: GPUBuffer; // [ffn, d]
-  wUp: GPUBuffer; // [ffn, d]
-  wDown: GPUBuffer; // [d, ffn]
+  wGate: LinearWeight; // [ffn, d]
+  wUp: LinearWeight; // [ffn, d]
+  wDown: LinearWeight; // [d, ffn]
 }
+
+/** Records y[M, N] = x[M, K] · W[N, K]ᵀ with the kernel for W's format. */
+type LinearCall = (x: GPUBuffer, w: LinearWeight, y: GPUBuffer, N: number, K: number) => KernelCall;
 
 interface Kernels {
   embedding: EmbeddingKernel;
@@ -91,6 +105,10 @@ interface Kernels {
   argmax: ArgmaxKernel;
   matmul: MatmulKernel;
   gemv: GemvKernel;
+  /** The packed formats' prefill matmuls, one per format the model holds. */
+  packedMatmul: Map<PackedFormat, PackedMatmulKernel>;
+  /** The packed formats' decode GEMVs, by format and batch (compiled per batch). */
+  packedGemv: Map<string, PackedGemvKernel>;
   kvWrite: KvWriteKernel;
   attentionPrefill: PagedAttentionPrefillKernel;
   attentionDecode: PagedAttentionDecodeKernel;
@@ -226,7 +244,7 @@ export class Model {
     private readonly embedding: GPUBuffer, // [vocab, d]
     private readonly layers: LayerBuffers[],
     private readonly finalNorm: GPUBuffer, // [d]
-    private readonly lmHead: GPUBuffer, // [vocab, d]
+    private readonly lmHead: LinearWeight, // [vocab, d]
     private readonly ropeCos: GPUBuffer, // [maxSeqLen, headDim/2]
     private readonly ropeSin: GPUBuffer, // [maxSeqLen, headDim/2]
   ) {
@@ -248,12 +266,23 @@ export class Model {
     if (!Number.isInteger(options.maxBatch) || options.maxBatch < 1 || options.maxBatch > MAX_DECODE_BATCH) {
       throw new InputError(`maxBatch ${options.maxBatch} is outside 1…${MAX_DECODE_BATCH}`);
     }
-    checkPlanFits(planMemory(config, options.kv, config.maxSeqLen), gpu.limits, name);
+    const formats = (tensor: string) => weights.packed?.get(tensor)?.format ?? 'f32';
+    checkPlanFits(planMemory(config, options.kv, config.maxSeqLen, formats), gpu.limits, name);
 
     const buffers = new BufferPool(gpu);
     const pipelines = options.pipelines ?? new PipelineCache(gpu);
     const ctx: KernelContext = { gpu, pipelines };
     const upload = (tensor: string) => buffers.upload(tensor, get(weights, tensor));
+    // A linear weight goes up in its format: the packed words and scales when it has them.
+    const linear = async (tensor: string): Promise<LinearWeight> => {
+      const p = weights.packed?.get(tensor);
+      if (!p) return { format: 'f32', w: await upload(tensor) };
+      return {
+        format: p.format,
+        w: await buffers.upload(`${tensor} (${p.format})`, p.words),
+        scales: p.scales.length > 0 ? await buffers.upload(`${tensor} scales`, p.scales) : undefined,
+      };
+    };
     for (const spec of tensorSpecs(config)) {
       if (spec.shape.length === 2 && spec.shape[1] % 4 !== 0) {
         throw new InputError(`${spec.name}: inner width ${spec.shape[1]} is not a multiple of 4`);
@@ -265,20 +294,24 @@ export class Model {
       const p = `model.layers.${l}`;
       layerBuffers.push({
         inputNorm: await upload(`${p}.input_layernorm.weight`),
-        wq: await upload(`${p}.self_attn.q_proj.weight`),
-        wk: await upload(`${p}.self_attn.k_proj.weight`),
-        wv: await upload(`${p}.self_attn.v_proj.weight`),
-        wo: await upload(`${p}.self_attn.o_proj.weight`),
+        wq: await linear(`${p}.self_attn.q_proj.weight`),
+        wk: await linear(`${p}.self_attn.k_proj.weight`),
+        wv: await linear(`${p}.self_attn.v_proj.weight`),
+        wo: await linear(`${p}.self_attn.o_proj.weight`),
         postNorm: await upload(`${p}.post_attention_layernorm.weight`),
-        wGate: await upload(`${p}.mlp.gate_proj.weight`),
-        wUp: await upload(`${p}.mlp.up_proj.weight`),
-        wDown: await upload(`${p}.mlp.down_proj.weight`),
+        wGate: await linear(`${p}.mlp.gate_proj.weight`),
+        wUp: await linear(`${p}.mlp.up_proj.weight`),
+        wDown: await linear(`${p}.mlp.down_proj.weight`),
       });
     }
     const finalNorm = await upload('model.norm.weight');
-    const lmHead = config.tieWordEmbeddings
-      ? embedding
-      : await buffers.upload('lm_head.weight', lmHeadWeight(weights));
+    // A tied head in f32 is the embedding buffer itself; packed, it is its own packed copy.
+    const lmHead: LinearWeight =
+      config.tieWordEmbeddings && !weights.packed?.has(LM_HEAD)
+        ? { format: 'f32', w: embedding }
+        : weights.packed?.has(LM_HEAD)
+          ? await linear(LM_HEAD)
+          : { format: 'f32', w: await buffers.upload(LM_HEAD, lmHeadWeight(weights)) };
     const table = ropeTable(config);
     const ropeCos = await buffers.upload('rope cos', table.cos);
     const ropeSin = await buffers.upload('rope sin', table.sin);
@@ -299,10 +332,19 @@ export class Model {
       argmax: await ArgmaxKernel.create(ctx),
       matmul: await MatmulKernel.create(ctx, variants.matmul),
       gemv: await GemvKernel.create(ctx, variants.gemv, 1),
+      packedMatmul: new Map(),
+      packedGemv: new Map(),
       kvWrite: await KvWriteKernel.create(ctx),
       attentionPrefill: await PagedAttentionPrefillKernel.create(ctx, attention, variants.attentionPrefill),
       attentionDecode: await PagedAttentionDecodeKernel.create(ctx, attention, variants.attentionDecode),
     };
+    for (const format of new Set([...(weights.packed?.values() ?? [])].map((p) => p.format))) {
+      kernels.packedMatmul.set(format, await PackedMatmulKernel.create(ctx, format, variants.packedMatmul));
+      kernels.packedGemv.set(
+        `${format}:1`,
+        await PackedGemvKernel.create(ctx, format, variants.packedGemv, 1),
+      );
+    }
     return new Model(
       gpu,
       config,
@@ -664,7 +706,7 @@ export class Model {
     const bodyCalls = this.bodyCalls(
       L,
       { tokens, positions, slots, x, h, q, k: kNew, v: vNew, attn, proj, gate, up, act },
-      (a, w, out, N, K) => k.matmul.call({ a, b: w, c: out, M: L, N, K }),
+      this.matmulLinear(L),
       (pool) => k.attentionPrefill.call({ q, pool, blockTable, out: attn, L, start: 0 }),
     );
     // The LM head: every row for 'all'; otherwise only the last position's logits are needed to
@@ -679,8 +721,8 @@ export class Model {
       withRole(
         R.lmHead,
         outRows === 1
-          ? k.gemv.call({ x: headIn, w: this.lmHead, y: logits, M: 1, N: vocab, K: d })
-          : k.matmul.call({ a: headIn, b: this.lmHead, c: logits, M: L, N: vocab, K: d }),
+          ? (await this.gemvLinear(1))(headIn, this.lmHead, logits, vocab, d)
+          : this.matmulLinear(L)(headIn, this.lmHead, logits, vocab, d),
       ),
       withRole(R.argmax, k.argmax.call({ x: logits, out: next, rows: outRows, n: vocab })),
     ];
@@ -811,13 +853,12 @@ export class Model {
     const logits = await alloc('logits', B * vocab); // [B, vocab]
     const next = await alloc('next', B); // u32[B]
     const nextReadback = await alloc('next readback', B, BufferUsage.readback); // u32[B]
-    // A rowwise GEMV is compiled for its batch size; the reduce family serves any batch.
-    const gemvB = B === 1 ? k.gemv : await GemvKernel.create(this.ctx, this.options.variants?.gemv, B);
+    const gemvB = await this.gemvLinear(B);
 
     const calls = this.bodyCalls(
       B,
       { tokens, positions, slots, x, h, q, k: kNew, v: vNew, attn, proj, gate, up, act },
-      (xIn, w, y, N, K) => gemvB.call({ x: xIn, w, y, M: B, N, K }),
+      gemvB,
       (pool) =>
         k.attentionDecode.call({
           q,
@@ -830,7 +871,7 @@ export class Model {
         }),
     );
     calls.push(
-      withRole(R.lmHead, gemvB.call({ x: h, w: this.lmHead, y: logits, M: B, N: vocab, K: d })),
+      withRole(R.lmHead, gemvB(h, this.lmHead, logits, vocab, d)),
       withRole(R.argmax, k.argmax.call({ x: logits, out: next, rows: B, n: vocab })),
     );
     const plan: DecodePlan = {
@@ -860,7 +901,7 @@ export class Model {
   private bodyCalls(
     rows: number,
     b: PassBuffers,
-    linear: (x: GPUBuffer, w: GPUBuffer, y: GPUBuffer, N: number, K: number) => KernelCall,
+    linear: LinearCall,
     attention: (pool: GPUBuffer) => KernelCall,
   ): KernelCall[] {
     const { d, ffn, vocab, heads, kvHeads, headDim, qWidth, kvWidth } = dims(this.config);
@@ -919,6 +960,39 @@ export class Model {
     });
     calls.push(withRole(R.norm, k.rmsNorm.call({ x, weight: this.finalNorm, out: h, rows, d, eps })));
     return calls;
+  }
+
+  /** The prefill projection for L rows: the f32 matmul, or the packed format's. */
+  private matmulLinear(L: number): LinearCall {
+    const k = this.kernels;
+    return (a, w, c, N, K) => {
+      if (w.format === 'f32') return k.matmul.call({ a, b: w.w, c, M: L, N, K });
+      const packed = k.packedMatmul.get(w.format);
+      if (!packed) throw new InputError(`no ${w.format} matmul was built for this model`);
+      return packed.call({ a, w: w.w, scales: w.scales, c, M: L, N, K });
+    };
+  }
+
+  /**
+   * The decode projection for B rows: the f32 GEMV or the packed format's, each compiled for its
+   * batch size (the rowwise families unroll it) and kept.
+   */
+  private async gemvLinear(B: number): Promise<LinearCall> {
+    const k = this.kernels;
+    const variants = this.options.variants ?? DEFAULT_VARIANTS;
+    const f32 = B === 1 ? k.gemv : await GemvKernel.create(this.ctx, variants.gemv, B);
+    const formats = new Set([...k.packedMatmul.keys()]);
+    for (const format of formats) {
+      const key = `${format}:${B}`;
+      if (!k.packedGemv.has(key))
+        k.packedGemv.set(key, await PackedGemvKernel.create(this.ctx, format, variants.packedGemv, B));
+    }
+    return (x, w, y, N, K) => {
+      if (w.format === 'f32') return f32.call({ x, w: w.w, y, M: B, N, K });
+      const packed = k.packedGemv.get(`${w.format}:${B}`);
+      if (!packed) throw new InputError(`no ${w.format} GEMV was built for this model`);
+      return packed.call({ x, w: w.w, scales: w.scales, y, M: B, N, K });
+    };
   }
 
   /** Frees every GPU buffer of the model. */

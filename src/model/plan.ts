@@ -1,8 +1,8 @@
 import { DeviceLimitError } from '../errors.ts';
 import { type KvCacheOptions, kvGeometry } from '../kv/cache.ts';
 import { dims, type ModelConfig } from './config.ts';
-import { BYTES } from './formats.ts';
-import { elementCount, tensorSpecs } from './weights.ts';
+import { BYTES, formatOf, packedLayout, type WeightFormats } from './formats.ts';
+import { elementCount, LM_HEAD, tensorSpecs } from './weights.ts';
 
 /** One GPU buffer the engine will create, with its size, known before anything is allocated. */
 export interface PlannedBuffer {
@@ -24,13 +24,14 @@ export interface MemoryPlan {
  * activations for a prompt of maxPrefill tokens. Pure arithmetic, so a model that cannot fit is
  * refused before the first allocation.
  */
-export function planMemory(config: ModelConfig, kv: KvCacheOptions, maxPrefill: number): MemoryPlan {
+export function planMemory(
+  config: ModelConfig,
+  kv: KvCacheOptions,
+  maxPrefill: number,
+  formats: WeightFormats = 'f32',
+): MemoryPlan {
   const { d, ffn, vocab, layers, qWidth, kvWidth, kvHeads, headDim } = dims(config);
-  const buffers: PlannedBuffer[] = tensorSpecs(config).map((s) => ({
-    name: s.name,
-    bytes: elementCount(s.shape) * BYTES.f32,
-    kind: 'weight',
-  }));
+  const buffers = weightBuffers(config, formats);
   const geometry = kvGeometry({ layers, kvHeads, headDim, maxSeqLen: config.maxSeqLen }, kv);
   for (let l = 0; l < layers; l++) {
     buffers.push({ name: `kv pool layer ${l}`, bytes: geometry.layerPoolBytes, kind: 'kv' });
@@ -61,6 +62,32 @@ export function planMemory(config: ModelConfig, kv: KvCacheOptions, maxPrefill: 
     activationBytes,
     totalBytes: weightBytes + kvBytes + activationBytes,
   };
+}
+
+/** Bytes of every weight on the GPU in `formats` (what the result reports as the model's weight bytes). */
+export function weightBytesOf(config: ModelConfig, formats: WeightFormats): number {
+  return weightBuffers(config, formats).reduce((n, b) => n + b.bytes, 0);
+}
+
+/**
+ * The weight buffers, linear weights in their format: a packed format's quants and scales are two
+ * buffers (the larger is the one a binding limit can refuse, so the plan lists them apart).
+ */
+function weightBuffers(config: ModelConfig, formats: WeightFormats): PlannedBuffer[] {
+  const { d, vocab } = dims(config);
+  const weight = (name: string, shape: readonly number[], linear: boolean): PlannedBuffer[] => {
+    const format = linear ? formatOf(formats, name) : 'f32';
+    if (format === 'f32') return [{ name, bytes: elementCount(shape) * BYTES.f32, kind: 'weight' }];
+    const layout = packedLayout(format, shape[0], shape[1]);
+    const out: PlannedBuffer[] = [{ name: `${name} (${format})`, bytes: 4 * layout.words, kind: 'weight' }];
+    if (layout.scales > 0) out.push({ name: `${name} scales`, bytes: 4 * layout.scales, kind: 'weight' });
+    return out;
+  };
+  const buffers = tensorSpecs(config).flatMap((s) => weight(s.name, s.shape, s.kind === 'linear'));
+  // A tied head in a packed format is a second copy of the embedding, packed.
+  if (config.tieWordEmbeddings && formatOf(formats, LM_HEAD) !== 'f32')
+    buffers.push(...weight(LM_HEAD, [vocab, d], true));
+  return buffers;
 }
 
 const fmt = (n: number) => n.toLocaleString('en-US');

@@ -87,6 +87,14 @@ export function linearNames(config: ModelConfig): string[] {
   return config.tieWordEmbeddings ? [...names, LM_HEAD] : names;
 }
 
+/** [N, K] of a linear weight by name (the LM head included, tied or not). */
+export function linearShape(config: ModelConfig, name: string): [number, number] {
+  if (name === LM_HEAD) return [config.vocabSize, config.hiddenSize];
+  const spec = tensorSpecs(config).find((s) => s.name === name);
+  if (spec?.kind !== 'linear') throw new WeightsError(`"${name}" is not a linear weight`);
+  return [spec.shape[0], spec.shape[1]];
+}
+
 /** The model's weight format: that of its linear layers, or "mixed" (a GGUF file may mix types). */
 export function weightFormatOf(w: ModelWeights): WeightFormat | 'mixed' {
   const formats = new Set(linearNames(w.config).map((n) => w.packed?.get(n)?.format ?? 'f32'));
@@ -108,12 +116,10 @@ export function quantizeWeights(
   const tensors = new Map(w.tensors);
   const packed = new Map(w.packed ?? []);
   const names = linearNames(w.config);
-  const { d, vocab } = dims(w.config);
   for (const [i, name] of names.entries()) {
     if (!packed.has(name)) {
       const source = name === LM_HEAD ? lmHeadWeight(w) : get(w, name);
-      const spec = tensorSpecs(w.config).find((s) => s.name === name);
-      const [N, K] = spec ? spec.shape : [vocab, d];
+      const [N, K] = linearShape(w.config, name);
       const p = packTensor(format, source, N, K, name);
       packed.set(name, p);
       tensors.set(name, unpackTensor(p));

@@ -104,6 +104,8 @@ export interface PointKey {
   tokens: number;
   depth: number;
   batch: number;
+  /** The weight format: an int4 point is never compared with an f32 one as if they were the same. */
+  weights: string;
 }
 
 export interface ComparedFile {
@@ -134,17 +136,29 @@ export interface Comparison {
 }
 
 function keyOf(preset: string, p: Point): PointKey {
-  return { preset, pass: p.pass, tokens: p.tokens, depth: p.depth, batch: p.batch };
+  return {
+    preset,
+    pass: p.pass,
+    tokens: p.tokens,
+    depth: p.depth,
+    batch: p.batch,
+    weights: p.weightFormat ?? 'f32',
+  };
 }
 
 function keyId(k: PointKey): string {
-  return JSON.stringify([k.preset, k.pass, k.tokens, k.depth, k.batch]);
+  return JSON.stringify([k.preset, k.pass, k.tokens, k.depth, k.batch, k.weights]);
+}
+
+/** The pass, with the weight format when it is not f32 ("decode int4"). */
+function passLabel(k: PointKey): string {
+  return k.weights === 'f32' ? k.pass : `${k.pass} ${k.weights}`;
 }
 
 /** A point key for people: `smollm2-135m prefill L=256 B=1`, or without the preset. */
 export function formatPointKey(k: PointKey, withPreset = true): string {
   const size = k.pass === 'prefill' ? `L=${k.tokens}` : `depth=${k.depth}`;
-  return `${withPreset ? `${k.preset} ` : ''}${k.pass} ${size} B=${k.batch}`;
+  return `${withPreset ? `${k.preset} ` : ''}${passLabel(k)} ${size} B=${k.batch}`;
 }
 
 /**
@@ -255,7 +269,7 @@ export function comparisonToMarkdown(cmp: Comparison): string {
   const rows = cmp.rows.map((row) =>
     markdownRow([
       ...(withPreset ? [escapeMarkdown(row.key.preset)] : []),
-      row.key.pass,
+      passLabel(row.key),
       String(row.key.pass === 'prefill' ? row.key.tokens : row.key.depth),
       String(row.key.batch),
       row.clock,

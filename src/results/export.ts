@@ -6,6 +6,8 @@
  * format it lands in: Markdown punctuation and line breaks in reports, quotes and leading
  * formula characters in CSV.
  */
+
+import { formatSections } from './formats-export.ts';
 import type { BenchResult, Point } from './schema.ts';
 import { batchScalingTable, serveTables } from './serve-export.ts';
 
@@ -56,6 +58,7 @@ export const CSV_COLUMNS = [
   'roofPct',
   'predictedMs',
   'predictionErrorPct',
+  'weightFormat',
 ] as const;
 
 /** Header of the Markdown report's main table, exactly as it is printed. */
@@ -225,7 +228,7 @@ function headerLines(r: BenchResult): string[] {
   const lines = [
     `## ${escapeMarkdown(r.tool.name)} ${escapeMarkdown(r.tool.version)}: ${escapeMarkdown(r.model.preset)}`,
     '',
-    `- **Model:** ${escapeMarkdown(r.model.preset)}, ${formatCount(r.model.params)} params, ${formatBytes(r.model.weightBytes)} of weights (d=${c.hiddenSize}, layers=${c.numLayers}, heads=${c.numHeads}/${c.numKvHeads}, ffn=${c.intermediateSize}, vocab=${c.vocabSize})`,
+    `- **Model:** ${escapeMarkdown(r.model.preset)}, ${formatCount(r.model.params)} params, ${formatBytes(r.model.weightBytes)} of weights${r.model.weightFormat && r.model.weightFormat !== 'f32' ? ` (linear layers ${r.model.weightFormat})` : ''} (d=${c.hiddenSize}, layers=${c.numLayers}, heads=${c.numHeads}/${c.numKvHeads}, ffn=${c.intermediateSize}, vocab=${c.vocabSize})`,
     `- **Adapter:** ${escapeMarkdown(adapterLabel(adapter))}${adapterDetails.length > 0 ? ` (${adapterDetails.join(' / ')})` : ''}`,
   ];
   if (adapter.isFallbackAdapter) {
@@ -280,13 +283,23 @@ function optionalMs(ms: number | null): string {
   return ms === null ? MISSING : formatMs(ms);
 }
 
+/**
+ * The pass as a row names it: with the weight format when the points mix formats (a format
+ * sweep), so an int4 decode is never read as the f32 one.
+ */
+function passCell(points: readonly Point[]): (p: Point) => string {
+  const mixed = new Set(points.map((p) => p.weightFormat ?? 'f32')).size > 1;
+  return (p) => (mixed ? `${p.pass} ${p.weightFormat ?? 'f32'}` : p.pass);
+}
+
 function pointsTable(points: readonly Point[]): string[] {
+  const pass = passCell(points);
   return [
     MARKDOWN_POINTS_HEADER,
     markdownDelimiter('llrrrrrrrrlrr'),
     ...points.map((p) =>
       markdownRow([
-        p.pass,
+        pass(p),
         pointSize(p),
         p.timebase,
         `${formatMs(p.medianMs)}${p.highVariance ? ` ${HIGH_VARIANCE_MARK}` : ''}`,
@@ -355,6 +368,7 @@ function kernelPointsTable(points: NonNullable<BenchResult['kernelPoints']>): st
 function latencyTable(points: readonly Point[]): string[] {
   const q = (x: Point['ttftMs']) =>
     x ? `${formatMs(x.p50)} / ${formatMs(x.p95)} / ${formatMs(x.p99)}` : MISSING;
+  const pass = passCell(points);
   return [
     markdownRow([
       'latency (wall clock)',
@@ -364,7 +378,7 @@ function latencyTable(points: readonly Point[]): string[] {
       'ITL p50/p95/p99 ms',
     ]),
     markdownDelimiter('llrrr'),
-    ...points.map((p) => markdownRow([p.pass, pointSize(p), q(p.ttftMs), q(p.tpotMs), q(p.itlMs)])),
+    ...points.map((p) => markdownRow([pass(p), pointSize(p), q(p.ttftMs), q(p.tpotMs), q(p.itlMs)])),
   ];
 }
 
@@ -513,6 +527,7 @@ export function toMarkdown(r: BenchResult): string {
   if (r.speculative) sections.push(speculativeTables(r.speculative));
   if (r.serve) sections.push(serveTables(r.serve));
   if (r.batchScaling && r.batchScaling.length > 0) sections.push(batchScalingTable(r.batchScaling));
+  sections.push(...formatSections(r));
   if (r.points.length > 0 || (!r.kernelPoints && !r.capacity && !r.speculative && !r.serve)) {
     sections.push(r.points.length > 0 ? pointsTable(r.points) : ['No measured points.']);
     if (r.points.length > 0) sections.push(latencyTable(r.points));

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { BenchSpecSchema, WorkloadSchema } from '../measure/spec.ts';
+import { BenchSpecSchema, QUALITY_SLICES, WorkloadSchema } from '../measure/spec.ts';
 import { ModelConfigSchema } from '../model/config.ts';
+import { WEIGHT_FORMATS } from '../model/formats.ts';
 import { BatchScalingPointSchema, ServeResultSchema } from './serve-schema.ts';
 
 /**
@@ -66,6 +67,53 @@ const timedFields = {
   roofPct: nonNegative,
 };
 
+/** A model's weight format; "mixed" when its linear layers differ (a GGUF file may mix types). */
+export const WeightFormatSchema = z.enum([...WEIGHT_FORMATS, 'mixed']);
+
+/**
+ * One format's error on one slice of inputs, against the f32 model on the same inputs: over the
+ * slice's next-token distributions (each prompt's prefill, then its decode steps fed f32's greedy
+ * tokens, so both models always see the same context).
+ */
+export const QualitySchema = z
+  .object({
+    format: z.enum(WEIGHT_FORMATS),
+    slice: z.enum(QUALITY_SLICES),
+    /** Normwise relative error of the logits, ‖format − f32‖₂ / ‖f32‖₂ over every distribution of the slice. */
+    relErr: nonNegative,
+    /** Share of the distributions whose argmax is f32's. */
+    top1Agreement: z.number().min(0).max(1),
+    /** Mean KL(f32 ‖ format) of the next-token distributions, nats. */
+    klDiv: nonNegative,
+    /** First generated token (0-based, over the slice's prompts in order) where greedy output leaves f32's; null: none within `steps`. */
+    divergenceStep: z.number().int().nonnegative().nullable(),
+    prompts: z.number().int().positive(),
+    /** Distributions compared per prompt. */
+    steps: z.number().int().positive(),
+    /** Prompt lengths of the slice, tokens. */
+    promptTokens: z.array(z.number().int().positive()).max(64),
+  })
+  .strict();
+export type Quality = z.infer<typeof QualitySchema>;
+
+/** The format sweep's summary: one row per format, from its prefill and decode points in the same run. */
+export const FormatSummarySchema = z
+  .object({
+    format: z.enum(WEIGHT_FORMATS),
+    /** Bytes of the linear weights and LM head on the GPU (quants, scales, padding). */
+    linearBytes: z.number().int().nonnegative(),
+    /** Compulsory bytes of one decode step at the sweep's depth (cost model, scales included). */
+    decodeBytesPerToken: nonNegative,
+    tpotMs: nonNegative,
+    tokensPerSec: nonNegative,
+    /** TPOT over f32's TPOT in the same run; null without an f32 point. */
+    tpotRatio: nonNegative.nullable(),
+    prefillMs: nonNegative,
+    prefillRatio: nonNegative.nullable(),
+  })
+  .strict();
+export type FormatSummary = z.infer<typeof FormatSummarySchema>;
+
 export const PointSchema = z
   .object({
     pass: z.enum(['prefill', 'decode']),
@@ -111,6 +159,8 @@ export const PointSchema = z
     predictionErrorPct: finite,
     dispatches: z.number().int().nonnegative(),
     kernels: z.array(KernelTimeSchema),
+    /** The format of the model's linear weights at this point (absent in files from before formats: f32). */
+    weightFormat: WeightFormatSchema.optional(),
   })
   .strict()
   .refine(
@@ -330,6 +380,8 @@ export const BenchResultSchema = z
         suite: BenchSpecSchema.shape.suite,
         kv: BenchSpecSchema.shape.kv,
         autotune: z.boolean(),
+        /** The `--weights` format asked for (absent in older files: f32). */
+        weights: BenchSpecSchema.shape.weights.optional(),
         workloads: z.array(WorkloadSchema).max(16),
       })
       .strict(),
@@ -371,6 +423,8 @@ export const BenchResultSchema = z
         config: ModelConfigSchema,
         params: z.number().int().nonnegative(),
         weightBytes: z.number().int().nonnegative(),
+        /** The linear layers' format (absent in files from before formats: f32). */
+        weightFormat: WeightFormatSchema.optional(),
       })
       .strict(),
     /** The roofs measured before the workloads: every point and kernel is placed against these. */
@@ -421,6 +475,10 @@ export const BenchResultSchema = z
     serve: ServeResultSchema.optional(),
     /** The B-scaling sweep (`--suite batch`): one decode step of B sequences against its roofline bound. */
     batchScaling: z.array(BatchScalingPointSchema).optional(),
+    /** The format sweep (`--suite formats`): per format, bytes per decode token, TPOT and ratios to f32. */
+    formats: z.array(FormatSummarySchema).optional(),
+    /** Error by slice of each format against f32 on the same inputs (the format sweep). */
+    quality: z.array(QualitySchema).optional(),
     /** Performance targets judged against this run's own roofs. */
     targets: z
       .array(

@@ -4,6 +4,7 @@ import type { AttentionVariant } from '../kernels/variants.ts';
 import { decodeCost, type PassCost } from '../measure/cost.ts';
 import { kernelBreakdown, PointSamples } from '../measure/samples.ts';
 import { decodePrompt, MAX_TIMED_PASSES, type WorkloadOf } from '../measure/spec.ts';
+import type { WeightFormats } from '../model/formats.ts';
 import type { Model } from '../model/forward.ts';
 import { promptTokens } from './prompts.ts';
 import { requireModel, type WorkloadRunner } from './workload.ts';
@@ -45,7 +46,7 @@ export const decodeSweep: WorkloadRunner<'decode'> = async (ctx, w) => {
         ctx.signal.throwIfAborted();
         profiled.push((await generation(model, profiler, w, depth, true)).spans);
       }
-      const cost = generationCost(ctx.config, w, depth, ctx.variants.attentionDecode);
+      const cost = generationCost(ctx.config, w, depth, ctx.variants.attentionDecode, ctx.weightFormats);
       ctx.emit({
         type: 'pass',
         pass: 'decode',
@@ -57,6 +58,7 @@ export const decodeSweep: WorkloadRunner<'decode'> = async (ctx, w) => {
         latency,
         cost,
         kernels: kernelBreakdown(profiled, steps, model.lastDispatches, cost),
+        weightFormat: ctx.weightFormat,
       });
       ctx.progress(i + 1, w.depths.length, label);
     }
@@ -115,10 +117,11 @@ function generationCost(
   w: WorkloadOf<'decode'>,
   depth: number,
   attention: AttentionVariant,
+  formats: WeightFormats,
 ): PassCost {
   const prompt = decodePrompt(depth);
   const costs = Array.from({ length: w.gen - 1 }, (_, i) =>
-    decodeCost(config, Array(w.batch).fill(prompt + i), attention),
+    decodeCost(config, Array(w.batch).fill(prompt + i), attention, formats),
   );
   const n = costs.length;
   const mean = (f: (c: PassCost) => number) => costs.reduce((a, c) => a + f(c), 0) / n;

@@ -1,6 +1,7 @@
 import type { WorkloadKind } from '../measure/spec.ts';
 import { capacityProbe } from './capacity.ts';
 import { decodeSweep } from './decode.ts';
+import { formatSweep } from './formats.ts';
 import { kernelSuite } from './kernels.ts';
 import { prefillSweep } from './prefill.ts';
 import { serveLoad } from './serve.ts';
@@ -18,4 +19,5 @@ export const WORKLOADS: { [K in WorkloadKind]: WorkloadRunner<K> } = {
   capacity: capacityProbe,
   spec: specDecoding,
   serve: serveLoad,
+  formats: formatSweep,
 };

@@ -36,7 +36,7 @@ export const prefillSweep: WorkloadRunner<'prefill'> = async (ctx, w) => {
         ctx.signal.throwIfAborted();
         profiled.push((await timedPrefill(model, profiler, tokens, true)).spans);
       }
-      const cost = prefillCost(ctx.config, L, 0, ctx.variants.attentionPrefill);
+      const cost = prefillCost(ctx.config, L, 0, ctx.variants.attentionPrefill, ctx.weightFormats);
       ctx.emit({
         type: 'pass',
         pass: 'prefill',
@@ -48,6 +48,7 @@ export const prefillSweep: WorkloadRunner<'prefill'> = async (ctx, w) => {
         latency: { ttftMs: ttft },
         cost,
         kernels: kernelBreakdown(profiled, 1, model.lastDispatches, cost),
+        weightFormat: ctx.weightFormat,
       });
       ctx.progress(i + 1, w.lengths.length, `prefill L=${L}`);
     }

@@ -208,7 +208,14 @@ async function measureCurve(ctx: WorkloadContext, model: Model, w: WorkloadOf<'s
         chunks: chunksOf(k),
         verify: v,
         decode: d,
-        cost: verifyCost(model.config, length, k, VERIFY_CHUNK, ctx.variants.attentionDecode),
+        cost: verifyCost(
+          model.config,
+          length,
+          k,
+          VERIFY_CHUNK,
+          ctx.variants.attentionDecode,
+          ctx.weightFormats,
+        ),
       });
       out.push({ k, depth, verifyMs: percentile(v.wallMs, 50), decodeMs: percentile(d.wallMs, 50) });
     }

@@ -4,12 +4,13 @@ import type { PipelineCache } from '../gpu/pipelines.ts';
 import type { KernelVariants } from '../kernels/variants.ts';
 import type { Cost, PassCost } from '../measure/cost.ts';
 import type { Roofs } from '../measure/roofline.ts';
-import type { Workload, WorkloadKind, WorkloadOf } from '../measure/spec.ts';
+import type { BenchSpec, Workload, WorkloadKind, WorkloadOf } from '../measure/spec.ts';
 import type { ModelConfig } from '../model/config.ts';
+import type { WeightFormat, WeightFormats } from '../model/formats.ts';
 import type { Model } from '../model/forward.ts';
 import type { ValidationCheck } from '../model/verify.ts';
 import type { ModelWeights } from '../model/weights.ts';
-import type { CapacityResult, SpecRun } from '../results/schema.ts';
+import type { CapacityResult, Quality, SpecRun } from '../results/schema.ts';
 import type { ServeRun } from '../results/serve-schema.ts';
 
 /**
@@ -21,13 +22,26 @@ import type { ServeRun } from '../results/serve-schema.ts';
 export interface WorkloadContext {
   readonly gpu: Gpu;
   readonly config: ModelConfig;
-  /** The model's weights on the CPU, as loaded (a truncated draft model is built from them). */
+  /** The model's weights on the CPU, in the run's format (a truncated draft model is built from them). */
   readonly weights: ModelWeights;
+  /** The weights as loaded, before the run's format was applied (the format sweep quantizes these). */
+  readonly loadedWeights: ModelWeights;
+  /** The format of the model's linear layers, as every point records it. */
+  readonly weightFormat: WeightFormat | 'mixed';
+  /** The format of each linear weight, for the cost model. */
+  readonly weightFormats: WeightFormats;
   /** The model on the GPU; null when no workload of the run needs it (the kernel suite alone). */
   readonly model: Model | null;
   readonly pipelines: PipelineCache;
   /** The kernel families chosen for this device. */
   readonly variants: KernelVariants;
+  /**
+   * The kernel families for a model in `format` (the format sweep builds one per format): the
+   * run's own choice for its format, the packed ops searched once per other format and kept.
+   */
+  variantsFor(format: WeightFormat): Promise<KernelVariants>;
+  /** The run's KV cache settings (models a workload builds itself follow them). */
+  readonly kv: BenchSpec['kv'];
   /** The roofs measured before the workloads ran. */
   readonly roofs: Roofs;
   /** Aborted on cancel; a workload checks it between repetitions (`signal.throwIfAborted()`). */
@@ -79,6 +93,8 @@ export interface PassRecord {
   cost: PassCost;
   /** Per-kernel GPU time over the same steps as the cost; empty without timestamps. */
   kernels: KernelTimeRecord[];
+  /** The model's weight format at this point. */
+  weightFormat: WeightFormat | 'mixed';
 }
 
 /** One kernel timed alone at one shape (the kernel suite). */
@@ -116,6 +132,12 @@ export interface SpecRunRecord {
   run: SpecRun;
 }
 
+/** One format's error on one slice against f32 (the format sweep); nothing to place. */
+export interface QualityRecord {
+  type: 'quality';
+  quality: Quality;
+}
+
 /** One arm of the load test: every request's timeline and the aggregates; nothing to place. */
 export interface ServeRunRecord {
   type: 'serveRun';
@@ -128,7 +150,8 @@ export type WorkloadRecord =
   | CapacityRecord
   | VerifyRecord
   | SpecRunRecord
-  | ServeRunRecord;
+  | ServeRunRecord
+  | QualityRecord;
 
 /** Runs one workload. One file in src/workloads/ per kind; see index.ts for the registry. */
 export type WorkloadRunner<K extends WorkloadKind> = (

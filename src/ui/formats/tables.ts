@@ -4,8 +4,7 @@
  * on every slice, one row per format and slice. The error table is never folded into an average:
  * a format can be fine on short prompts and drift on long ones, and only the slices show it.
  */
-import { PRESETS } from '../../model/config.ts';
-import { QUALITY_CAVEAT, QUALITY_DEFINITIONS } from '../../results/formats-export.ts';
+import { QUALITY_CAVEAT, QUALITY_DEFINITIONS, qualitySource } from '../../results/formats-export.ts';
 import type { FormatSummary, Quality } from '../../results/schema.ts';
 import { h } from '../dom.ts';
 import { fixed, formatMs, MISSING } from '../format.ts';
@@ -134,11 +133,6 @@ const QUALITY_HEADERS: readonly Header[] = [
     numeric: true,
   },
 ];
-
-/** Whether the run's weights were seeded random ones (a preset) or a loaded model's, as the report says. */
-export function qualitySource(preset: string): string {
-  return preset in PRESETS ? 'this run: seeded random weights' : 'this run: a loaded model';
-}
 
 /** One row per format and slice; each format's first row opens a group. */
 export function qualityTable(rows: readonly Quality[], testId: string): HTMLElement {
