@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { presetConfig } from './config.ts';
 import {
   checkPackable,
   f16BitsToF32,
@@ -8,6 +9,7 @@ import {
   unpackTensor,
   weightBytes,
 } from './formats.ts';
+import { LM_HEAD, quantizeWeights, randomWeights, weightFormatOf, widenWeights } from './weights.ts';
 
 describe('f16 conversion', () => {
   it('rounds to nearest even and keeps the special values', () => {
@@ -110,5 +112,42 @@ describe('quantization, by hand', () => {
         }
       }
     }
+  });
+});
+
+describe('applying a format to a model', () => {
+  const config = presetConfig('ci-tiny');
+  const q = 'model.layers.0.self_attn.q_proj.weight';
+
+  it('packs every linear layer and the tied head, and keeps the embedding lookup in f32', () => {
+    const w = randomWeights(config, 1);
+    const int8 = quantizeWeights(w, 'int8');
+    expect(weightFormatOf(w)).toBe('f32');
+    expect(weightFormatOf(int8)).toBe('int8');
+    // 7 projections in each of 2 layers, and the head.
+    expect(int8.packed?.size).toBe(15);
+    expect(int8.packed?.get(LM_HEAD)?.N).toBe(config.vocabSize);
+    expect(int8.tensors.get('model.embed_tokens.weight')).toBe(w.tensors.get('model.embed_tokens.weight'));
+    // The reference's weights are the packed ones, dequantized.
+    expect(int8.tensors.get(q)).toEqual(unpackTensor(int8.packed!.get(q)!));
+    expect(quantizeWeights(w, 'f32')).toBe(w);
+  });
+
+  it('never re-quantizes int8 or int4, narrows f16, and widens back to f32 for a sweep’s reference', () => {
+    const w = randomWeights(config, 2);
+    const int4 = quantizeWeights(w, 'int4');
+    // Asking a quantized model for f16 keeps its int4 tensors as they are.
+    expect(quantizeWeights(int4, 'f16').packed?.get(q)).toBe(int4.packed?.get(q));
+    // An f16 model asked for int8 is packed again from its exact f32 values.
+    const f16 = quantizeWeights(w, 'f16');
+    const narrowed = quantizeWeights(f16, 'int8');
+    expect(narrowed.packed?.get(q)?.format).toBe('int8');
+    expect(narrowed.packed?.get(q)).toEqual(packTensor('int8', f16.tensors.get(q)!, 128, 128, q));
+    const wide = widenWeights(int4);
+    expect(wide.packed).toBeUndefined();
+    expect(weightFormatOf(wide)).toBe('f32');
+    expect(wide.tensors.get(q)).toBe(int4.tensors.get(q));
+    // Tied: the head is the embedding again.
+    expect(wide.tensors.has(LM_HEAD)).toBe(false);
   });
 });

@@ -103,9 +103,10 @@ export function weightFormatOf(w: ModelWeights): WeightFormat | 'mixed' {
 
 /**
  * The same model with its linear layers and LM head in `format`: packed (f16 rounding, or int8/int4
- * quantization per group of 32), with `tensors` replaced by the dequantized values. Tensors that are
- * already packed (a quantized GGUF) are kept as they are, never re-quantized. `onProgress` gets the
- * fraction done after each tensor.
+ * quantization per group of 32), with `tensors` replaced by the dequantized values. `f32` changes
+ * nothing: a run's weights are then as loaded. A tensor already quantized (a Q8_0/Q4_0 GGUF's int8
+ * or int4) is kept as it is, never re-quantized; an f16 one (an F16 GGUF) is packed into a narrower
+ * format from its exact f32 value. `onProgress` gets the fraction done after each tensor.
  */
 export function quantizeWeights(
   w: ModelWeights,
@@ -117,7 +118,8 @@ export function quantizeWeights(
   const packed = new Map(w.packed ?? []);
   const names = linearNames(w.config);
   for (const [i, name] of names.entries()) {
-    if (!packed.has(name)) {
+    const existing = packed.get(name)?.format;
+    if (existing !== format && existing !== 'int8' && existing !== 'int4') {
       const source = name === LM_HEAD ? lmHeadWeight(w) : get(w, name);
       const [N, K] = linearShape(w.config, name);
       const p = packTensor(format, source, N, K, name);
@@ -127,6 +129,18 @@ export function quantizeWeights(
     onProgress?.((i + 1) / names.length, name);
   }
   return { config: w.config, tensors, packed };
+}
+
+/**
+ * The same model with every linear weight in f32: the packed tensors' exact dequantized values (a
+ * format sweep's f32 reference, whatever format a loaded file came in). A tied head goes back to
+ * being the embedding itself.
+ */
+export function widenWeights(w: ModelWeights): ModelWeights {
+  if (!w.packed || w.packed.size === 0) return w;
+  const tensors = new Map(w.tensors);
+  if (w.config.tieWordEmbeddings) tensors.delete(LM_HEAD);
+  return { config: w.config, tensors };
 }
 
 export function get(w: ModelWeights, name: string): Float32Array {

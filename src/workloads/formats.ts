@@ -5,7 +5,7 @@ import { decodePrompt, type QualitySlice, type WorkloadOf } from '../measure/spe
 import type { WeightFormat } from '../model/formats.ts';
 import { Model } from '../model/forward.ts';
 import { validateModel } from '../model/verify.ts';
-import { quantizeWeights } from '../model/weights.ts';
+import { quantizeWeights, widenWeights } from '../model/weights.ts';
 import { decodeSweep } from './decode.ts';
 import { prefillSweep } from './prefill.ts';
 import { promptTokens } from './prompts.ts';
@@ -102,7 +102,9 @@ export const formatSweep: WorkloadRunner<'formats'> = async (ctx, w) => {
   for (const format of formats) {
     ctx.signal.throwIfAborted();
     ctx.progress(done, units, `${format}: quantizing the weights`);
-    const weights = quantizeWeights(ctx.loadedWeights, format, (fraction) =>
+    // f32 is the reference: a loaded quantized file is widened to its exact f32 values for it.
+    const source = format === 'f32' ? widenWeights(ctx.loadedWeights) : ctx.loadedWeights;
+    const weights = quantizeWeights(source, format, (fraction) =>
       ctx.progress(done, units, `${format}: quantizing the weights (${Math.round(fraction * 100)}%)`),
     );
     const model = await buildModel(ctx, w, weights, format);
