@@ -79,7 +79,7 @@ Workloads
                            formats: the format sweep: for f32, f16, int8 and int4 (or --weights LIST),
                            a prefill of L=${SUITES.formats.prefill[0]} and ${SUITES.formats.gen} tokens at depth ${SUITES.formats.depths[0]}, each format's TPOT
                            against f32's, and its error against f32 by slice (--prefill, --depth: the one L
-                           and depth)
+                           and depth; --no-quality: time the formats only, no error by slice)
   --prefill L,L,...      prompt lengths of the prefill sweep ("" for none); makes the list custom
   --depth D,D,...        context depths of the decode sweep ("" for none; 0 is a one-token prompt)
   --gen N                tokens generated per decode repetition (≥ 2); one TPOT sample per repetition
@@ -205,6 +205,7 @@ function parse() {
         'kv-tokens': { type: 'string' },
         sweep: { type: 'string' },
         'no-solo': { type: 'boolean', default: false },
+        'no-quality': { type: 'boolean', default: false },
         profile: { type: 'boolean', default: false },
         'no-autotune': { type: 'boolean', default: false },
         out: { type: 'string' },
@@ -384,12 +385,14 @@ try {
       kvTokens: int('--kv-tokens', args['kv-tokens']),
       sweep: int('--sweep', args.sweep),
       solo: !args['no-solo'],
+      quality: !args['no-quality'],
       trace: importedTrace,
     },
   );
 } catch (e) {
   usage((e as Error).message);
 }
+if (spec.suite !== 'formats' && args['no-quality']) usage('--no-quality applies to --suite formats');
 if (spec.suite !== 'spec' && (args.drafter || args.k || args['adaptive-k'] || args['verify-k'])) {
   usage('--drafter, --k, --adaptive-k and --verify-k apply to --suite spec');
 }

@@ -320,6 +320,8 @@ export const SpecOptionsSchema = z
     batch: DecodeWorkloadSchema.shape.batch.default(SPEC_DEFAULTS.batch),
     profile: z.boolean().default(SPEC_DEFAULTS.profile),
     autotune: z.boolean().default(SPEC_DEFAULTS.autotune),
+    /** --suite formats: measure the error by slice (--no-quality: time the formats only). */
+    quality: z.boolean().default(true),
     /** --weights: one format, or (with --suite formats) the formats to sweep. */
     weights: z
       .array(z.enum(WEIGHT_FORMATS))
@@ -479,7 +481,7 @@ export function buildSpec(model: unknown, options: SpecOptions): SpecBuild {
       length: o.prefill?.[0] ?? SUITES.formats.prefill[0],
       depth: o.depths?.[0] ?? SUITES.formats.depths[0],
       gen: o.gen ?? base.gen,
-      quality: true,
+      quality: o.quality,
       reps,
       warmup: o.warmup,
     });
