@@ -21,6 +21,7 @@ import {
   openPage,
   PHONE,
   panel,
+  saveToHistory,
   screenshot,
   watchConsole,
 } from './page-helpers.ts';
@@ -52,25 +53,6 @@ async function writeFixture(name: string, r: BenchResult): Promise<string> {
   const file = join(mkdtempSync(join(tmpdir(), 'serve-ui-')), name);
   writeFileSync(file, JSON.stringify(r));
   return file;
-}
-
-async function saveToHistory(page: Page, r: BenchResult): Promise<void> {
-  await page.evaluate(
-    (result) =>
-      new Promise<void>((resolve, reject) => {
-        const open = indexedDB.open('webgpu-inference-bench-history', 1);
-        open.onupgradeneeded = () =>
-          open.result.createObjectStore('runs', { keyPath: 'id', autoIncrement: true });
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const tx = open.result.transaction('runs', 'readwrite');
-          tx.objectStore('runs').add({ savedAt: new Date().toISOString(), result });
-          tx.oncomplete = () => resolve();
-          tx.onerror = () => reject(tx.error);
-        };
-      }),
-    r,
-  );
 }
 
 /** The figures and charts every view of the default fixture must show, read off the fixture itself. */

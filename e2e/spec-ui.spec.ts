@@ -20,6 +20,7 @@ import {
   openPage,
   PHONE,
   panel,
+  saveToHistory,
   screenshot,
   watchConsole,
 } from './page-helpers.ts';
@@ -161,22 +162,7 @@ test('a spec run from history: its section in the run view, a differing output s
     },
   });
   await openPage(page);
-  await page.evaluate(
-    (r) =>
-      new Promise<void>((resolve, reject) => {
-        const open = indexedDB.open('webgpu-inference-bench-history', 1);
-        open.onupgradeneeded = () =>
-          open.result.createObjectStore('runs', { keyPath: 'id', autoIncrement: true });
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const tx = open.result.transaction('runs', 'readwrite');
-          tx.objectStore('runs').add({ savedAt: new Date().toISOString(), result: r });
-          tx.oncomplete = () => resolve();
-          tx.onerror = () => reject(tx.error);
-        };
-      }),
-    result,
-  );
+  await saveToHistory(page, result);
   await page.reload();
   const history = page.getByTestId('history');
   await expect(history).toContainText('0 points · 6 speculative runs');
