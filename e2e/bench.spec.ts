@@ -250,6 +250,7 @@ test('bench CLI: the kernel suite times every kernel after validating it, and ju
     'matmul gate/up proj',
     'gemv gate/up proj',
     'gemv large',
+    'gemv large int4',
     'attention prefill',
     'attention decode',
     'rmsnorm',
@@ -270,6 +271,7 @@ test('bench CLI: the kernel suite times every kernel after validating it, and ju
   expect(result.targets?.map((t) => t.name)).toEqual([
     'matmul, best prefill shape at L ≥ 256',
     'GEMV, M = 1, weights far larger than cache',
+    'int4 GEMV, M = 1, weights far larger than cache (packed words and scales counted)',
     'paged against contiguous decode attention',
   ]);
 });
