@@ -11,12 +11,18 @@ import { PipelineCache } from '../gpu/pipelines.ts';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../kernels/variants.ts';
 import { kvCapacityTokens } from '../kv/cache.ts';
 import { presetConfig } from '../model/config.ts';
-import { BYTES, type WeightFormat, type WeightFormats } from '../model/formats.ts';
+import { BYTES, type WeightFormat } from '../model/formats.ts';
 import { Model } from '../model/forward.ts';
 import { weightBytesOf } from '../model/plan.ts';
 import { type LoadedModel, loadModel } from '../model/source.ts';
 import { LOGITS_MAX_REL_ERR, validateModel } from '../model/verify.ts';
-import { type ModelWeights, parameterCount, quantizeWeights, weightFormatOf } from '../model/weights.ts';
+import {
+  type ModelWeights,
+  parameterCount,
+  quantizeWeights,
+  weightFormatOf,
+  weightFormatsOf,
+} from '../model/weights.ts';
 import {
   type BenchResult,
   BenchResultSchema,
@@ -197,10 +203,6 @@ export async function runBench(
   let model: Model | null = null;
   // The run's format applies on load (a quantized GGUF keeps its own tensors' types).
   let weights: ModelWeights = loaded.weights;
-  const formatsOf =
-    (w: ModelWeights): WeightFormats =>
-    (t) =>
-      w.packed?.get(t)?.format ?? 'f32';
   try {
     report(null, 'Measuring the roofs (FMA, copy bandwidth, dispatch and submit overhead)');
     peaks = await measurePeaks(gpu, pipelines, signal);
@@ -336,7 +338,7 @@ export async function runBench(
         weights,
         loadedWeights: loaded.weights,
         weightFormat: format,
-        weightFormats: formatsOf(weights),
+        weightFormats: weightFormatsOf(weights),
         variantsFor: (f) => variantsFor(f),
         kv: run.kv,
         model,
@@ -424,7 +426,7 @@ export async function runBench(
       preset: loaded.name,
       config,
       params: parameterCount(config),
-      weightBytes: weightBytesOf(config, formatsOf(weights)),
+      weightBytes: weightBytesOf(config, weightFormatsOf(weights)),
       weightFormat: weightFormatOf(weights),
     },
     peaks: peaks ?? { fmaGflops: 0, copyGBps: 0, dispatchUs: 0, emptyDispatchUs: 0, submitUs: 0, trials: [] },

@@ -29,7 +29,7 @@ import { dims, type ModelConfig } from './config.ts';
 import { BYTES, type PackedFormat, type WeightFormat } from './formats.ts';
 import { checkPlanFits, planMemory } from './plan.ts';
 import { ropeTable } from './rope.ts';
-import { get, LM_HEAD, lmHeadWeight, type ModelWeights, tensorSpecs } from './weights.ts';
+import { get, LM_HEAD, type ModelWeights, tensorSpecs, weightFormatsOf } from './weights.ts';
 
 export interface ModelOptions {
   kv: KvCacheOptions;
@@ -266,8 +266,11 @@ export class Model {
     if (!Number.isInteger(options.maxBatch) || options.maxBatch < 1 || options.maxBatch > MAX_DECODE_BATCH) {
       throw new InputError(`maxBatch ${options.maxBatch} is outside 1…${MAX_DECODE_BATCH}`);
     }
-    const formats = (tensor: string) => weights.packed?.get(tensor)?.format ?? 'f32';
-    checkPlanFits(planMemory(config, options.kv, config.maxSeqLen, formats), gpu.limits, name);
+    checkPlanFits(
+      planMemory(config, options.kv, config.maxSeqLen, weightFormatsOf(weights)),
+      gpu.limits,
+      name,
+    );
 
     const buffers = new BufferPool(gpu);
     const pipelines = options.pipelines ?? new PipelineCache(gpu);
@@ -309,9 +312,7 @@ export class Model {
     const lmHead: LinearWeight =
       config.tieWordEmbeddings && !weights.packed?.has(LM_HEAD)
         ? { format: 'f32', w: embedding }
-        : weights.packed?.has(LM_HEAD)
-          ? await linear(LM_HEAD)
-          : { format: 'f32', w: await buffers.upload(LM_HEAD, lmHeadWeight(weights)) };
+        : await linear(LM_HEAD);
     const table = ropeTable(config);
     const ropeCos = await buffers.upload('rope cos', table.cos);
     const ropeSin = await buffers.upload('rope sin', table.sin);
@@ -338,12 +339,10 @@ export class Model {
       attentionPrefill: await PagedAttentionPrefillKernel.create(ctx, attention, variants.attentionPrefill),
       attentionDecode: await PagedAttentionDecodeKernel.create(ctx, attention, variants.attentionDecode),
     };
+    // One packed matmul per format the model holds; the packed GEMVs are compiled per batch size
+    // as the decode plans need them (gemvLinear).
     for (const format of new Set([...(weights.packed?.values() ?? [])].map((p) => p.format))) {
       kernels.packedMatmul.set(format, await PackedMatmulKernel.create(ctx, format, variants.packedMatmul));
-      kernels.packedGemv.set(
-        `${format}:1`,
-        await PackedGemvKernel.create(ctx, format, variants.packedGemv, 1),
-      );
     }
     return new Model(
       gpu,
@@ -981,8 +980,7 @@ export class Model {
     const k = this.kernels;
     const variants = this.options.variants ?? DEFAULT_VARIANTS;
     const f32 = B === 1 ? k.gemv : await GemvKernel.create(this.ctx, variants.gemv, B);
-    const formats = new Set([...k.packedMatmul.keys()]);
-    for (const format of formats) {
+    for (const format of k.packedMatmul.keys()) {
       const key = `${format}:${B}`;
       if (!k.packedGemv.has(key))
         k.packedGemv.set(key, await PackedGemvKernel.create(this.ctx, format, variants.packedGemv, B));

@@ -95,9 +95,14 @@ export function linearShape(config: ModelConfig, name: string): [number, number]
   return [spec.shape[0], spec.shape[1]];
 }
 
+/** Each linear weight's format, by tensor name: its packed format, or f32 (the cost model's and the memory plan's lookup). */
+export function weightFormatsOf(w: ModelWeights): (tensor: string) => WeightFormat {
+  return (tensor) => w.packed?.get(tensor)?.format ?? 'f32';
+}
+
 /** The model's weight format: that of its linear layers, or "mixed" (a GGUF file may mix types). */
 export function weightFormatOf(w: ModelWeights): WeightFormat | 'mixed' {
-  const formats = new Set(linearNames(w.config).map((n) => w.packed?.get(n)?.format ?? 'f32'));
+  const formats = new Set(linearNames(w.config).map(weightFormatsOf(w)));
   return formats.size === 1 ? [...formats][0] : 'mixed';
 }
 

@@ -1,11 +1,11 @@
 import { InternalError } from '../errors.ts';
 import { kvCapacityTokens } from '../kv/cache.ts';
 import { logitsError } from '../measure/quality.ts';
-import { decodePrompt, type QualitySlice, type WorkloadOf } from '../measure/spec.ts';
+import type { QualitySlice } from '../measure/spec.ts';
 import type { WeightFormat } from '../model/formats.ts';
 import { Model } from '../model/forward.ts';
 import { validateModel } from '../model/verify.ts';
-import { quantizeWeights, widenWeights } from '../model/weights.ts';
+import { quantizeWeights, weightFormatOf, weightFormatsOf, widenWeights } from '../model/weights.ts';
 import { decodeSweep } from './decode.ts';
 import { prefillSweep } from './prefill.ts';
 import { promptTokens } from './prompts.ts';
@@ -107,7 +107,7 @@ export const formatSweep: WorkloadRunner<'formats'> = async (ctx, w) => {
     const weights = quantizeWeights(source, format, (fraction) =>
       ctx.progress(done, units, `${format}: quantizing the weights (${Math.round(fraction * 100)}%)`),
     );
-    const model = await buildModel(ctx, w, weights, format);
+    const model = await buildModel(ctx, weights, format);
     try {
       const check = await validateModel(model, weights, promptTokens(5, ctx.config.vocabSize, 99));
       for (const c of check.checks)
@@ -116,8 +116,9 @@ export const formatSweep: WorkloadRunner<'formats'> = async (ctx, w) => {
         ...ctx,
         model,
         weights,
-        weightFormat: format,
-        weightFormats: format,
+        // What the weights really hold: a quantized file keeps its int8/int4 tensors whatever the row.
+        weightFormat: weightFormatOf(weights),
+        weightFormats: weightFormatsOf(weights),
         variants: await ctx.variantsFor(format),
         progress: (d, t, label) => ctx.progress(done + d / t, units, `${format}: ${label}`),
       };
@@ -159,11 +160,9 @@ export const formatSweep: WorkloadRunner<'formats'> = async (ctx, w) => {
 
 async function buildModel(
   ctx: WorkloadContext,
-  w: WorkloadOf<'formats'>,
   weights: Parameters<typeof Model.create>[1],
   format: WeightFormat,
 ) {
-  const longest = Math.max(w.length, decodePrompt(w.depth) + w.gen - 1, ctx.config.maxSeqLen);
   return Model.create(
     ctx.gpu,
     weights,
@@ -172,8 +171,9 @@ async function buildModel(
         mode: ctx.kv.mode,
         pageSize: ctx.kv.pageSize,
         capacityTokens: kvCapacityTokens(ctx.kv.mode, ctx.kv.pageSize, ctx.config.maxSeqLen, {
+          // One sequence at a time, as long as the longest quality slice: maxSeqLen.
           sequences: 1,
-          tokens: longest,
+          tokens: ctx.config.maxSeqLen,
         }),
       },
       maxBatch: 1,
