@@ -218,7 +218,7 @@ export function packTensor(format: PackedFormat, w: Float32Array, N: number, K: 
 
 /** Every binary16 value, by its bits: dequantizing f16 is one lookup per weight. */
 let f16Table: Float32Array | undefined;
-function f16Values(): Float32Array {
+export function f16Values(): Float32Array {
   if (!f16Table) {
     f16Table = new Float32Array(65536);
     for (let h = 0; h < 65536; h++) f16Table[h] = f16BitsToF32(h);

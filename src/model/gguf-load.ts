@@ -1,6 +1,6 @@
 import { ConfigError, InputError, WeightsError } from '../errors.ts';
 import { type ModelConfig, ModelConfigSchema } from './config.ts';
-import { f16BitsToF32, type PackedTensor, packedLayout, unpackTensor } from './formats.ts';
+import { f16Values, type PackedTensor, packedLayout, unpackTensor } from './formats.ts';
 import {
   GGML_TYPES,
   type GgufHeader,
@@ -83,16 +83,6 @@ export function hfRowOfGgufRow(r: number, headDim: number): number {
 export interface GgufLoadOptions {
   /** KV-cache length; default the file's context length capped as for HF models. */
   maxSeqLen?: number;
-}
-
-/** f16 bits → value, for all 65536 patterns (built on first use): one lookup per weight. */
-let f16Values: Float32Array | undefined;
-function f16Table(): Float32Array {
-  if (!f16Values) {
-    f16Values = new Float32Array(65536);
-    for (let h = 0; h < 65536; h++) f16Values[h] = f16BitsToF32(h);
-  }
-  return f16Values;
 }
 
 function shapeText(dims: readonly number[]): string {
@@ -238,7 +228,7 @@ class TensorDecoder {
           bits[i] = b[j] | (b[j + 1] << 8) | (b[j + 2] << 16) | (b[j + 3] << 24);
         return out;
       case GGML.F16: {
-        const table = f16Table();
+        const table = f16Values();
         for (let i = 0, j = at; i < count; i++, j += 2) out[i] = table[b[j] | (b[j + 1] << 8)];
         return out;
       }
@@ -290,7 +280,7 @@ class TensorDecoder {
       const groups = layout.groups;
       const words = new Uint32Array(layout.words);
       const scales = new Float32Array(layout.scales);
-      const table = f16Table();
+      const table = f16Values();
       for (let r = 0; r < N; r++) {
         const n = rowOf(r);
         for (let g = 0; g < groups; g++) {
