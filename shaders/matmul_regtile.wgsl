@@ -8,13 +8,19 @@
 override WG_X: u32;   // invocations along N (4 columns each)
 override WG_Y: u32;   // invocations along M (4 rows each)
 
+// The fusions of src/kernels/fuse.ts: an RMSNorm prologue (the `prologue` slot) and the epilogue.
+//#const FUSE_BINDING
+//#include prologue
+//#include activation
+//#include linear_epilogue
+
 // From MATMUL_PARAMS in src/kernels/matmul.ts.
 //#params
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;        // [M, K/4]
+@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;        // a [M, K/4]
 @group(0) @binding(2) var<storage, read> b: array<vec4<f32>>;        // [N, K/4]
-@group(0) @binding(3) var<storage, read_write> c: array<f32>;        // [M, N]
+@group(0) @binding(3) var<storage, read_write> y: array<f32>;        // c [M, N]
 
 @compute @workgroup_size(WG_X, WG_Y)
 fn main(@builtin(global_invocation_id) gid: vec3u) {
@@ -35,26 +41,33 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
   var acc1 = vec4<f32>(0.0);
   var acc2 = vec4<f32>(0.0);
   var acc3 = vec4<f32>(0.0);
+  var ss = vec4<f32>(0.0);
   for (var k = 0u; k < k4; k++) {
     let b0 = b[rb0 + k];
     let b1 = b[rb1 + k];
     let b2 = b[rb2 + k];
     let b3 = b[rb3 + k];
-    let a0 = a[ra0 + k];
-    let a1 = a[ra1 + k];
-    let a2 = a[ra2 + k];
-    let a3 = a[ra3 + k];
+    // The fused norm's gamma and squares (1 and 0 without it; see lib/linear_norm.wgsl).
+    let g = fuse_gamma(k);
+    let x0 = x[ra0 + k];
+    let x1 = x[ra1 + k];
+    let x2 = x[ra2 + k];
+    let x3 = x[ra3 + k];
+    ss += vec4<f32>(fuse_ss(x0), fuse_ss(x1), fuse_ss(x2), fuse_ss(x3));
+    let a0 = x0 * g;
+    let a1 = x1 * g;
+    let a2 = x2 * g;
+    let a3 = x3 * g;
     acc0 += vec4<f32>(dot(a0, b0), dot(a0, b1), dot(a0, b2), dot(a0, b3));
     acc1 += vec4<f32>(dot(a1, b0), dot(a1, b1), dot(a1, b2), dot(a1, b3));
     acc2 += vec4<f32>(dot(a2, b0), dot(a2, b1), dot(a2, b2), dot(a2, b3));
     acc3 += vec4<f32>(dot(a3, b0), dot(a3, b1), dot(a3, b2), dot(a3, b3));
   }
   let rows = array<vec4<f32>, 4>(acc0, acc1, acc2, acc3);
+  let cols = min(4u, p.N - col0);
   for (var i = 0u; i < 4u; i++) {
     let row = row0 + i;
     if (row >= p.M) { break; }
-    for (var j = 0u; j < 4u; j++) {
-      if (col0 + j < p.N) { c[row * p.N + col0 + j] = rows[i][j]; }
-    }
+    epi_store4(row, col0, p.N, cols, rows[i] * fuse_rinv(ss[i], p.K));
   }
 }

@@ -7,13 +7,19 @@
 override WG_X: u32;   // invocations along N (8 columns each)
 override WG_Y: u32;   // invocations along M (8 rows each)
 
+// The fusions of src/kernels/fuse.ts: an RMSNorm prologue (the `prologue` slot) and the epilogue.
+//#const FUSE_BINDING
+//#include prologue
+//#include activation
+//#include linear_epilogue
+
 // From MATMUL_PARAMS in src/kernels/matmul.ts.
 //#params
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;        // [M, K/4]
+@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;        // a [M, K/4]
 @group(0) @binding(2) var<storage, read> b: array<vec4<f32>>;        // [N, K/4]
-@group(0) @binding(3) var<storage, read_write> c: array<f32>;        // [M, N]
+@group(0) @binding(3) var<storage, read_write> y: array<f32>;        // c [M, N]
 
 @compute @workgroup_size(WG_X, WG_Y)
 fn main(@builtin(global_invocation_id) gid: vec3u) {
@@ -53,6 +59,9 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
   var acc6_1 = vec4<f32>(0.0);
   var acc7_0 = vec4<f32>(0.0);
   var acc7_1 = vec4<f32>(0.0);
+  // Rows' sums of squares for the fused norm (zero, and unused, without it).
+  var ss0 = vec4<f32>(0.0);
+  var ss1 = vec4<f32>(0.0);
   for (var k = 0u; k < k4; k++) {
     let b0 = b[rb0 + k];
     let b1 = b[rb1 + k];
@@ -62,37 +71,56 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     let b5 = b[rb5 + k];
     let b6 = b[rb6 + k];
     let b7 = b[rb7 + k];
-    let a0 = a[ra0 + k];
+    let g = fuse_gamma(k);
+    let x0 = x[ra0 + k];
+    ss0.x += fuse_ss(x0);
+    let a0 = x0 * g;
     acc0_0 += vec4<f32>(dot(a0, b0), dot(a0, b1), dot(a0, b2), dot(a0, b3));
     acc0_1 += vec4<f32>(dot(a0, b4), dot(a0, b5), dot(a0, b6), dot(a0, b7));
-    let a1 = a[ra1 + k];
+    let x1 = x[ra1 + k];
+    ss0.y += fuse_ss(x1);
+    let a1 = x1 * g;
     acc1_0 += vec4<f32>(dot(a1, b0), dot(a1, b1), dot(a1, b2), dot(a1, b3));
     acc1_1 += vec4<f32>(dot(a1, b4), dot(a1, b5), dot(a1, b6), dot(a1, b7));
-    let a2 = a[ra2 + k];
+    let x2 = x[ra2 + k];
+    ss0.z += fuse_ss(x2);
+    let a2 = x2 * g;
     acc2_0 += vec4<f32>(dot(a2, b0), dot(a2, b1), dot(a2, b2), dot(a2, b3));
     acc2_1 += vec4<f32>(dot(a2, b4), dot(a2, b5), dot(a2, b6), dot(a2, b7));
-    let a3 = a[ra3 + k];
+    let x3 = x[ra3 + k];
+    ss0.w += fuse_ss(x3);
+    let a3 = x3 * g;
     acc3_0 += vec4<f32>(dot(a3, b0), dot(a3, b1), dot(a3, b2), dot(a3, b3));
     acc3_1 += vec4<f32>(dot(a3, b4), dot(a3, b5), dot(a3, b6), dot(a3, b7));
-    let a4 = a[ra4 + k];
+    let x4 = x[ra4 + k];
+    ss1.x += fuse_ss(x4);
+    let a4 = x4 * g;
     acc4_0 += vec4<f32>(dot(a4, b0), dot(a4, b1), dot(a4, b2), dot(a4, b3));
     acc4_1 += vec4<f32>(dot(a4, b4), dot(a4, b5), dot(a4, b6), dot(a4, b7));
-    let a5 = a[ra5 + k];
+    let x5 = x[ra5 + k];
+    ss1.y += fuse_ss(x5);
+    let a5 = x5 * g;
     acc5_0 += vec4<f32>(dot(a5, b0), dot(a5, b1), dot(a5, b2), dot(a5, b3));
     acc5_1 += vec4<f32>(dot(a5, b4), dot(a5, b5), dot(a5, b6), dot(a5, b7));
-    let a6 = a[ra6 + k];
+    let x6 = x[ra6 + k];
+    ss1.z += fuse_ss(x6);
+    let a6 = x6 * g;
     acc6_0 += vec4<f32>(dot(a6, b0), dot(a6, b1), dot(a6, b2), dot(a6, b3));
     acc6_1 += vec4<f32>(dot(a6, b4), dot(a6, b5), dot(a6, b6), dot(a6, b7));
-    let a7 = a[ra7 + k];
+    let x7 = x[ra7 + k];
+    ss1.w += fuse_ss(x7);
+    let a7 = x7 * g;
     acc7_0 += vec4<f32>(dot(a7, b0), dot(a7, b1), dot(a7, b2), dot(a7, b3));
     acc7_1 += vec4<f32>(dot(a7, b4), dot(a7, b5), dot(a7, b6), dot(a7, b7));
   }
   let rows = array<vec4<f32>, 16>(acc0_0, acc0_1, acc1_0, acc1_1, acc2_0, acc2_1, acc3_0, acc3_1, acc4_0, acc4_1, acc5_0, acc5_1, acc6_0, acc6_1, acc7_0, acc7_1);
+  let ss = array<f32, 8>(ss0.x, ss0.y, ss0.z, ss0.w, ss1.x, ss1.y, ss1.z, ss1.w);
+  let cols = min(8u, p.N - col0);
   for (var i = 0u; i < 8u; i++) {
     let row = row0 + i;
     if (row >= p.M) { break; }
-    for (var j = 0u; j < 8u; j++) {
-      if (col0 + j < p.N) { c[row * p.N + col0 + j] = rows[i * 2u + j / 4u][j % 4u]; }
-    }
+    let r = fuse_rinv(ss[i], p.K);
+    epi_store4(row, col0, p.N, min(cols, 4u), rows[i * 2u] * r);
+    if (cols > 4u) { epi_store4(row, col0 + 4u, p.N, cols - 4u, rows[i * 2u + 1u] * r); }
   }
 }
