@@ -56,7 +56,12 @@ export class ModelChecks {
   private async model(options: ModelOptions, seed = 1, config: ModelConfig = presetConfig('ci-tiny')) {
     const weights = randomWeights(config, seed);
     const { variants, fuse } = this;
-    return Model.create(this.gpu, weights, { ...options, pipelines: this.pipelines, variants, fuse }, 'ci-tiny');
+    return Model.create(
+      this.gpu,
+      weights,
+      { ...options, pipelines: this.pipelines, variants, fuse },
+      'ci-tiny',
+    );
   }
 
   /**
