@@ -59,8 +59,9 @@ Model
                          with --suite formats, a comma-separated list of formats to sweep
 
 Workloads
-  --suite quick|full|kernels|capacity|spec|serve|batch|formats   a preset list of workloads (default ${SPEC_DEFAULTS.suite}):
-                           quick: prefill sweep L=${SUITES.quick.prefill.join(',')}; decode sweep depth=${SUITES.quick.depths.join(',')}, gen ${SUITES.quick.gen}; reps ${SUITES.quick.reps}
+  --suite quick|full|kernels|capacity|spec|serve|batch|formats|fusion   a preset list of workloads (default ${SPEC_DEFAULTS.suite}):
+                           quick: prefill sweep L=${SUITES.quick.prefill.join(',')}; decode sweep depth=${SUITES.quick.depths.join(',')}, gen ${SUITES.quick.gen}; reps ${SUITES.quick.reps};
+                           then fused against unfused graph at L=${Math.max(...SUITES.quick.prefill)} and depth ${SUITES.quick.depths[0]} (as fusion)
                            full:  prefill sweep L=${SUITES.full.prefill.join(',')}; decode sweep depth=${SUITES.full.depths.join(',')}, gen ${SUITES.full.gen}; reps ${SUITES.full.reps}
                            kernels: the kernel suite, each kernel alone at the model's shapes (matmul,
                            GEMV, attention, element-wise), validated then timed
@@ -80,6 +81,10 @@ Workloads
                            a prefill of L=${SUITES.formats.prefill[0]} and ${SUITES.formats.gen} tokens at depth ${SUITES.formats.depths[0]}, each format's TPOT
                            against f32's, and its error against f32 by slice (--prefill, --depth: the one L
                            and depth; --no-quality: time the formats only, no error by slice)
+                           fusion: the fused graph against the unfused one in the same run: a model of
+                           each, checked against the CPU forward, a prefill of L=${SUITES.fusion.prefill[0]} and ${SUITES.fusion.gen} tokens at
+                           depth ${SUITES.fusion.depths[0]} each, the dispatches per layer the engine recorded, TPOT
+                           fused ÷ unfused (--prefill, --depth: the one L and depth)
   --prefill L,L,...      prompt lengths of the prefill sweep ("" for none); makes the list custom
   --depth D,D,...        context depths of the decode sweep ("" for none; 0 is a one-token prompt)
   --gen N                tokens generated per decode repetition (≥ 2); one TPOT sample per repetition
@@ -116,6 +121,8 @@ Load test (--suite serve)
   --no-solo              skip running each request alone (no slowdown, no identical-output check)
   --profile              time every kernel in every repetition (default: one profiled pass per point)
   --no-autotune          skip the per-device kernel search and use the GPU-oriented default kernels
+  --no-fuse              build the run's model on the unfused graph (16 dispatches per layer), the
+                         fused graph's reference; the result records the graph the model ran
 
 Output
   --out FILE             write the result to FILE (format from --format, else from its extension)
@@ -208,6 +215,7 @@ function parse() {
         'no-quality': { type: 'boolean', default: false },
         profile: { type: 'boolean', default: false },
         'no-autotune': { type: 'boolean', default: false },
+        'no-fuse': { type: 'boolean', default: false },
         out: { type: 'string' },
         format: { type: 'string' },
         runtime: { type: 'string' },
@@ -367,6 +375,7 @@ try {
       verifyKs: args['verify-k'] === undefined ? undefined : intList('--verify-k', args['verify-k']),
       profile: args.profile,
       autotune: !args['no-autotune'],
+      fuse: !args['no-fuse'],
       rate: num('--rate', args.rate),
       concurrency: int('--concurrency', args.concurrency),
       burstiness: num('--burstiness', args.burstiness),

@@ -71,7 +71,7 @@ describe('npm run compare', () => {
       const run = await runCompare([baselinePath, slowerPath, '--format', 'csv']);
       expect(run.code).toBe(0);
       expect(run.stdout.split('\r\n')[0]).toBe(
-        `preset,pass,tokens,depth,batch,clock,${baselinePath} ms,${slowerPath} ms,${baselinePath} tok/s,${slowerPath} tok/s,${slowerPath}/${baselinePath} speedup`,
+        `preset,pass,tokens,depth,batch,graph,clock,${baselinePath} ms,${slowerPath} ms,${baselinePath} tok/s,${slowerPath} tok/s,${slowerPath}/${baselinePath} speedup`,
       );
     },
     CLI_TIMEOUT_MS,

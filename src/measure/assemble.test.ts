@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { PassRecord } from '../workloads/workload.ts';
-import { chooseTimebase, formatSummary, placeKernelRecord, placePass } from './assemble.ts';
+import type { FusionRecord, PassRecord } from '../workloads/workload.ts';
+import {
+  chooseTimebase,
+  dispatchesPerLayer,
+  formatSummary,
+  fusionSummary,
+  placeKernelRecord,
+  placePass,
+} from './assemble.ts';
 import { kernelBreakdown, PointSamples } from './samples.ts';
 
 const exact = { timestamps: true, quantumNs: null };
@@ -195,5 +202,125 @@ describe('the format sweep table', () => {
     const rowsOf32 = 32 + 16 + 16 + 32 + 64 + 64 + 10;
     expect(f32.linearBytes).toBe(4 * (rowsOf32 * 32 + 32 * 64));
     expect(int4.linearBytes).toBe(20 * rowsOf32 + 40 * 32);
+  });
+});
+
+describe('the fusion table', () => {
+  const kv = { mode: 'paged', pageSize: 16 } as const;
+  const pass = (
+    graph: 'fused' | 'unfused' | undefined,
+    kind: 'prefill' | 'decode',
+    ms: number[],
+  ): PassRecord => ({
+    type: 'pass',
+    pass: kind,
+    tokens: kind === 'prefill' ? 256 : 1,
+    depth: kind === 'prefill' ? 0 : 16,
+    batch: 1,
+    reps: 3,
+    samples: { wallMs: ms, gpuMs: null },
+    latency: kind === 'prefill' ? { ttftMs: ms } : { ttftMs: ms, tpotMs: ms, itlMs: ms },
+    cost: { flops: 1e6, bytes: 1e5, bytesAsImplemented: 0, dispatches: 20, kernels: [] },
+    kernels: [],
+    weightFormat: 'f32',
+    ...(graph ? { graph } : {}),
+  });
+  // What the engine records for a 2-layer model: unfused, 16 per layer plus the embedding, the
+  // final norm, the LM head and argmax; fused, 6 per layer plus the embedding, LM head and argmax.
+  const unfusedCalls = {
+    embedding: 1,
+    rmsnorm: 5,
+    'qkv proj': 6,
+    rope: 4,
+    'kv write': 2,
+    attention: 2,
+    'o proj': 2,
+    'residual add': 4,
+    'gate/up proj': 4,
+    swiglu: 2,
+    'down proj': 2,
+    'lm head': 1,
+    argmax: 1,
+  };
+  const fusedCalls = {
+    embedding: 1,
+    'qkv proj': 2,
+    'rope + kv write': 2,
+    attention: 2,
+    'o proj': 2,
+    'gate/up proj': 2,
+    'down proj': 2,
+    'lm head': 1,
+    argmax: 1,
+  };
+  const record = (graph: 'fused' | 'unfused', calls: Record<string, number>): FusionRecord => ({
+    type: 'fusion',
+    graph,
+    fused: graph === 'fused',
+    layers: 2,
+    prefill: { tokens: 256, dispatches: calls },
+    decode: { depth: 16, dispatches: calls },
+  });
+
+  it('counts dispatches per layer from the recorded roles, without those outside the layers', () => {
+    expect(dispatchesPerLayer(unfusedCalls, 2, false)).toEqual({ total: 36, perLayer: 16 });
+    expect(dispatchesPerLayer(fusedCalls, 2, true)).toEqual({ total: 15, perLayer: 6 });
+    // A role the engine did not record counts as none; an uneven count is not rounded away.
+    expect(dispatchesPerLayer({ embedding: 1, 'qkv proj': 3, 'lm head': 1 }, 2, true)).toEqual({
+      total: 5,
+      perLayer: 1.5,
+    });
+  });
+
+  it('reads each graph’s TTFT and TPOT p50 and divides by the unfused graph’s', () => {
+    const points = [
+      // The sweep's own points carry no graph and are not read.
+      pass(undefined, 'decode', [1, 1, 1]),
+      pass('fused', 'prefill', [300, 320, 400]),
+      pass('fused', 'decode', [6, 7, 9]),
+      pass('unfused', 'prefill', [380, 400, 410]),
+      pass('unfused', 'decode', [9, 10, 30]),
+    ].map((r) => placePass(r, roofs, exact, kv));
+    expect(points.map((p) => p.graph)).toEqual([undefined, 'fused', 'fused', 'unfused', 'unfused']);
+    const rows = fusionSummary(points, [record('fused', fusedCalls), record('unfused', unfusedCalls)]);
+    expect(rows).toEqual([
+      {
+        graph: 'fused',
+        fused: true,
+        prefillDispatches: 15,
+        decodeDispatches: 15,
+        prefillPerLayer: 6,
+        decodePerLayer: 6,
+        prefillTokens: 256,
+        decodeDepth: 16,
+        prefillMs: 320,
+        tpotMs: 7,
+        prefillRatio: 320 / 400,
+        tpotRatio: 7 / 10,
+      },
+      {
+        graph: 'unfused',
+        fused: false,
+        prefillDispatches: 36,
+        decodeDispatches: 36,
+        prefillPerLayer: 16,
+        decodePerLayer: 16,
+        prefillTokens: 256,
+        decodeDepth: 16,
+        prefillMs: 400,
+        tpotMs: 10,
+        prefillRatio: 1,
+        tpotRatio: 1,
+      },
+    ]);
+  });
+
+  it('has no ratio without an unfused row, and leaves out a graph without both points', () => {
+    const points = [pass('fused', 'prefill', [3, 3, 3]), pass('fused', 'decode', [1, 2, 3])].map((r) =>
+      placePass(r, roofs, exact, kv),
+    );
+    const rows = fusionSummary(points, [record('fused', fusedCalls), record('unfused', unfusedCalls)]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ graph: 'fused', tpotMs: 2, tpotRatio: null, prefillRatio: null });
   });
 });

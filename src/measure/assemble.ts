@@ -1,8 +1,10 @@
+import { KERNEL_ROLES } from '../kernels/roles.ts';
 import type { ModelConfig } from '../model/config.ts';
 import { WEIGHT_FORMATS, type WeightFormat, weightBytes } from '../model/formats.ts';
 import { linearNames, linearShape } from '../model/weights.ts';
 import type {
   FormatSummary,
+  FusionSummary,
   KernelPoint,
   Point,
   SpecResult,
@@ -11,7 +13,13 @@ import type {
   VerifyPoint,
 } from '../results/schema.ts';
 import { kneeOf, SPEEDUP_FORMULA } from '../speculative/predict.ts';
-import type { ClockSamples, KernelRecord, PassRecord, VerifyRecord } from '../workloads/workload.ts';
+import type {
+  ClockSamples,
+  FusionRecord,
+  KernelRecord,
+  PassRecord,
+  VerifyRecord,
+} from '../workloads/workload.ts';
 import { place, type Roofs } from './roofline.ts';
 import type { BenchSpec } from './spec.ts';
 import { percentile, percentiles, summarize } from './stats.ts';
@@ -103,6 +111,7 @@ export function placePass(r: PassRecord, roofs: Roofs, clock: ClockInfo, kv: Ben
       };
     }),
     weightFormat: r.weightFormat,
+    ...(r.graph ? { graph: r.graph } : {}),
   };
 }
 
@@ -135,6 +144,66 @@ export function formatSummary(points: readonly Point[], config: ModelConfig): Fo
       prefillMs,
       prefillRatio: f32.prefill?.ttftMs ? prefillMs / f32.prefill.ttftMs.p50 : null,
     });
+  }
+  return rows;
+}
+
+/** Roles of the dispatches outside the layers: the embedding before them, the LM head and argmax after. */
+const OUTSIDE_LAYERS = [KERNEL_ROLES.embedding, KERNEL_ROLES.lmHead, KERNEL_ROLES.argmax] as const;
+
+/**
+ * Dispatches per layer of one pass, from the counts by role the engine recorded: all of them less
+ * the embedding, LM head and argmax, and the unfused graph's final RMSNorm (the fused graph runs it
+ * inside the LM head), over the layers.
+ */
+export function dispatchesPerLayer(
+  dispatches: Readonly<Record<string, number>>,
+  layers: number,
+  fused: boolean,
+): { total: number; perLayer: number } {
+  const total = Object.values(dispatches).reduce((a, b) => a + b, 0);
+  const outside =
+    OUTSIDE_LAYERS.reduce((n, role) => n + (dispatches[role] ?? 0), 0) +
+    (!fused && (dispatches[KERNEL_ROLES.norm] ?? 0) > 0 ? 1 : 0);
+  return { total, perLayer: layers > 0 ? (total - outside) / layers : 0 };
+}
+
+/**
+ * The fusion workload's table: for each graph measured (fused first), the dispatches the engine
+ * recorded in its prefill and its decode step, in all and per layer, its prefill time (TTFT p50)
+ * and TPOT (p50), both wall clock as the points record them, and both as ratios to the unfused
+ * graph's in the same run. A graph without both points is left out.
+ */
+export function fusionSummary(points: readonly Point[], records: readonly FusionRecord[]): FusionSummary[] {
+  const point = (graph: FusionRecord['graph'], pass: Point['pass']) =>
+    points.filter((p) => p.graph === graph && p.pass === pass).at(-1);
+  const rows: FusionSummary[] = [];
+  for (const r of records) {
+    const prefill = point(r.graph, 'prefill');
+    const decode = point(r.graph, 'decode');
+    if (!prefill?.ttftMs || !decode?.tpotMs) continue;
+    const p = dispatchesPerLayer(r.prefill.dispatches, r.layers, r.fused);
+    const d = dispatchesPerLayer(r.decode.dispatches, r.layers, r.fused);
+    rows.push({
+      graph: r.graph,
+      fused: r.fused,
+      prefillDispatches: p.total,
+      decodeDispatches: d.total,
+      prefillPerLayer: p.perLayer,
+      decodePerLayer: d.perLayer,
+      prefillTokens: r.prefill.tokens,
+      decodeDepth: r.decode.depth,
+      prefillMs: prefill.ttftMs.p50,
+      tpotMs: decode.tpotMs.p50,
+      prefillRatio: null,
+      tpotRatio: null,
+    });
+  }
+  const base = rows.find((r) => r.graph === 'unfused');
+  for (const r of rows) {
+    if (!base) break;
+    r.prefillRatio = base.prefillMs > 0 ? r.prefillMs / base.prefillMs : null;
+    r.tpotRatio = base.tpotMs > 0 ? r.tpotMs / base.tpotMs : null;
   }
   return rows;
 }

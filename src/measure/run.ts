@@ -37,16 +37,18 @@ import {
 import type { ServeRun } from '../results/serve-schema.ts';
 import { WORKLOADS } from '../workloads/index.ts';
 import { promptTokens } from '../workloads/prompts.ts';
-import type { WorkloadContext, WorkloadRecord } from '../workloads/workload.ts';
+import type { FusionRecord, WorkloadContext, WorkloadRecord } from '../workloads/workload.ts';
 import {
   type ClockInfo,
   formatSummary,
+  fusionSummary,
   placeKernelRecord,
   placePass,
   placeVerify,
   speculativeResult,
 } from './assemble.ts';
 import { autotune, autotunePacked } from './autotune.ts';
+import { type Graph, graphOf } from './cost.ts';
 import { bestPeaks, measurePeaks, type Peaks, probeTimestamps } from './peaks.ts';
 import { DRAM_BOUND_MIN_BYTES } from './roofline.ts';
 import { batchScaling, serveResult } from './serve-assemble.ts';
@@ -130,6 +132,7 @@ export async function runBench(
   const specRuns: SpecRun[] = [];
   const serveRuns: ServeRun[] = [];
   const quality: Quality[] = [];
+  const fusionRecords: FusionRecord[] = [];
   const pipelines = new PipelineCache(gpu);
   let peaks: Peaks | undefined;
   let unitsDone = 0;
@@ -201,6 +204,8 @@ export async function runBench(
   let tuning: BenchResult['tuning'] = { enabled: false, cached: false, searchMs: 0, choices: [] };
   const validation: BenchResult['validation'] = { maxAbsErr: 0, maxRelErr: 0, passed: false, checks: [] };
   let model: Model | null = null;
+  /** The graph the run's model really ran, once it was built. */
+  let graph: Graph | undefined;
   // The run's format applies on load (a quantized GGUF keeps its own tensors' types).
   let weights: ModelWeights = loaded.weights;
   try {
@@ -261,6 +266,7 @@ export async function runBench(
           maxBatch: needs.maxBatch,
           pipelines,
           variants,
+          fuse: run.fuse,
         },
         loaded.name,
       );
@@ -318,6 +324,9 @@ export async function runBench(
       } else if (record.type === 'quality') {
         quality.push(record.quality);
         report(current, `${record.quality.format}: error on the ${record.quality.slice} slice`);
+      } else if (record.type === 'fusion') {
+        fusionRecords.push(record);
+        report(current, `${record.graph} graph: dispatches recorded`);
       } else if (record.type === 'specRun') {
         specRuns.push(record.run);
         report(current, `speculative ${record.run.label} on ${record.run.promptClass} prompts`);
@@ -371,6 +380,7 @@ export async function runBench(
     status = cause instanceof CancelledError ? 'cancelled' : 'failed';
     error = errorRecord(cause);
   } finally {
+    graph = model ? graphOf(model) : undefined;
     model?.destroy();
   }
 
@@ -403,6 +413,7 @@ export async function runBench(
       kv: run.kv,
       autotune: run.autotune,
       weights: run.weights,
+      fuse: run.fuse,
       workloads: run.workloads,
     },
     env: {
@@ -428,6 +439,7 @@ export async function runBench(
       params: parameterCount(config),
       weightBytes: weightBytesOf(config, weightFormatsOf(weights)),
       weightFormat: weightFormatOf(weights),
+      ...(graph ? { graph } : {}),
     },
     peaks: peaks ?? { fmaGflops: 0, copyGBps: 0, dispatchUs: 0, emptyDispatchUs: 0, submitUs: 0, trials: [] },
     peaksAfter,
@@ -442,6 +454,9 @@ export async function runBench(
     ...(serveRuns.length > 0 ? { serve: serveResult(serveRuns) } : {}),
     ...(run.workloads.some((w) => w.kind === 'formats')
       ? { formats: formatSummary(points, config), quality }
+      : {}),
+    ...(run.workloads.some((w) => w.kind === 'fusion')
+      ? { fusion: fusionSummary(points, fusionRecords) }
       : {}),
     ...(run.suite === 'batch' && peaks && points.length > 1
       ? { batchScaling: batchScaling(points, peaks) }

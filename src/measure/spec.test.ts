@@ -1,20 +1,74 @@
 import { describe, expect, it } from 'vitest';
 import { SpecError } from '../errors.ts';
 import { kvCapacityTokens } from '../kv/cache.ts';
-import { buildSpec, engineNeeds, fitToModel, specFromOptions } from './spec.ts';
+import { buildSpec, engineNeeds, fitToModel, parseBenchSpec, specFromOptions } from './spec.ts';
 
 const preset = { kind: 'preset', preset: 'ci-tiny', seed: 0 } as const;
 
 describe('specFromOptions', () => {
-  it('turns the quick suite into a prefill sweep and a decode sweep with the defaults', () => {
+  it('turns the quick suite into a prefill sweep, a decode sweep and fused against unfused, with the defaults', () => {
     const spec = specFromOptions(preset, {});
     expect(spec.suite).toBe('quick');
     expect(spec.kv).toEqual({ mode: 'paged', pageSize: 16 });
     expect(spec.autotune).toBe(true);
+    expect(spec.fuse).toBe(true);
     expect(spec.workloads).toEqual([
       { kind: 'prefill', lengths: [16, 32, 64, 128, 256], reps: 3, warmup: 1, profile: false },
       { kind: 'decode', depths: [16, 128, 512], gen: 16, batch: 1, reps: 3, warmup: 1, profile: false },
+      // The suite's largest L and its first depth.
+      { kind: 'fusion', length: 256, depth: 16, gen: 16, reps: 3, warmup: 1 },
     ]);
+  });
+
+  it('builds the model unfused with --no-fuse, and keeps the fusion workload (it measures both graphs)', () => {
+    const spec = specFromOptions(preset, { fuse: false });
+    expect(spec.fuse).toBe(false);
+    expect(spec.workloads.map((w) => w.kind)).toEqual(['prefill', 'decode', 'fusion']);
+    // A spec from before the option reads as the fused graph.
+    const { fuse: _, ...old } = spec;
+    expect(parseBenchSpec(old).fuse).toBe(true);
+  });
+
+  it('makes --suite fusion the fusion workload alone, at --prefill and --depth when given', () => {
+    expect(specFromOptions(preset, { suite: 'fusion' })).toMatchObject({
+      suite: 'fusion',
+      workloads: [{ kind: 'fusion', length: 256, depth: 16, gen: 16, reps: 3, warmup: 1 }],
+    });
+    const custom = specFromOptions(preset, {
+      suite: 'fusion',
+      prefill: [64, 128],
+      depths: [32],
+      gen: 8,
+      reps: 4,
+    });
+    expect(custom.suite).toBe('fusion');
+    expect(custom.workloads).toEqual([{ kind: 'fusion', length: 64, depth: 32, gen: 8, reps: 4, warmup: 1 }]);
+    // Explicit sweep values make the quick suite custom, without the fusion workload.
+    expect(specFromOptions(preset, { prefill: [16] }).workloads.map((w) => w.kind)).toEqual([
+      'prefill',
+      'decode',
+    ]);
+  });
+
+  it('fits the fusion workload to the model: a point past maxSeqLen drops the workload, with the reason', () => {
+    const quick = specFromOptions(preset, {});
+    const fitted = fitToModel(quick, 200);
+    expect(fitted.spec.workloads.map((w) => w.kind)).toEqual(['prefill', 'decode']);
+    expect(fitted.dropped.some((u) => u.kind === 'fusion' && u.option === 'prefill' && u.value === 256)).toBe(
+      true,
+    );
+    // depth 190 + 16 generated tokens needs 205 positions.
+    const deep = fitToModel(specFromOptions(preset, { suite: 'fusion', prefill: [16], depths: [190] }), 200);
+    expect(deep.spec.workloads).toEqual([]);
+    expect(deep.dropped.map((u) => [u.option, u.value])).toEqual([['depths', 190]]);
+    expect(
+      fitToModel(specFromOptions(preset, { suite: 'fusion', prefill: [16], depths: [185] }), 200).spec
+        .workloads,
+    ).toHaveLength(1);
+    const needs = engineNeeds(
+      specFromOptions(preset, { suite: 'fusion', prefill: [300], depths: [40], gen: 10 }),
+    );
+    expect(needs).toMatchObject({ model: true, maxPrompt: 300, maxContextTokens: 300, maxSequences: 1 });
   });
 
   it('makes the list custom when sweep values are given, and drops an empty sweep', () => {

@@ -198,6 +198,22 @@ export const FormatsWorkloadSchema = z
   })
   .strict();
 
+/**
+ * The fused graph against the unfused one in the same run: for each graph (fused first), a model
+ * built from the run's weights and kernel families, checked against the CPU forward, then a prefill
+ * at one L and a decode at one depth (timed as the prefill and decode sweeps time them; their points
+ * carry the graph), and the dispatches the engine recorded in each pass.
+ */
+export const FusionWorkloadSchema = z
+  .object({
+    kind: z.literal('fusion'),
+    length,
+    depth,
+    gen: z.number().int().min(2).max(MAX_TIMED_PASSES),
+    ...repetitions,
+  })
+  .strict();
+
 export const WorkloadSchema = z.discriminatedUnion('kind', [
   PrefillWorkloadSchema,
   DecodeWorkloadSchema,
@@ -206,6 +222,7 @@ export const WorkloadSchema = z.discriminatedUnion('kind', [
   SpecWorkloadSchema,
   ServeWorkloadSchema,
   FormatsWorkloadSchema,
+  FusionWorkloadSchema,
 ]);
 export type Workload = z.infer<typeof WorkloadSchema>;
 export type WorkloadKind = Workload['kind'];
@@ -223,6 +240,7 @@ export const SUITE_NAMES = [
   'serve',
   'batch',
   'formats',
+  'fusion',
   'custom',
 ] as const;
 export type SuiteName = (typeof SUITE_NAMES)[number];
@@ -246,6 +264,11 @@ export const BenchSpecSchema = z
      * keeps its own tensors' types whatever this says.
      */
     weights: z.enum(WEIGHT_FORMATS).default('f32'),
+    /**
+     * Build the run's model on the fused graph where the chosen kernel families take it (false,
+     * `--no-fuse`: the unfused graph, the reference). The fusion workload measures both whatever this says.
+     */
+    fuse: z.boolean().default(true),
     workloads: z.array(WorkloadSchema).min(1, 'nothing to measure: the workload list is empty').max(16),
   })
   .strict();
@@ -266,6 +289,7 @@ function issuesText(issues: readonly z.core.$ZodIssue[]): string {
 
 /** The built-in suites, as workload lists. `quick` finishes in a couple of minutes on a software adapter with ci-tiny. */
 export const SUITES = {
+  /** The prefill and decode sweeps, then the fused graph against the unfused one at L = 256 and depth 16. */
   quick: { prefill: [16, 32, 64, 128, 256], depths: [16, 128, 512], gen: 16, reps: 3 },
   full: { prefill: [16, 32, 64, 128, 256, 512, 1024], depths: [0, 256, 1024], gen: 32, reps: 5 },
   kernels: { prefill: [], depths: [], gen: 16, reps: 3 },
@@ -278,6 +302,8 @@ export const SUITES = {
   batch: { prefill: [], depths: [8], gen: 8, reps: 3 },
   /** The format sweep: every format, a prefill of 64 and a decode at depth 64 of 16 tokens, and the error by slice. */
   formats: { prefill: [64], depths: [64], gen: 16, reps: 3 },
+  /** Fused against unfused graph: a prefill of 256 and 16 tokens at depth 16, per graph. */
+  fusion: { prefill: [256], depths: [16], gen: 16, reps: 3 },
 } as const satisfies Record<Exclude<SuiteName, 'custom'>, unknown>;
 
 /** Defaults of every setting a suite does not fix. */
@@ -291,6 +317,7 @@ export const SPEC_DEFAULTS = {
   batch: 1,
   profile: false,
   autotune: true,
+  fuse: true,
   /** The capacity probe's pool, MiB: enough for a few hundred ci-tiny sequences, quick to verify on a CPU. */
   poolMiB: 32,
   longShare: 0.2,
@@ -320,6 +347,8 @@ export const SpecOptionsSchema = z
     batch: DecodeWorkloadSchema.shape.batch.default(SPEC_DEFAULTS.batch),
     profile: z.boolean().default(SPEC_DEFAULTS.profile),
     autotune: z.boolean().default(SPEC_DEFAULTS.autotune),
+    /** --no-fuse: build the run's model on the unfused graph. */
+    fuse: z.boolean().default(SPEC_DEFAULTS.fuse),
     /** --suite formats: measure the error by slice (--no-quality: time the formats only). */
     quality: z.boolean().default(true),
     /** --weights: one format, or (with --suite formats) the formats to sweep. */
@@ -416,7 +445,8 @@ export function buildSpec(model: unknown, options: SpecOptions): SpecBuild {
     o.suite === 'spec' ||
     o.suite === 'serve' ||
     o.suite === 'batch' ||
-    o.suite === 'formats';
+    o.suite === 'formats' ||
+    o.suite === 'fusion';
   const suite: SuiteName = alone ? o.suite : custom ? 'custom' : o.suite;
   const base = SUITES[o.suite === 'custom' ? 'quick' : o.suite];
   const reps = o.reps ?? base.reps;
@@ -485,6 +515,18 @@ export function buildSpec(model: unknown, options: SpecOptions): SpecBuild {
       reps,
       warmup: o.warmup,
     });
+  } else if (suite === 'fusion') {
+    // --prefill and --depth name the one L and the one depth each graph is timed at.
+    const f = SUITES.fusion;
+    workloads.push(
+      fusionWorkload(
+        o.prefill?.[0] ?? f.prefill[0],
+        o.depths?.[0] ?? f.depths[0],
+        o.gen ?? f.gen,
+        reps,
+        o.warmup,
+      ),
+    );
   } else if (suite === 'spec') {
     // --depth and --gen mean the curve's depths and the tokens per prompt here.
     workloads.push({
@@ -510,12 +552,18 @@ export function buildSpec(model: unknown, options: SpecOptions): SpecBuild {
     if (depths.length > 0) {
       workloads.push({ kind: 'decode', depths, gen: o.gen ?? base.gen, batch: o.batch, ...common });
     }
+    // The quick suite ends with the fused graph against the unfused one, at its largest L and first depth.
+    if (suite === 'quick') {
+      const q = SUITES.quick;
+      workloads.push(fusionWorkload(Math.max(...q.prefill), q.depths[0], o.gen ?? q.gen, reps, o.warmup));
+    }
   }
   const spec = BenchSpecSchema.safeParse({
     model,
     suite,
     kv: { mode: o.kvMode, pageSize: o.pageSize },
     autotune: o.autotune,
+    fuse: o.fuse,
     weights: suite === 'formats' ? 'f32' : (o.weights?.[0] ?? 'f32'),
     workloads,
   });
@@ -530,6 +578,10 @@ export function buildSpec(model: unknown, options: SpecOptions): SpecBuild {
         : { option: null, message: i.message },
     ),
   };
+}
+
+function fusionWorkload(length: number, depth: number, gen: number, reps: number, warmup: number): Workload {
+  return { kind: 'fusion', length, depth, gen, reps, warmup };
 }
 
 /** `buildSpec` that throws a SpecError naming every problem. */
@@ -622,7 +674,8 @@ function unfitValues(w: Workload, maxSeqLen: number): Unfit[] {
           ]
         : [];
     }
-    case 'formats': {
+    case 'formats':
+    case 'fusion': {
       const out: Unfit[] = [];
       if (w.length > maxSeqLen)
         out.push({
@@ -717,7 +770,7 @@ export function fitToModel(
       const depths = w.depths.filter((d) => specCurveContext(w, d) <= maxSeqLen);
       return depths.length > 0 && specRunContext(w) <= maxSeqLen ? [{ ...w, depths }] : [];
     }
-    if (w.kind === 'formats') return unfitValues(w, maxSeqLen).length === 0 ? [w] : [];
+    if (w.kind === 'formats' || w.kind === 'fusion') return unfitValues(w, maxSeqLen).length === 0 ? [w] : [];
     return [w];
   });
   return { spec: { ...spec, workloads }, dropped: unfit, errors: [] };
@@ -780,8 +833,8 @@ export function engineNeeds(spec: BenchSpec): EngineNeeds {
       // The arms build their own models (their own KV pools); the run's model only validates.
       needs.model = true;
       needs.gemvBatches.push(Math.min(GEMV_LIMITS.maxBatch, w.maxBatch));
-    } else if (w.kind === 'formats') {
-      // Each format builds its own model (one sequence at a time); the run's model validates.
+    } else if (w.kind === 'formats' || w.kind === 'fusion') {
+      // Each format (each graph) builds its own model (one sequence at a time); the run's model validates.
       needs.model = true;
       needs.maxPrompt = Math.max(needs.maxPrompt, w.length, decodePrompt(w.depth));
       needs.maxContextTokens = Math.max(needs.maxContextTokens, w.length, decodePrompt(w.depth) + w.gen - 1);
@@ -826,6 +879,9 @@ export function workloadUnits(w: Workload): number {
     case 'formats':
       // A prefill and a decode point per format, and its quality slices.
       return w.formats.length * 2 + (w.quality ? w.formats.length : 0);
+    case 'fusion':
+      // A prefill and a decode point per graph.
+      return 4;
   }
 }
 
@@ -844,6 +900,8 @@ export function workloadLabel(w: Workload): string {
       return `speculative decoding (verify k = ${w.verifyKs.join(', ')}; ${w.drafters.length > 0 ? `${w.drafters.join(', ')} at K = ${w.k}${w.adaptiveK ? ' (adaptive)' : ''}` : 'no drafters'})`;
     case 'formats':
       return `weight formats (${w.formats.join(', ')}: prefill L = ${w.length}, decode at depth ${w.depth}${w.quality ? ', error by slice' : ''})`;
+    case 'fusion':
+      return `fused against unfused graph (prefill L = ${w.length}, decode at depth ${w.depth})`;
     case 'serve':
       return `load test (${w.sweep > 0 ? `rate sweep of ${w.sweep}` : w.mix === 'matrix' ? 'request-type matrix' : `${w.batching.join(' vs ')} batching${w.prefixCache.length > 1 ? ', prefix cache off vs on' : w.prefixCache[0] ? ', prefix cache' : ''}`}; ${w.trace ? `an imported trace of ${w.trace.length}` : w.requests} requests)`;
   }

@@ -259,12 +259,12 @@ describe('comparison output', () => {
   it('renders CSV with per-file times, throughputs and speed-ups', () => {
     const lines = comparisonToCsv(cmp).split('\r\n');
     expect(lines[0]).toBe(
-      'preset,pass,tokens,depth,batch,clock,a.json ms,b.json ms,a.json tok/s,b.json tok/s,b.json/a.json speedup',
+      'preset,pass,tokens,depth,batch,graph,clock,a.json ms,b.json ms,a.json tok/s,b.json tok/s,b.json/a.json speedup',
     );
     expect(lines).toHaveLength(a.points.length + 2);
     const p = a.points[0];
     expect(lines[1]).toBe(
-      `smollm2-135m,prefill,16,0,1,wall,${p.wallMedianMs},${p.wallMedianMs * 2},${p.tokensPerSec},${p.tokensPerSec / 2},0.5`,
+      `smollm2-135m,prefill,16,0,1,,wall,${p.wallMedianMs},${p.wallMedianMs * 2},${p.tokensPerSec},${p.tokensPerSec / 2},0.5`,
     );
   });
 });

@@ -8,6 +8,7 @@ import {
   csvRecord,
   escapeMarkdown,
   formatMs,
+  graphText,
   markdownDelimiter,
   markdownRow,
 } from './export.ts';
@@ -106,6 +107,12 @@ export interface PointKey {
   batch: number;
   /** The weight format: an int4 point is never compared with an f32 one as if they were the same. */
   weights: string;
+  /**
+   * The graph of a fusion-workload point ('fused' or 'unfused'), null on every other point. The
+   * sweeps' points carry none, so a run and its `--no-fuse` twin join point for point (as runs that
+   * differ in page size do); the fusion workload's two graphs never join each other.
+   */
+  graph: string | null;
 }
 
 export interface ComparedFile {
@@ -143,16 +150,17 @@ function keyOf(preset: string, p: Point): PointKey {
     depth: p.depth,
     batch: p.batch,
     weights: p.weightFormat ?? 'f32',
+    graph: p.graph ?? null,
   };
 }
 
 function keyId(k: PointKey): string {
-  return JSON.stringify([k.preset, k.pass, k.tokens, k.depth, k.batch, k.weights]);
+  return JSON.stringify([k.preset, k.pass, k.tokens, k.depth, k.batch, k.weights, k.graph]);
 }
 
-/** The pass, with the weight format when it is not f32 ("decode int4"). */
+/** The pass, with the weight format when it is not f32 ("decode int4") and the graph where the point has one ("decode fused"). */
 function passLabel(k: PointKey): string {
-  return k.weights === 'f32' ? k.pass : `${k.pass} ${k.weights}`;
+  return [k.pass, k.weights === 'f32' ? '' : k.weights, k.graph ?? ''].filter(Boolean).join(' ');
 }
 
 /** A point key for people: `smollm2-135m prefill L=256 B=1`, or without the preset. */
@@ -186,6 +194,8 @@ export function compareResults(files: readonly ComparedFile[]): Comparison {
 
   const presetOrder = [...new Set([...keys.values()].map((k) => k.preset))];
   const passOrder: Record<Point['pass'], number> = { prefill: 0, decode: 1 };
+  // The sweep's point, then the fusion workload's fused and unfused ones.
+  const graphOrder = (k: PointKey) => (k.graph === null ? 0 : k.graph === 'fused' ? 1 : 2);
   const sorted = [...keys.entries()].sort(([, a], [, b]) => {
     const major = (k: PointKey) => (k.pass === 'prefill' ? k.tokens : k.depth);
     const minor = (k: PointKey) => (k.pass === 'prefill' ? k.depth : k.tokens);
@@ -194,7 +204,8 @@ export function compareResults(files: readonly ComparedFile[]): Comparison {
       passOrder[a.pass] - passOrder[b.pass] ||
       major(a) - major(b) ||
       a.batch - b.batch ||
-      minor(a) - minor(b)
+      minor(a) - minor(b) ||
+      graphOrder(a) - graphOrder(b)
     );
   });
 
@@ -252,7 +263,8 @@ export function comparisonToMarkdown(cmp: Comparison): string {
   const fileLines = cmp.files.map(({ name, result: r }, i) => {
     const status = r.status === 'complete' ? '' : `, **${r.status}**`;
     const fallback = r.env.adapter.isFallbackAdapter ? ' ⚠ **fallback/software adapter**' : '';
-    return `${i + 1}. ${escapeMarkdown(name)}: ${escapeMarkdown(adapterLabel(r.env.adapter))}${fallback}, ${escapeMarkdown(r.env.browser)}, ${escapeMarkdown(r.model.preset)}, ${escapeMarkdown(r.createdAt)}${status}`;
+    const graph = graphText(r);
+    return `${i + 1}. ${escapeMarkdown(name)}: ${escapeMarkdown(adapterLabel(r.env.adapter))}${fallback}, ${escapeMarkdown(r.env.browser)}, ${escapeMarkdown(r.model.preset)}${graph ? `, graph ${escapeMarkdown(graph)}` : ''}, ${escapeMarkdown(r.createdAt)}${status}`;
   });
   const names = cmp.files.map((f) => escapeMarkdown(f.name));
   // Rows need a preset column only when the files mix presets.
@@ -300,6 +312,7 @@ export function comparisonToCsv(cmp: Comparison): string {
     'tokens',
     'depth',
     'batch',
+    'graph',
     'clock',
     ...names.map((n) => `${n} ms`),
     ...names.map((n) => `${n} tok/s`),
@@ -312,6 +325,7 @@ export function comparisonToCsv(cmp: Comparison): string {
       row.key.tokens,
       row.key.depth,
       row.key.batch,
+      row.key.graph,
       row.clock,
       ...row.medianMs,
       ...row.tokensPerSec,

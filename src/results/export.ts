@@ -8,6 +8,7 @@
  */
 
 import { formatSections } from './formats-export.ts';
+import { fusionTable } from './fusion-export.ts';
 import type { BenchResult, Point } from './schema.ts';
 import { batchScalingTable, serveTables } from './serve-export.ts';
 
@@ -59,6 +60,7 @@ export const CSV_COLUMNS = [
   'predictedMs',
   'predictionErrorPct',
   'weightFormat',
+  'graph',
 ] as const;
 
 /** Header of the Markdown report's main table, exactly as it is printed. */
@@ -197,6 +199,7 @@ export function toCsv(r: BenchResult): string {
   const rows = r.points.map((p) =>
     csvRecord(
       CSV_COLUMNS.map((column) => {
+        if (column === 'graph') return p.graph ?? null;
         if (column === 'ci95Lo') return p.ci95Ms[0];
         if (column === 'ci95Hi') return p.ci95Ms[1];
         const latency = LATENCY_COLUMNS.find((c) => c.column === column);
@@ -204,7 +207,7 @@ export function toCsv(r: BenchResult): string {
         return p[
           column as Exclude<
             (typeof CSV_COLUMNS)[number],
-            'ci95Lo' | 'ci95Hi' | (typeof LATENCY_COLUMNS)[number]['column']
+            'ci95Lo' | 'ci95Hi' | 'graph' | (typeof LATENCY_COLUMNS)[number]['column']
           >
         ];
       }),
@@ -229,6 +232,7 @@ function headerLines(r: BenchResult): string[] {
     `## ${escapeMarkdown(r.tool.name)} ${escapeMarkdown(r.tool.version)}: ${escapeMarkdown(r.model.preset)}`,
     '',
     `- **Model:** ${escapeMarkdown(r.model.preset)}, ${formatCount(r.model.params)} params, ${formatBytes(r.model.weightBytes)} of weights${r.model.weightFormat && r.model.weightFormat !== 'f32' ? ` (linear layers ${r.model.weightFormat})` : ''} (d=${c.hiddenSize}, layers=${c.numLayers}, heads=${c.numHeads}/${c.numKvHeads}, ffn=${c.intermediateSize}, vocab=${c.vocabSize})`,
+    ...graphLines(r),
     `- **Adapter:** ${escapeMarkdown(adapterLabel(adapter))}${adapterDetails.length > 0 ? ` (${adapterDetails.join(' / ')})` : ''}`,
   ];
   if (adapter.isFallbackAdapter) {
@@ -273,6 +277,22 @@ function headerLines(r: BenchResult): string[] {
   return lines;
 }
 
+/** The graph the run's model ran, and what was asked, when the file says. */
+export function graphText(r: Pick<BenchResult, 'model' | 'spec'>): string | null {
+  const ran = r.model.graph;
+  if (!ran) return null;
+  const asked = r.spec.fuse;
+  if (asked === false) return `${ran} (--no-fuse)`;
+  if (asked === true && ran === 'unfused')
+    return 'unfused (fused asked; the chosen kernel families do not take the fusions)';
+  return ran;
+}
+
+function graphLines(r: BenchResult): string[] {
+  const text = graphText(r);
+  return text ? [`- **Graph:** ${text}`] : [];
+}
+
 function timestampsText(t: BenchResult['env']['timestamps']): string {
   if (!t.supported) return 'no';
   return t.quantumNs === null ? 'yes, not quantized' : `yes, quantized to ${t.quantumNs / 1000} µs`;
@@ -285,11 +305,12 @@ function optionalMs(ms: number | null): string {
 
 /**
  * The pass as a row names it: with the weight format when the points mix formats (a format
- * sweep), so an int4 decode is never read as the f32 one.
+ * sweep), so an int4 decode is never read as the f32 one, and with the graph on the fusion
+ * workload's points ("decode fused"), so they are never read as the sweep's.
  */
-function passCell(points: readonly Point[]): (p: Point) => string {
+export function passCell(points: readonly Point[]): (p: Point) => string {
   const mixed = new Set(points.map((p) => p.weightFormat ?? 'f32')).size > 1;
-  return (p) => (mixed ? `${p.pass} ${p.weightFormat ?? 'f32'}` : p.pass);
+  return (p) => [p.pass, mixed ? (p.weightFormat ?? 'f32') : '', p.graph ?? ''].filter(Boolean).join(' ');
 }
 
 function pointsTable(points: readonly Point[]): string[] {
@@ -387,12 +408,13 @@ function latencyTable(points: readonly Point[]): string[] {
  * the adapter has timestamps (kernel times are GPU times), else of its wall-clock time.
  */
 function kernelTable(points: readonly Point[]): string[] {
+  const pass = passCell(points);
   const rows = points.flatMap((p) => {
     const passMs = p.gpuMedianMs ?? p.medianMs;
     return p.kernels.map((k) =>
       markdownRow([
         escapeMarkdown(k.name),
-        `${p.pass} ${pointSize(p)}`,
+        `${pass(p)} ${pointSize(p)}`,
         String(k.calls),
         formatMs(k.medianMs),
         passMs > 0 ? fixed((k.medianMs / passMs) * 100, 1) : MISSING,
@@ -528,6 +550,7 @@ export function toMarkdown(r: BenchResult): string {
   if (r.serve) sections.push(serveTables(r.serve));
   if (r.batchScaling && r.batchScaling.length > 0) sections.push(batchScalingTable(r.batchScaling));
   sections.push(...formatSections(r));
+  if (r.fusion && r.fusion.length > 0) sections.push(fusionTable(r.fusion));
   if (r.points.length > 0 || (!r.kernelPoints && !r.capacity && !r.speculative && !r.serve)) {
     sections.push(r.points.length > 0 ? pointsTable(r.points) : ['No measured points.']);
     if (r.points.length > 0) sections.push(latencyTable(r.points));

@@ -114,6 +114,37 @@ export const FormatSummarySchema = z
   .strict();
 export type FormatSummary = z.infer<typeof FormatSummarySchema>;
 
+/** A model's graph: the fused one (6 dispatches per layer) or the unfused reference (16). */
+export const GraphSchema = z.enum(['fused', 'unfused']);
+
+/**
+ * The fusion workload's summary: one row per graph, from its prefill and decode points in the same
+ * run and the dispatches the engine recorded in those passes (not the cost model's count).
+ */
+export const FusionSummarySchema = z
+  .object({
+    /** The graph asked for. */
+    graph: GraphSchema,
+    /** Whether the model really ran the fused graph (the chosen kernel families may not take the fusions). */
+    fused: z.boolean(),
+    /** Dispatches the engine recorded in one prefill of `prefillTokens` and in one decode step, all roles. */
+    prefillDispatches: z.number().int().nonnegative(),
+    decodeDispatches: z.number().int().nonnegative(),
+    /** The same without the dispatches outside the layers (embedding, LM head, argmax, the unfused final norm), per layer. */
+    prefillPerLayer: nonNegative,
+    decodePerLayer: nonNegative,
+    prefillTokens: z.number().int().positive(),
+    decodeDepth: z.number().int().nonnegative(),
+    /** Prefill: TTFT p50 of the point; decode: TPOT p50 (both wall clock, as the points record them). */
+    prefillMs: nonNegative,
+    tpotMs: nonNegative,
+    /** Over the unfused row's in the same run (1 on the unfused row); null without an unfused row. */
+    prefillRatio: nonNegative.nullable(),
+    tpotRatio: nonNegative.nullable(),
+  })
+  .strict();
+export type FusionSummary = z.infer<typeof FusionSummarySchema>;
+
 export const PointSchema = z
   .object({
     pass: z.enum(['prefill', 'decode']),
@@ -161,6 +192,11 @@ export const PointSchema = z
     kernels: z.array(KernelTimeSchema),
     /** The format of the model's linear weights at this point (absent in files from before formats: f32). */
     weightFormat: WeightFormatSchema.optional(),
+    /**
+     * The graph of the fusion workload's points, which time both graphs in one run. Absent on every
+     * other point: the run's own graph is `model.graph`, so runs of either graph join in a comparison.
+     */
+    graph: GraphSchema.optional(),
   })
   .strict()
   .refine(
@@ -382,6 +418,8 @@ export const BenchResultSchema = z
         autotune: z.boolean(),
         /** The `--weights` format asked for (absent in older files: f32). */
         weights: BenchSpecSchema.shape.weights.optional(),
+        /** Whether the fused graph was asked for (`--no-fuse`: false; absent in older files). */
+        fuse: z.boolean().optional(),
         workloads: z.array(WorkloadSchema).max(16),
       })
       .strict(),
@@ -425,6 +463,8 @@ export const BenchResultSchema = z
         weightBytes: z.number().int().nonnegative(),
         /** The linear layers' format (absent in files from before formats: f32). */
         weightFormat: WeightFormatSchema.optional(),
+        /** The graph the run's model really ran (absent in older files and in runs without a model). */
+        graph: GraphSchema.optional(),
       })
       .strict(),
     /** The roofs measured before the workloads: every point and kernel is placed against these. */
@@ -479,6 +519,8 @@ export const BenchResultSchema = z
     formats: z.array(FormatSummarySchema).optional(),
     /** Error by slice of each format against f32 on the same inputs (the format sweep). */
     quality: z.array(QualitySchema).optional(),
+    /** The fused graph against the unfused one (`--suite fusion`, and the quick suite's last workload). */
+    fusion: z.array(FusionSummarySchema).optional(),
     /** Performance targets judged against this run's own roofs. */
     targets: z
       .array(

@@ -44,6 +44,7 @@ const FIELD_NAMES = [
   'batch',
   'profile',
   'autotune',
+  'fuse',
   'drafters',
   'k',
   'adaptiveK',
@@ -117,6 +118,7 @@ const DEFAULTS = {
   batch: SPEC_DEFAULTS.batch,
   profile: SPEC_DEFAULTS.profile,
   autotune: SPEC_DEFAULTS.autotune,
+  fuse: SPEC_DEFAULTS.fuse,
   drafters: SPEC_DEFAULTS.drafters.join(', '),
   k: SPEC_DEFAULTS.draftK,
   adaptiveK: false,
@@ -247,6 +249,7 @@ export class ConfigForm {
       h('input', { attrs: { type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder } });
     const profile = h('input', { attrs: { type: 'checkbox' } });
     const autotune = h('input', { attrs: { type: 'checkbox' } });
+    const fuse = h('input', { attrs: { type: 'checkbox' } });
     const adaptiveK = h('input', { attrs: { type: 'checkbox' } });
     const draftK = numberInput(1);
     draftK.max = '16';
@@ -373,6 +376,12 @@ export class ConfigForm {
         ]),
         field('kvMode', 'KV cache layout', kvSelect),
         field('autotune', 'Autotune: pick the fastest kernel family for this device first', autotune),
+        field(
+          'fuse',
+          'Fused graph: 6 dispatches per layer (off: the unfused reference, 16)',
+          fuse,
+          'The quick suite also times both graphs side by side, whatever this says.',
+        ),
       ]),
       this.formError,
     ]);
@@ -646,6 +655,7 @@ export class ConfigForm {
       batch: number('batch'),
       profile: formatsSuite ? false : checked('profile'),
       autotune: checked('autotune'),
+      fuse: checked('fuse'),
       weights: formatsSuite ? parseFormats(this.text('weightsList')) : [this.text('weights') as WeightFormat],
     };
     if (spec) {

@@ -9,6 +9,10 @@ import { fixed, formatIntensity, formatMs, HIGH_VARIANCE_MARK, MISSING, pointSiz
 import { formatRank, formatsIn, pointFormat } from './formats/weights.ts';
 import { type Column, sortableTable } from './sortable-table.ts';
 
+function passLabel(p: Point): string {
+  return p.graph ? `${p.pass} ${p.graph}` : p.pass;
+}
+
 /** Column headers in the report's order: pass, L/depth, clock, ms, wall ms, GPU ms, tok/s, GFLOP/s, GB/s, FLOP/B, bound, % roof, predicted ms. */
 const HEADERS = MARKDOWN_POINTS_HEADER.split('|')
   .map((s) => s.trim())
@@ -16,7 +20,8 @@ const HEADERS = MARKDOWN_POINTS_HEADER.split('|')
 
 /** Cells and sort keys, in the order of HEADERS. */
 const CELLS: Omit<Column<Point>, 'header'>[] = [
-  { cell: (p) => p.pass, sortValue: (p) => p.pass },
+  // The fusion workload's points name their graph ("decode fused"), as the report's rows do.
+  { cell: passLabel, sortValue: passLabel },
   { cell: pointSize, sortValue: (p) => (p.pass === 'prefill' ? p.tokens : p.depth), numeric: true },
   { cell: (p) => p.timebase, sortValue: (p) => p.timebase },
   {
@@ -99,7 +104,7 @@ export function latencyTable(points: readonly Point[]): HTMLElement {
         points.map((p) =>
           h('tr', {}, [
             withFormat ? h('td', { text: pointFormat(p) }) : null,
-            h('th', { attrs: { scope: 'row' }, text: p.pass }),
+            h('th', { attrs: { scope: 'row' }, text: passLabel(p) }),
             h('td', { text: pointSize(p) }),
             ...[p.ttftMs, p.tpotMs, p.itlMs].map((x) => h('td', { className: 'num', text: q(x) })),
           ]),

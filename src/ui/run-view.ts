@@ -4,7 +4,7 @@
  * whose points it summarises), speculative-decoding, load-test and B-scaling sections when it has them.
  */
 import type { Roofs } from '../measure/roofline.ts';
-import { adapterLabel, EXPORT_FORMATS, type ExportFormat } from '../results/export.ts';
+import { adapterLabel, EXPORT_FORMATS, type ExportFormat, graphText } from '../results/export.ts';
 import type { BenchResult, Point } from '../results/schema.ts';
 import { ChartSet } from './charts/chart-set.ts';
 import { button, h } from './dom.ts';
@@ -12,6 +12,7 @@ import { downloadResult, resultFileStem } from './export.ts';
 import { formatCount, formatDate, formatMs } from './format.ts';
 import { FormatsView } from './formats/view.ts';
 import { resultWeights } from './formats/weights.ts';
+import { FusionView } from './fusion-view.ts';
 import { latencyTable, resultsTable } from './results-table.ts';
 import { BatchScalingView } from './serve/batch-view.ts';
 import { ServeView } from './serve/view.ts';
@@ -70,6 +71,8 @@ export class RunView {
     fileStem: () => (this.result ? resultFileStem(this.result) : 'run'),
   });
 
+  private readonly fusion = new FusionView();
+
   constructor() {
     this.exportButtons = EXPORT_FORMATS.map((format) =>
       button(EXPORTS[format].label, () => this.result && downloadResult(this.result, format), {
@@ -101,6 +104,7 @@ export class RunView {
         this.latencyHost,
       ]),
       this.formats.element,
+      this.fusion.element,
       this.charts.element,
       this.spec.element,
       this.serve.element,
@@ -132,6 +136,7 @@ export class RunView {
     this.serve.show(null);
     this.batch.show(null);
     this.formats.show(null);
+    this.fusion.show(null);
   }
 
   /** A finished run (complete, cancelled or failed), from the engine or from history. */
@@ -161,6 +166,7 @@ export class RunView {
     this.serve.show(r);
     this.batch.show(r);
     this.formats.show(r);
+    this.fusion.show(r);
   }
 
   private reveal(): void {
@@ -178,7 +184,7 @@ export class RunView {
     const lines: HTMLElement[] = [
       h('p', { className: 'summary-line' }, [
         status,
-        ` ${r.points.length} points${specSummary(r)}${serveSummary(r)} · ${r.model.preset} (${formatCount(r.model.params)} params, d=${c.hiddenSize}, ${c.numLayers} layers) · weights ${resultWeights(r)} · ${formatDate(r.createdAt)}`,
+        ` ${r.points.length} points${specSummary(r)}${serveSummary(r)} · ${r.model.preset} (${formatCount(r.model.params)} params, d=${c.hiddenSize}, ${c.numLayers} layers) · weights ${resultWeights(r)}${r.model.graph ? ` · ${graphText(r)} graph` : ''} · ${formatDate(r.createdAt)}`,
       ]),
       h('p', {
         className: 'summary-line muted',

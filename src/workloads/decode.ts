@@ -66,6 +66,7 @@ export const decodeSweep: WorkloadRunner<'decode'> = async (ctx, w) => {
         cost,
         kernels: kernelBreakdown(profiled, steps, model.lastDispatches, cost),
         weightFormat: ctx.weightFormat,
+        ...(ctx.graph ? { graph: ctx.graph } : {}),
       });
       ctx.progress(i + 1, w.depths.length, label);
     }

@@ -2,6 +2,7 @@ import type { WorkloadKind } from '../measure/spec.ts';
 import { capacityProbe } from './capacity.ts';
 import { decodeSweep } from './decode.ts';
 import { formatSweep } from './formats.ts';
+import { fusionCompare } from './fusion.ts';
 import { kernelSuite } from './kernels.ts';
 import { prefillSweep } from './prefill.ts';
 import { serveLoad } from './serve.ts';
@@ -20,4 +21,5 @@ export const WORKLOADS: { [K in WorkloadKind]: WorkloadRunner<K> } = {
   spec: specDecoding,
   serve: serveLoad,
   formats: formatSweep,
+  fusion: fusionCompare,
 };

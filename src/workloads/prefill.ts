@@ -56,6 +56,7 @@ export const prefillSweep: WorkloadRunner<'prefill'> = async (ctx, w) => {
         cost,
         kernels: kernelBreakdown(profiled, 1, model.lastDispatches, cost),
         weightFormat: ctx.weightFormat,
+        ...(ctx.graph ? { graph: ctx.graph } : {}),
       });
       ctx.progress(i + 1, w.lengths.length, `prefill L=${L}`);
     }

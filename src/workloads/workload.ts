@@ -2,7 +2,7 @@ import { InternalError } from '../errors.ts';
 import type { Gpu } from '../gpu/device.ts';
 import type { PipelineCache } from '../gpu/pipelines.ts';
 import type { KernelVariants } from '../kernels/variants.ts';
-import type { Cost, PassCost } from '../measure/cost.ts';
+import type { Cost, Graph, PassCost } from '../measure/cost.ts';
 import type { Roofs } from '../measure/roofline.ts';
 import type { BenchSpec, Workload, WorkloadKind, WorkloadOf } from '../measure/spec.ts';
 import type { ModelConfig } from '../model/config.ts';
@@ -40,6 +40,11 @@ export interface WorkloadContext {
    * run's own choice for its format, the packed ops searched once per other format and kept.
    */
   variantsFor(format: WeightFormat): Promise<KernelVariants>;
+  /**
+   * The graph the sweeps' points are tagged with: set only by the fusion workload, which times both
+   * graphs in one run (the points of every other workload carry none).
+   */
+  readonly graph?: Graph;
   /** The run's KV cache settings (models a workload builds itself follow them). */
   readonly kv: BenchSpec['kv'];
   /** The roofs measured before the workloads ran. */
@@ -95,6 +100,8 @@ export interface PassRecord {
   kernels: KernelTimeRecord[];
   /** The model's weight format at this point. */
   weightFormat: WeightFormat | 'mixed';
+  /** The graph, on the fusion workload's points only (WorkloadContext.graph). */
+  graph?: Graph;
 }
 
 /** One kernel timed alone at one shape (the kernel suite). */
@@ -138,6 +145,19 @@ export interface QualityRecord {
   quality: Quality;
 }
 
+/**
+ * One graph of the fusion workload: the graph asked for, the one the model ran, its layers, and the
+ * dispatches by role the engine recorded in the last prefill and the last decode step it timed.
+ */
+export interface FusionRecord {
+  type: 'fusion';
+  graph: Graph;
+  fused: boolean;
+  layers: number;
+  prefill: { tokens: number; dispatches: Record<string, number> };
+  decode: { depth: number; dispatches: Record<string, number> };
+}
+
 /** One arm of the load test: every request's timeline and the aggregates; nothing to place. */
 export interface ServeRunRecord {
   type: 'serveRun';
@@ -151,7 +171,8 @@ export type WorkloadRecord =
   | VerifyRecord
   | SpecRunRecord
   | ServeRunRecord
-  | QualityRecord;
+  | QualityRecord
+  | FusionRecord;
 
 /** Runs one workload. One file in src/workloads/ per kind; see index.ts for the registry. */
 export type WorkloadRunner<K extends WorkloadKind> = (

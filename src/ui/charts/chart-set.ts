@@ -8,10 +8,16 @@ import { h } from '../dom.ts';
 import type { ChartRun, PlotNode } from './common.ts';
 import { itlChart, tpotChart } from './decode.ts';
 import { splitByFormat, withFormats } from './formats.ts';
+import { splitByGraph } from './graphs.ts';
 import { kernelsChart } from './kernels.ts';
 import { ChartPanel } from './panel.ts';
 import { prefillThroughputChart, ttftChart } from './prefill.ts';
 import { rooflineChart } from './roofline.ts';
+
+/** The time charts' series: one per run, format and graph. */
+function series(runs: readonly ChartRun[]): ChartRun[] {
+  return splitByGraph(splitByFormat(runs));
+}
 
 export interface ChartSetOptions {
   /** Prefix of the panels' test ids; the run view's roofline is plain `roofline`. */
@@ -111,11 +117,12 @@ export class ChartSet {
         draw: (runs, width) =>
           rooflineChart(withFormats(runs), { width, showKernels: kernelToggle.input.checked }),
       },
-      // A run of several formats is one series per format here, so each legend names its format.
-      { panel: prefill, draw: (runs, width) => prefillThroughputChart(splitByFormat(runs), width) },
-      { panel: ttft, draw: (runs, width) => ttftChart(splitByFormat(runs), width) },
-      { panel: tpot, draw: (runs, width) => tpotChart(splitByFormat(runs), width) },
-      { panel: itl, draw: (runs, width) => itlChart(splitByFormat(runs), width) },
+      // A run of several formats is one series per format here, so each legend names its format, and
+      // the fusion workload's points are one series per graph beside the sweeps'.
+      { panel: prefill, draw: (runs, width) => prefillThroughputChart(series(runs), width) },
+      { panel: ttft, draw: (runs, width) => ttftChart(series(runs), width) },
+      { panel: tpot, draw: (runs, width) => tpotChart(series(runs), width) },
+      { panel: itl, draw: (runs, width) => itlChart(series(runs), width) },
       {
         panel: kernels,
         draw: (runs, width) => kernelsChart(withFormats(runs), width, shareToggle.input.checked),
