@@ -4,7 +4,7 @@
  * laptop GPU, so ratios between points look like a real run, but nothing here is measured.
  */
 import { PageAllocator } from '../kv/allocator.ts';
-import { formatSummary } from '../measure/assemble.ts';
+import { formatSummary, fusionSummary } from '../measure/assemble.ts';
 import { decodeCost, prefillCost, verifyCost } from '../measure/cost.ts';
 import { place } from '../measure/roofline.ts';
 import { batchScaling, serveResult } from '../measure/serve-assemble.ts';
@@ -1127,6 +1127,99 @@ export function makeFormatsResult(
     points,
     formats: formatSummary(points, config),
     quality: swept.flatMap((format) => (format === 'f32' ? [] : qualityRows(format))),
+    ...overrides,
+  });
+}
+
+/**
+ * The fusion workload's made-up figures: each graph's slowdown against the cost model at the quick
+ * suite's L = 256 and a decode at depth 128, and the dispatches by role the engine would record in
+ * one pass of SmolLM2-135M (30 layers): 6 per layer fused, 16 unfused (and its final norm).
+ */
+const FUSION_FIXTURE = {
+  length: 256,
+  depth: 128,
+  slowdown: {
+    fused: { prefill: 1.6, decode: 1.3 },
+    unfused: { prefill: 1.8, decode: 2.1 },
+  },
+  perLayer: {
+    fused: {
+      'qkv proj': 1,
+      'rope + kv write': 1,
+      attention: 1,
+      'o proj': 1,
+      'gate/up proj': 1,
+      'down proj': 1,
+    },
+    unfused: {
+      rmsnorm: 2,
+      'qkv proj': 3,
+      rope: 2,
+      'kv write': 1,
+      attention: 1,
+      'o proj': 1,
+      'residual add': 2,
+      'gate/up proj': 2,
+      swiglu: 1,
+      'down proj': 1,
+    },
+  },
+} as const;
+
+function fusionDispatches(graph: 'fused' | 'unfused'): Record<string, number> {
+  const calls: Record<string, number> = { embedding: 1, 'lm head': 1, argmax: 1 };
+  for (const [role, n] of Object.entries(FUSION_FIXTURE.perLayer[graph])) calls[role] = n * layers;
+  if (graph === 'unfused') calls.rmsnorm += 1;
+  return calls;
+}
+
+/**
+ * A quick-suite run with its fusion workload (see FUSION_FIXTURE): the sweep's points, then a
+ * prefill and a decode point per graph carrying the graph, and the fusion table built from them by
+ * the same summary as a real run. Validated like `makeResult`.
+ */
+export function makeFusionResult(overrides: Partial<BenchResult> = {}): BenchResult {
+  const base = makeResult();
+  const f = FUSION_FIXTURE;
+  const points: Point[] = (['fused', 'unfused'] as const).flatMap((graph) => {
+    const prefill = prefillShape(f.length, 0);
+    const decode = decodeShape(f.depth, 1, 0);
+    return [
+      {
+        ...makePoint({
+          ...prefill,
+          slowdown: f.slowdown[graph].prefill,
+          spread: FIXTURE.sampleSpread,
+          withKernels: false,
+        }),
+        graph,
+      },
+      { ...makePoint({ ...decode, slowdown: f.slowdown[graph].decode, withKernels: false }), graph },
+    ];
+  });
+  const records = (['fused', 'unfused'] as const).map((graph) => ({
+    type: 'fusion' as const,
+    graph,
+    fused: graph === 'fused',
+    layers,
+    prefill: { tokens: f.length, dispatches: fusionDispatches(graph) },
+    decode: { depth: f.depth, dispatches: fusionDispatches(graph) },
+  }));
+  const all = [...base.points, ...points];
+  return BenchResultSchema.parse({
+    ...base,
+    spec: {
+      ...base.spec,
+      fuse: true,
+      workloads: [
+        ...base.spec.workloads,
+        { kind: 'fusion', length: f.length, depth: f.depth, gen: 16, reps: 5, warmup: 1 },
+      ],
+    },
+    model: { ...base.model, graph: 'fused' },
+    points: all,
+    fusion: fusionSummary(all, records),
     ...overrides,
   });
 }
