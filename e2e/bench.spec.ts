@@ -14,8 +14,12 @@ const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
 const readResult = (path: string): BenchResult =>
   BenchResultSchema.parse(JSON.parse(readFileSync(path, 'utf8')));
 
-/** ci-tiny's dispatches per pass, counted by hand from the forward pass (2 layers, 16 calls each). */
-const CI_TINY_DISPATCHES = 1 + 2 * 16 + 1 + 2;
+/**
+ * ci-tiny's dispatches per pass, counted by hand from the forward pass (2 layers): unfused, the
+ * embedding, 16 calls a layer, the final norm, the LM head and argmax; fused, 6 a layer and the
+ * final norm inside the LM head.
+ */
+const CI_TINY_DISPATCHES = { unfused: 1 + 2 * 16 + 1 + 2, fused: 1 + 2 * 6 + 2 } as const;
 
 test('bench CLI: the quick suite on ci-tiny writes a valid result, both clocks and per-point latency', async () => {
   test.setTimeout(200_000);
@@ -33,9 +37,14 @@ test('bench CLI: the quick suite on ci-tiny writes a valid result, both clocks a
   const result = readResult(out);
   expect(result.status).toBe('complete');
   expect(result.validation.passed).toBe(true);
-  expect(result.spec.workloads.map((w) => w.kind)).toEqual(['prefill', 'decode']);
-  const prefill = result.points.filter((p) => p.pass === 'prefill');
-  const decode = result.points.filter((p) => p.pass === 'decode');
+  expect(result.spec.workloads.map((w) => w.kind)).toEqual(['prefill', 'decode', 'fusion']);
+  expect(result.spec.fuse).toBe(true);
+  const graph = result.model.graph;
+  if (!graph) throw new Error('the result does not say which graph the model ran');
+  // The sweeps' points; the fusion workload's carry their graph.
+  const sweep = result.points.filter((p) => !p.graph);
+  const prefill = sweep.filter((p) => p.pass === 'prefill');
+  const decode = sweep.filter((p) => p.pass === 'decode');
   expect(prefill.map((p) => p.tokens)).toEqual([16, 32, 64, 128, 256]);
   expect(decode.map((p) => p.depth)).toEqual([16, 128, 512]);
   // SwiftShader has timestamps, and the CLI asks Chromium not to quantize them.
@@ -52,12 +61,13 @@ test('bench CLI: the quick suite on ci-tiny writes a valid result, both clocks a
     for (const [i, gpu] of p.samplesMs.entries()) expect(gpu).toBeLessThanOrEqual(p.wallSamplesMs[i]);
     expect(p.kernels.length, `${p.pass} ${p.tokens}/${p.depth} has a kernel breakdown`).toBeGreaterThan(0);
     // The dispatches the cost model assumes are the ones the engine recorded, and both are the hand count.
-    expect(p.dispatches).toBe(CI_TINY_DISPATCHES);
+    expect(p.dispatches).toBe(CI_TINY_DISPATCHES[p.graph ?? graph]);
     expect(p.kernels.reduce((n, k) => n + k.calls, 0)).toBe(p.dispatches);
     expect(p.predictedMs).toBeGreaterThan(0);
   }
-  for (const p of prefill) expect(p.ttftMs?.p50).toBe(p.wallMedianMs);
-  for (const p of decode) {
+  for (const p of result.points.filter((x) => x.pass === 'prefill'))
+    expect(p.ttftMs?.p50).toBe(p.wallMedianMs);
+  for (const p of result.points.filter((x) => x.pass === 'decode')) {
     // TPOT samples are the wall samples, one per repetition; ITLs are every gap of 15 steps × 3 reps.
     expect(p.tpotMs?.p50).toBe(p.wallMedianMs);
     expect(p.itlSamplesMs).toHaveLength(15 * 3);
@@ -69,6 +79,45 @@ test('bench CLI: the quick suite on ci-tiny writes a valid result, both clocks a
   expect(result.peaks.dispatchUs).toBeGreaterThan(0);
   expect(result.peaks.emptyDispatchUs).toBeGreaterThan(0);
   expect(result.peaksAfter?.fmaGflops).toBeGreaterThan(0);
+
+  // Fused against unfused at the suite's largest L and first depth: what the engine recorded per
+  // layer, the hand count; the times are the points' own p50s, the ratio theirs.
+  expect(result.points.filter((p) => p.graph).map((p) => [p.pass, p.graph, p.tokens, p.depth])).toEqual([
+    ['prefill', 'fused', 256, 0],
+    ['decode', 'fused', 1, 16],
+    ['prefill', 'unfused', 256, 0],
+    ['decode', 'unfused', 1, 16],
+  ]);
+  const [fused, unfused] = result.fusion ?? [];
+  expect([fused?.graph, fused?.fused, unfused?.graph, unfused?.fused]).toEqual([
+    'fused',
+    true,
+    'unfused',
+    false,
+  ]);
+  for (const [row, perLayer] of [
+    [fused, 6],
+    [unfused, 16],
+  ] as const) {
+    expect([row.prefillPerLayer, row.decodePerLayer]).toEqual([perLayer, perLayer]);
+    expect([row.prefillDispatches, row.decodeDispatches]).toEqual([
+      CI_TINY_DISPATCHES[row.graph],
+      CI_TINY_DISPATCHES[row.graph],
+    ]);
+    const point = (pass: string) => result.points.find((p) => p.graph === row.graph && p.pass === pass);
+    expect(row.prefillMs).toBe(point('prefill')?.ttftMs?.p50);
+    expect(row.tpotMs).toBe(point('decode')?.tpotMs?.p50);
+  }
+  expect(fused.tpotRatio).toBeCloseTo(fused.tpotMs / unfused.tpotMs, 12);
+  expect(result.validation.checks.map((c) => c.name)).toEqual(
+    expect.arrayContaining([
+      expect.stringMatching(/^fused graph: /),
+      expect.stringMatching(/^unfused graph: /),
+    ]),
+  );
+  const target = result.targets?.find((t) => t.name.startsWith('fused against unfused decode step'));
+  expect(target?.met).not.toBeNull();
+  expect(run.stdout).toMatch(/\| fused \| 6 \| 6 \| 15, 15 \|/);
 });
 
 test('bench CLI: contiguous KV with a batch of 4 gives every sequence its own maxSeqLen slot', async () => {
@@ -81,6 +130,8 @@ test('bench CLI: contiguous KV with a batch of 4 gives every sequence its own ma
     'contiguous',
     '--batch',
     '4',
+    // The unfused graph (--no-fuse) here, so the CLI runs a whole model of each graph.
+    '--no-fuse',
     '--prefill',
     '',
     '--depth',
@@ -94,9 +145,11 @@ test('bench CLI: contiguous KV with a batch of 4 gives every sequence its own ma
   expect(run.code, run.stderr).toBe(0);
   const result = readResult(out);
   expect(result.status).toBe('complete');
-  expect(result.points.map((p) => [p.pass, p.depth, p.batch, p.kvMode])).toEqual([
-    ['decode', 16, 4, 'contiguous'],
+  expect(result.points.map((p) => [p.pass, p.depth, p.batch, p.kvMode, p.dispatches])).toEqual([
+    ['decode', 16, 4, 'contiguous', CI_TINY_DISPATCHES.unfused],
   ]);
+  expect([result.spec.fuse, result.model.graph]).toEqual([false, 'unfused']);
+  expect(run.stdout).toContain('- **Graph:** unfused (--no-fuse)');
 });
 
 test('bench CLI: --fail-on-fallback exits 3 on a software adapter', async () => {
@@ -118,7 +171,7 @@ test('bench CLI: bad flags exit 2 with a clear message', async () => {
   const suite = await runCli('bench/bench.ts', ['--suite', 'fast']);
   expect(suite.code).toBe(2);
   expect(suite.stderr).toContain(
-    '--suite must be quick, full, kernels, capacity, spec, serve, batch, formats, got "fast"',
+    '--suite must be quick, full, kernels, capacity, spec, serve, batch, formats, fusion, got "fast"',
   );
   const gate = await runCli('bench/bench.ts', ['--max-regression', '10']);
   expect(gate.code).toBe(2);
