@@ -3,7 +3,7 @@ import type { AdapterRecord } from '../gpu/device.ts';
 import { type KernelVariants, VARIANT_CANDIDATES, variantName } from '../kernels/variants.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { WeightFormat } from '../model/formats.ts';
-import type { TuneResult } from './autotune.ts';
+import { SEARCH, type TuneResult } from './autotune.ts';
 
 /**
  * Autotuning results kept between runs (a TuningStore: IndexedDB in the browser's worker, a file
@@ -26,8 +26,9 @@ export interface TuningKey {
   weightFormat: WeightFormat | 'mixed';
 }
 
+/** The key: everything in `k`, today's candidate lists (the tuning spaces) and the search's settings. */
 export function tuningKey(k: TuningKey): string {
-  return JSON.stringify({ ...k, candidates: VARIANT_CANDIDATES });
+  return JSON.stringify({ ...k, candidates: VARIANT_CANDIDATES, search: SEARCH });
 }
 
 const TrialSchema = z.object({
@@ -35,6 +36,19 @@ const TrialSchema = z.object({
   valid: z.boolean(),
   ms: z.number().nonnegative().nullable(),
   error: z.string().optional(),
+  rung: z.number().int().nonnegative().optional(),
+  skipped: z.literal(true).optional(),
+});
+
+const SearchSchema = z.object({
+  method: z.literal('successive-halving'),
+  eta: z.number().int().min(2),
+  reps0: z.number().int().positive(),
+  budgetMs: z.number().nonnegative().nullable(),
+  space: z.number().int().positive(),
+  tried: z.number().int().nonnegative(),
+  rungs: z.number().int().nonnegative(),
+  budgetSpent: z.boolean(),
 });
 
 const CachedTuneSchema = z.object({
@@ -61,6 +75,7 @@ const CachedTuneSchema = z.object({
       shape: z.string(),
       chosen: z.string(),
       trials: z.array(TrialSchema),
+      search: SearchSchema.optional(),
     }),
   ),
   searchMs: z.number().nonnegative(),
