@@ -1,4 +1,4 @@
-import { DEFAULT_VARIANTS, type KernelVariants } from '../src/kernels/variants.ts';
+import { DEFAULT_VARIANTS, graphFuses, type KernelVariants } from '../src/kernels/variants.ts';
 import { expect, type Harness, test } from './harness/client.ts';
 
 /** A prompt of n token ids below ci-tiny's vocab of 509, deterministic. */
@@ -6,9 +6,11 @@ const prompt = (n: number, seed = 1) => Array.from({ length: n }, (_, i) => (i *
 
 /**
  * The kernel families the model tests run with: the GPU-oriented defaults, and the families the
- * autotuner actually picks on this adapter (searched once per runtime, in its first test).
+ * autotuner actually picks on this adapter (searched once per runtime, in its first test), both
+ * on the fused graph (src/kernels/fuse.ts); and the autotuned families on the unfused graph, the
+ * fused one's reference.
  */
-const FAMILY_SETS = ['default', 'autotuned'] as const;
+const FAMILY_SETS = ['default', 'autotuned', 'autotuned, unfused'] as const;
 const autotunedBy = new Map<Harness['runtime'], KernelVariants>();
 
 async function useFamilies(harness: Harness, name: (typeof FAMILY_SETS)[number]) {
@@ -17,7 +19,10 @@ async function useFamilies(harness: Harness, name: (typeof FAMILY_SETS)[number])
     families = await harness.call('model', 'autotuned');
     autotunedBy.set(harness.runtime, families);
   }
-  await harness.call('model', 'useVariants', families);
+  const unfused = name === 'autotuned, unfused';
+  const fused = await harness.call('model', 'useVariants', families, !unfused);
+  // The defaults take the fusions; the autotuned families do where every one of them does.
+  expect(fused, name).toBe(!unfused && graphFuses(families, false));
 }
 
 for (const familyName of FAMILY_SETS)
@@ -47,6 +52,10 @@ for (const familyName of FAMILY_SETS)
       expect(r.failedSteps, JSON.stringify(r)).toEqual([]);
       expect(new Set(r.tokens).size, 'generation should not collapse to one token').toBeGreaterThan(1);
     });
+
+    // The unfused graph, the fused one's reference, is checked against the CPU forward and
+    // recomputation; the paths below do not depend on the graph and run on the fused one.
+    if (familyName === 'autotuned, unfused') return;
 
     test('paged caches (8/16/32) give identical results to the contiguous cache across page boundaries', async ({
       harness,

@@ -7,6 +7,11 @@ override WG: u32;   // power of two
 //#const ROWS   // output columns per workgroup
 //#const MAX_M  // largest decode batch
 //#include grid
+// The fusions of src/kernels/fuse.ts: an RMSNorm prologue (the `prologue` slot) and the epilogue.
+//#const FUSE_BINDING
+//#include prologue
+//#include activation
+//#include linear_epilogue
 
 // From GEMV_PARAMS in src/kernels/gemv.ts.
 //#params
@@ -27,7 +32,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   var acc: array<f32, MAX_M * ROWS>;
   for (var k = lid; k < k4; k += WG) {
     var xs: array<vec4<f32>, MAX_M>;
-    for (var m = 0u; m < p.M; m++) { xs[m] = x[m * k4 + k]; }
+    let g = fuse_gamma(k);  // the fused norm's gamma (1 without it)
+    for (var m = 0u; m < p.M; m++) { xs[m] = x[m * k4 + k] * g; }
     for (var r = 0u; r < ROWS; r++) {
       let n = min(colBase + r, p.N - 1u);  // clamped reads keep the loop uniform; the write is skipped
       let wv = w[n * k4 + k];
@@ -42,9 +48,12 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     }
     workgroupBarrier();
   }
-  if (lid < p.M * ROWS) {
-    let m = lid / ROWS;
-    let n = colBase + lid % ROWS;
-    if (n < p.N) { y[m * p.N + n] = partial[lid * WG]; }
+  // One invocation per batch row writes the workgroup's ROWS = 4 columns as a quad, through the
+  // epilogue, times the row's norm factor (a pass over the row; 1 without the fused norm).
+  if (lid < p.M) {
+    let m = lid;
+    let sums = vec4<f32>(partial[(m * ROWS) * WG], partial[(m * ROWS + 1u) * WG],
+                         partial[(m * ROWS + 2u) * WG], partial[(m * ROWS + 3u) * WG]);
+    epi_store4(m, colBase, p.N, min(ROWS, p.N - colBase), sums * fuse_row_rinv(m * k4, k4));
   }
 }

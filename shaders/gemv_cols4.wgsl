@@ -13,6 +13,11 @@ override WG: u32;
 override BATCH: u32;
 //#const MAX_M
 //#include grid
+// The fusions of src/kernels/fuse.ts: an RMSNorm prologue (the `prologue` slot) and the epilogue.
+//#const FUSE_BINDING
+//#include prologue
+//#include activation
+//#include linear_epilogue
 
 // From GEMV_PARAMS in src/kernels/gemv.ts.
 //#params
@@ -42,20 +47,23 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   var a5 = vec4<f32>(0.0);
   var a6 = vec4<f32>(0.0);
   var a7 = vec4<f32>(0.0);
+  // Each row's sum of squares, for the fused RMSNorm (zero, and unused, without it).
+  var s = array<f32, MAX_M>();
   for (var k = 0u; k < k4; k++) {
     let W = mat4x4<f32>(w[r0 + k], w[r1 + k], w[r2 + k], w[r3 + k]);
-    a0 += x[k] * W;
-    if (BATCH > 1u) { a1 += x[1u * k4 + k] * W; }
-    if (BATCH > 2u) { a2 += x[2u * k4 + k] * W; }
-    if (BATCH > 3u) { a3 += x[3u * k4 + k] * W; }
-    if (BATCH > 4u) { a4 += x[4u * k4 + k] * W; }
-    if (BATCH > 5u) { a5 += x[5u * k4 + k] * W; }
-    if (BATCH > 6u) { a6 += x[6u * k4 + k] * W; }
-    if (BATCH > 7u) { a7 += x[7u * k4 + k] * W; }
+    let g = fuse_gamma(k);
+    { let xr = x[k]; s[0] += fuse_ss(xr); a0 += (xr * g) * W; }
+    if (BATCH > 1u) { let xr = x[1u * k4 + k]; s[1] += fuse_ss(xr); a1 += (xr * g) * W; }
+    if (BATCH > 2u) { let xr = x[2u * k4 + k]; s[2] += fuse_ss(xr); a2 += (xr * g) * W; }
+    if (BATCH > 3u) { let xr = x[3u * k4 + k]; s[3] += fuse_ss(xr); a3 += (xr * g) * W; }
+    if (BATCH > 4u) { let xr = x[4u * k4 + k]; s[4] += fuse_ss(xr); a4 += (xr * g) * W; }
+    if (BATCH > 5u) { let xr = x[5u * k4 + k]; s[5] += fuse_ss(xr); a5 += (xr * g) * W; }
+    if (BATCH > 6u) { let xr = x[6u * k4 + k]; s[6] += fuse_ss(xr); a6 += (xr * g) * W; }
+    if (BATCH > 7u) { let xr = x[7u * k4 + k]; s[7] += fuse_ss(xr); a7 += (xr * g) * W; }
   }
   let acc = array<vec4<f32>, MAX_M>(a0, a1, a2, a3, a4, a5, a6, a7);
   let cols = min(4u, p.N - n0);
   for (var m = 0u; m < BATCH; m++) {
-    for (var c = 0u; c < cols; c++) { y[m * p.N + n0 + c] = acc[m][c]; }
+    epi_store4(m, n0, p.N, cols, acc[m] * fuse_rinv(s[m], p.K));
   }
 }

@@ -11,6 +11,11 @@ override WG: u32;
 override BATCH: u32;
 //#const MAX_M
 //#include grid
+// The fusions of src/kernels/fuse.ts: an RMSNorm prologue (the `prologue` slot) and the epilogue.
+//#const FUSE_BINDING
+//#include prologue
+//#include activation
+//#include linear_epilogue
 
 // From GEMV_PARAMS in src/kernels/gemv.ts.
 //#params
@@ -52,23 +57,27 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   var b5 = vec4<f32>(0.0);
   var b6 = vec4<f32>(0.0);
   var b7 = vec4<f32>(0.0);
+  // s<m>: row m's sum of squares, for the fused RMSNorm (zero, and unused, without it).
+  var s = array<f32, MAX_M>();
   for (var k = 0u; k < k4; k++) {
     let W = mat4x4<f32>(w[r0 + k], w[r1 + k], w[r2 + k], w[r3 + k]);
     let V = mat4x4<f32>(w[r4 + k], w[r5 + k], w[r6 + k], w[r7 + k]);
-    { let xv = x[k]; a0 += xv * W; b0 += xv * V; }
-    if (BATCH > 1u) { let xv = x[1u * k4 + k]; a1 += xv * W; b1 += xv * V; }
-    if (BATCH > 2u) { let xv = x[2u * k4 + k]; a2 += xv * W; b2 += xv * V; }
-    if (BATCH > 3u) { let xv = x[3u * k4 + k]; a3 += xv * W; b3 += xv * V; }
-    if (BATCH > 4u) { let xv = x[4u * k4 + k]; a4 += xv * W; b4 += xv * V; }
-    if (BATCH > 5u) { let xv = x[5u * k4 + k]; a5 += xv * W; b5 += xv * V; }
-    if (BATCH > 6u) { let xv = x[6u * k4 + k]; a6 += xv * W; b6 += xv * V; }
-    if (BATCH > 7u) { let xv = x[7u * k4 + k]; a7 += xv * W; b7 += xv * V; }
+    let g = fuse_gamma(k);
+    { let xr = x[k]; s[0] += fuse_ss(xr); let xv = xr * g; a0 += xv * W; b0 += xv * V; }
+    if (BATCH > 1u) { let xr = x[1u * k4 + k]; s[1] += fuse_ss(xr); let xv = xr * g; a1 += xv * W; b1 += xv * V; }
+    if (BATCH > 2u) { let xr = x[2u * k4 + k]; s[2] += fuse_ss(xr); let xv = xr * g; a2 += xv * W; b2 += xv * V; }
+    if (BATCH > 3u) { let xr = x[3u * k4 + k]; s[3] += fuse_ss(xr); let xv = xr * g; a3 += xv * W; b3 += xv * V; }
+    if (BATCH > 4u) { let xr = x[4u * k4 + k]; s[4] += fuse_ss(xr); let xv = xr * g; a4 += xv * W; b4 += xv * V; }
+    if (BATCH > 5u) { let xr = x[5u * k4 + k]; s[5] += fuse_ss(xr); let xv = xr * g; a5 += xv * W; b5 += xv * V; }
+    if (BATCH > 6u) { let xr = x[6u * k4 + k]; s[6] += fuse_ss(xr); let xv = xr * g; a6 += xv * W; b6 += xv * V; }
+    if (BATCH > 7u) { let xr = x[7u * k4 + k]; s[7] += fuse_ss(xr); let xv = xr * g; a7 += xv * W; b7 += xv * V; }
   }
   let acc = array<vec4<f32>, MAX_M>(a0, a1, a2, a3, a4, a5, a6, a7);
   let acc2 = array<vec4<f32>, MAX_M>(b0, b1, b2, b3, b4, b5, b6, b7);
   let cols = min(8u, p.N - n0);
   for (var m = 0u; m < BATCH; m++) {
-    for (var c = 0u; c < min(cols, 4u); c++) { y[m * p.N + n0 + c] = acc[m][c]; }
-    for (var c = 4u; c < cols; c++) { y[m * p.N + n0 + c] = acc2[m][c - 4u]; }
+    let r = fuse_rinv(s[m], p.K);
+    epi_store4(m, n0, p.N, min(cols, 4u), acc[m] * r);
+    if (cols > 4u) { epi_store4(m, n0 + 4u, p.N, cols - 4u, acc2[m] * r); }
   }
 }

@@ -10,6 +10,11 @@ override ROWS: u32;
 override COLS: u32;
 //#include grid
 //#include weights
+// The fusions of src/kernels/fuse.ts: an RMSNorm prologue (the `prologue` slot) and the epilogue.
+//#const FUSE_BINDING
+//#include prologue
+//#include activation
+//#include linear_epilogue
 //#include packed_tile
 
 // From PACKED_PARAMS in src/kernels/packed.ts.
@@ -37,5 +42,5 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   var a = TileSums();
   var b = TileSums();
   tile_run(na, nb, xa, xb, p.K, &a, &b);
-  tile_store(0u, ROWS, n0, min(COLS, p.N - n0), p.N, &a, &b);
+  tile_store(0u, ROWS, n0, min(COLS, p.N - n0), p.N, tile_rinv(xa, xb, k4), &a, &b);
 }

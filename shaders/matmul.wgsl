@@ -9,13 +9,19 @@ override TILE_K: u32;        // multiple of 4
 override TILE_M: u32 = WG_Y * 4u;
 override TILE_N: u32 = WG_X * 4u;
 
+// The fusions of src/kernels/fuse.ts: an RMSNorm prologue (the `prologue` slot) and the epilogue.
+//#const FUSE_BINDING
+//#include prologue
+//#include activation
+//#include linear_epilogue
+
 // From MATMUL_PARAMS in src/kernels/matmul.ts.
 //#params
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;        // [M, K/4]
+@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;        // a [M, K/4]
 @group(0) @binding(2) var<storage, read> b: array<vec4<f32>>;        // [N, K/4]
-@group(0) @binding(3) var<storage, read_write> c: array<f32>;        // [M, N]
+@group(0) @binding(3) var<storage, read_write> y: array<f32>;        // c [M, N]
 
 var<workgroup> aTile: array<vec4<f32>, TILE_K * TILE_M / 4u>;     // [TILE_K][TILE_M/4]
 var<workgroup> bTile: array<vec4<f32>, TILE_K * TILE_N / 4u>;     // [TILE_K][TILE_N/4]
@@ -36,7 +42,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
       let r = i / kStep4;
       let kv = i % kStep4;
       var v = vec4<f32>(0.0);
-      if (rowBase + r < p.M && k0 + kv < k4) { v = a[(rowBase + r) * k4 + k0 + kv]; }
+      if (rowBase + r < p.M && k0 + kv < k4) { v = x[(rowBase + r) * k4 + k0 + kv] * fuse_gamma(k0 + kv); }
       let slot = r / 4u;
       let lane = r % 4u;
       aTile[(kv * 4u + 0u) * (TILE_M / 4u) + slot][lane] = v.x;
@@ -68,12 +74,13 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
     workgroupBarrier();
   }
 
+  // The fused norm's row factors come from a pass over each row (1 without it): the staged a-tile
+  // is shared by the workgroup, so no invocation sees a whole row in its own loop.
   let col = colBase + lid.x * 4u;
+  if (col >= p.N) { return; }
   for (var i = 0u; i < 4u; i++) {
     let row = rowBase + lid.y * 4u + i;
     if (row >= p.M) { break; }
-    for (var j = 0u; j < 4u; j++) {
-      if (col + j < p.N) { c[row * p.N + col + j] = acc[i][j]; }
-    }
+    epi_store4(row, col, p.N, min(4u, p.N - col), acc[i] * fuse_row_rinv(row * k4, k4));
   }
 }

@@ -8,6 +8,11 @@ override WG_Y: u32;   // invocations along M (ROWS rows each)
 override ROWS: u32;   // 4 or 8
 override COLS: u32;   // 4 or 8
 //#include weights
+// The fusions of src/kernels/fuse.ts: an RMSNorm prologue (the `prologue` slot) and the epilogue.
+//#const FUSE_BINDING
+//#include prologue
+//#include activation
+//#include linear_epilogue
 //#include packed_tile
 
 // From PACKED_PARAMS in src/kernels/packed.ts.
@@ -35,5 +40,5 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
   var a = TileSums();
   var b = TileSums();
   tile_run(na, nb, xa, xb, p.K, &a, &b);
-  tile_store(row0, min(ROWS, p.M - row0), col0, min(COLS, p.N - col0), p.N, &a, &b);
+  tile_store(row0, min(ROWS, p.M - row0), col0, min(COLS, p.N - col0), p.N, tile_rinv(xa, xb, k4), &a, &b);
 }

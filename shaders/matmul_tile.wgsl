@@ -15,13 +15,19 @@ override WG_Y: u32;   // invocations along M (TM rows each)
 //#const TN           // columns per invocation
 //#const KU           // vec4 steps of K per loop iteration
 
+// The fusions of src/kernels/fuse.ts: an RMSNorm prologue (the `prologue` slot) and the epilogue.
+//#const FUSE_BINDING
+//#include prologue
+//#include activation
+//#include linear_epilogue
+
 // From MATMUL_PARAMS in src/kernels/matmul.ts.
 //#params
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;        // [M, K/4]
+@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;        // a [M, K/4]
 @group(0) @binding(2) var<storage, read> b: array<vec4<f32>>;        // [N, K/4]
-@group(0) @binding(3) var<storage, read_write> c: array<f32>;        // [M, N]
+@group(0) @binding(3) var<storage, read_write> y: array<f32>;        // c [M, N]
 
 @compute @workgroup_size(WG_X, WG_Y)
 fn main(@builtin(global_invocation_id) gid: vec3u) {
@@ -32,24 +38,36 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
   let ra$i = min(row0 + $iu, p.M - 1u) * k4;
   let rb$j = min(col0 + $ju, p.N - 1u) * k4;
   var acc: array<f32, TM * TN>;
+  // Each row's sum of squares for the fused norm (zero, and unused, without it).
+  var ss: array<f32, TM>;
 
   // The K loop: only loads and FMAs into acc.
   for (var k = 0u; k < k4; k += KU) {
     // Where k4 is not a multiple of KU, the steps past the end read a valid a and a zero b.
     let k$u = min(k + $uu, k4 - 1u);
     let live$u = k + $uu < k4;
-    let a$u_$i = a[ra$i + k$u];
+    // The fused norm's gamma and squares (1 and 0 without it); a clamped step past K adds no square.
+    let g$u = fuse_gamma(k$u);
+    let x$u_$i = x[ra$i + k$u];
+    ss[$i] += select(0.0, fuse_ss(x$u_$i), live$u);
+    let a$u_$i = x$u_$i * g$u;
     let b$u_$j = select(vec4<f32>(0.0), b[rb$j + k$u], live$u);
     acc[$ij] = fma(a$u_$i.x, b$u_$j.x, fma(a$u_$i.y, b$u_$j.y, fma(a$u_$i.z, b$u_$j.z, fma(a$u_$i.w, b$u_$j.w, acc[$ij]))));
   }
 
-  // The store: one loop over the register tile, writing c[row, col] (where epilogues go).
+  // The store: the register tile by column quads (TN is a multiple of 4 for the fusions, so a quad
+  // starts at a multiple of 4), each row times its norm factor, through the epilogue.
   for (var i = 0u; i < TM; i++) {
     let row = row0 + i;
     if (row >= p.M) { break; }
-    for (var j = 0u; j < TN; j++) {
+    let r = fuse_rinv(ss[i], p.K);
+    for (var j = 0u; j < TN; j += 4u) {
       let col = col0 + j;
-      if (col < p.N) { c[row * p.N + col] = acc[i * TN + j]; }
+      if (col >= p.N) { break; }
+      let e = i * TN + j;
+      let quad = vec4<f32>(acc[e], acc[min(e + 1u, TM * TN - 1u)], acc[min(e + 2u, TM * TN - 1u)],
+                           acc[min(e + 3u, TM * TN - 1u)]);
+      epi_store4(row, col, p.N, min(min(4u, TN - j), p.N - col), quad * r);
     }
   }
 }

@@ -2,6 +2,7 @@
 // cos/sin come from a table computed in float64 on the CPU (see src/model/rope.ts).
 override WG: u32;
 //#include grid
+//#include rope_pair
 
 // From ROPE_PARAMS in src/kernels/elementwise.ts (half: headDim / 2).
 //#params
@@ -24,8 +25,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let c = cosT[t];
   let s = sinT[t];
   let base = rowHead * 2u * p.half;
-  let a = x[base + j];
-  let b = x[base + j + p.half];
-  x[base + j] = a * c - b * s;
-  x[base + j + p.half] = b * c + a * s;
+  let r = rope_pair(x[base + j], x[base + j + p.half], c, s);
+  x[base + j] = r.x;
+  x[base + j + p.half] = r.y;
 }

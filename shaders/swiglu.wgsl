@@ -1,7 +1,8 @@
-// SwiGLU: out = silu(gate) * up, elementwise as vec4. silu(g) = g / (1 + exp(-g)); for very
-// negative g, exp overflows to +inf and the quotient is -0, which is the right limit.
+// SwiGLU: out = silu(gate) * up, elementwise as vec4 (silu in lib/activation.wgsl). The unfused
+// reference of the gate/up projection's SwiGLU epilogue (lib/linear_epilogue.wgsl).
 override WG: u32;
 //#include grid
+//#include activation
 
 // From N4_PARAMS in src/kernels/elementwise.ts (n4: element count / 4).
 //#params
@@ -16,6 +17,5 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) lid: u32) {
   let i = workgroupIndex(wid, nwg) * WG + lid;
   if (i >= p.n4) { return; }
-  let g = gate[i];
-  out[i] = g / (vec4<f32>(1.0) + exp(-g)) * up[i];
+  out[i] = silu4(gate[i]) * up[i];
 }

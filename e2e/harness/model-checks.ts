@@ -3,7 +3,7 @@ import type { Gpu } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipelines.ts';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../../src/kernels/variants.ts';
 import { autotune, autotunePacked } from '../../src/measure/autotune.ts';
-import { prefillCost } from '../../src/measure/cost.ts';
+import { graphOf, prefillCost } from '../../src/measure/cost.ts';
 import { type ModelConfig, presetConfig } from '../../src/model/config.ts';
 import type { WeightFormat } from '../../src/model/formats.ts';
 import { Model, type ModelOptions, type PrefillResult } from '../../src/model/forward.ts';
@@ -50,16 +50,31 @@ export class ModelChecks {
 
   /** Kernel families for the models built next; the checks run once per family set. */
   variants: KernelVariants = DEFAULT_VARIANTS;
+  /** Whether the next models run the fused graph where their families allow it (ModelOptions.fuse). */
+  fuse = true;
 
   private async model(options: ModelOptions, seed = 1, config: ModelConfig = presetConfig('ci-tiny')) {
     const weights = randomWeights(config, seed);
-    const variants = this.variants;
-    return Model.create(this.gpu, weights, { ...options, pipelines: this.pipelines, variants }, 'ci-tiny');
+    const { variants, fuse } = this;
+    return Model.create(
+      this.gpu,
+      weights,
+      { ...options, pipelines: this.pipelines, variants, fuse },
+      'ci-tiny',
+    );
   }
 
-  /** Sets the families the next models are built with (a method, so it can be called across a process boundary). */
-  async useVariants(variants: KernelVariants): Promise<void> {
+  /**
+   * Sets the families (and the graph) the next models are built with (a method, so it can be
+   * called across a process boundary); returns whether such a model runs the fused graph.
+   */
+  async useVariants(variants: KernelVariants, fuse = true): Promise<boolean> {
     this.variants = variants;
+    this.fuse = fuse;
+    const model = await this.model(paged(16));
+    const fused = model.fused;
+    model.destroy();
+    return fused;
   }
 
   /** The families the autotuner picks for ci-tiny on this adapter (the model tests then run them). */
@@ -80,7 +95,10 @@ export class ModelChecks {
     // What the engine recorded, against what the cost model assumes, role by role.
     const recorded = model.lastDispatches;
     const assumed = Object.fromEntries(
-      prefillCost(config, tokens.length).kernels.map((k) => [k.role, k.dispatches]),
+      prefillCost(config, tokens.length, 0, undefined, 'f32', graphOf(model)).kernels.map((k) => [
+        k.role,
+        k.dispatches,
+      ]),
     );
     model.destroy();
     const want = referenceForward(weights, tokens);
@@ -398,7 +416,10 @@ export class ModelChecks {
       const [pre] = await model.prefill([{ seq, tokens: prompt }], 'all');
       const recorded = model.lastDispatches;
       const assumed = Object.fromEntries(
-        prefillCost(config, prompt.length, 0, undefined, format).kernels.map((k) => [k.role, k.dispatches]),
+        prefillCost(config, prompt.length, 0, undefined, format, graphOf(model)).kernels.map((k) => [
+          k.role,
+          k.dispatches,
+        ]),
       );
       const prefillErr = normwise(pre.logits!, referenceForward(weights, prompt));
       // Decode: greedy steps through the KV cache (GEMV), each against a full reference forward.

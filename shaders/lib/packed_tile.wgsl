@@ -13,7 +13,9 @@
 // order, whatever ROWS is: a row's result does not depend on the rows computed beside it.
 // The shader declares `override ROWS`, `override COLS`, `x: array<vec4<f32>>`, `y: array<f32>` and
 // includes a weights_* snippet (w_load, w_raw, w_step, w_offset, W_AFFINE, group_scale,
-// W_VECS_PER_GROUP, X_PER_W_VEC).
+// W_VECS_PER_GROUP, X_PER_W_VEC), and the fusions of src/kernels/fuse.ts: a `prologue` snippet
+// (each x vec4 is multiplied by fuse_gamma as it is loaded; tile_rinv gives the rows' norm factors)
+// and linear_epilogue (tile_store writes through epi_store4).
 
 // Per tile row, the sums of four columns (component c is column c of the quad): columns 0-3 in one
 // TileSums, 4-7 in a second.
@@ -33,14 +35,15 @@ struct TileGroup {
 // times the quads' raw weights W (columns 0-3) and V (4-7), added to the group's sums.
 fn tile_position(xa: vec4<u32>, xb: vec4<u32>, p: u32, j: u32, W: mat4x4<f32>, V: mat4x4<f32>,
                  G: ptr<function, TileGroup>) {
-  tile_row(0u, x[xa.x + p], j, W, V, G);
-  if (ROWS > 1u) { tile_row(1u, x[xa.y + p], j, W, V, G); }
-  if (ROWS > 2u) { tile_row(2u, x[xa.z + p], j, W, V, G); }
-  if (ROWS > 3u) { tile_row(3u, x[xa.w + p], j, W, V, G); }
-  if (ROWS > 4u) { tile_row(4u, x[xb.x + p], j, W, V, G); }
-  if (ROWS > 5u) { tile_row(5u, x[xb.y + p], j, W, V, G); }
-  if (ROWS > 6u) { tile_row(6u, x[xb.z + p], j, W, V, G); }
-  if (ROWS > 7u) { tile_row(7u, x[xb.w + p], j, W, V, G); }
+  let g = fuse_gamma(p);  // the fused RMSNorm's gamma at this position (1 without it)
+  tile_row(0u, x[xa.x + p] * g, j, W, V, G);
+  if (ROWS > 1u) { tile_row(1u, x[xa.y + p] * g, j, W, V, G); }
+  if (ROWS > 2u) { tile_row(2u, x[xa.z + p] * g, j, W, V, G); }
+  if (ROWS > 3u) { tile_row(3u, x[xa.w + p] * g, j, W, V, G); }
+  if (ROWS > 4u) { tile_row(4u, x[xb.x + p] * g, j, W, V, G); }
+  if (ROWS > 5u) { tile_row(5u, x[xb.y + p] * g, j, W, V, G); }
+  if (ROWS > 6u) { tile_row(6u, x[xb.z + p] * g, j, W, V, G); }
+  if (ROWS > 7u) { tile_row(7u, x[xb.w + p] * g, j, W, V, G); }
 }
 
 // Row r (a literal) of one position: v, the row's x vec4, against the raw weights of both quads.
@@ -173,21 +176,36 @@ fn tile_run(na: vec4<u32>, nb: vec4<u32>, xa: vec4<u32>, xb: vec4<u32>, K: u32,
   }
 }
 
-// Writes the tile's sums: `rows` rows from y row `row0`, `cols` columns from `col0`, y rows `N` wide.
-fn tile_store(row0: u32, rows: u32, col0: u32, cols: u32, N: u32,
+// The fused RMSNorm's factor of each tile row (1 without it), from a pass over the row: the tile's
+// own loop meets each x vec4 once per group of its columns, not once in all, so it cannot sum them.
+fn tile_rinv(xa: vec4<u32>, xb: vec4<u32>, k4: u32) -> array<f32, 8> {
+  var r = array<f32, 8>(1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0);
+  r[0] = fuse_row_rinv(xa.x, k4);
+  if (ROWS > 1u) { r[1] = fuse_row_rinv(xa.y, k4); }
+  if (ROWS > 2u) { r[2] = fuse_row_rinv(xa.z, k4); }
+  if (ROWS > 3u) { r[3] = fuse_row_rinv(xa.w, k4); }
+  if (ROWS > 4u) { r[4] = fuse_row_rinv(xb.x, k4); }
+  if (ROWS > 5u) { r[5] = fuse_row_rinv(xb.y, k4); }
+  if (ROWS > 6u) { r[6] = fuse_row_rinv(xb.z, k4); }
+  if (ROWS > 7u) { r[7] = fuse_row_rinv(xb.w, k4); }
+  return r;
+}
+
+// Writes the tile's sums, each row times its norm factor: `rows` rows from y row `row0`, `cols`
+// columns from `col0` (a multiple of 4), of a product N columns wide, through the epilogue.
+fn tile_store(row0: u32, rows: u32, col0: u32, cols: u32, N: u32, rinv: array<f32, 8>,
               a: ptr<function, TileSums>, b: ptr<function, TileSums>) {
-  tile_store_row(row0, col0, cols, N, (*a)[0], (*b)[0]);
-  if (ROWS > 1u && rows > 1u) { tile_store_row(row0 + 1u, col0, cols, N, (*a)[1], (*b)[1]); }
-  if (ROWS > 2u && rows > 2u) { tile_store_row(row0 + 2u, col0, cols, N, (*a)[2], (*b)[2]); }
-  if (ROWS > 3u && rows > 3u) { tile_store_row(row0 + 3u, col0, cols, N, (*a)[3], (*b)[3]); }
-  if (ROWS > 4u && rows > 4u) { tile_store_row(row0 + 4u, col0, cols, N, (*a)[4], (*b)[4]); }
-  if (ROWS > 5u && rows > 5u) { tile_store_row(row0 + 5u, col0, cols, N, (*a)[5], (*b)[5]); }
-  if (ROWS > 6u && rows > 6u) { tile_store_row(row0 + 6u, col0, cols, N, (*a)[6], (*b)[6]); }
-  if (ROWS > 7u && rows > 7u) { tile_store_row(row0 + 7u, col0, cols, N, (*a)[7], (*b)[7]); }
+  tile_store_row(row0, col0, cols, N, (*a)[0] * rinv[0], (*b)[0] * rinv[0]);
+  if (ROWS > 1u && rows > 1u) { tile_store_row(row0 + 1u, col0, cols, N, (*a)[1] * rinv[1], (*b)[1] * rinv[1]); }
+  if (ROWS > 2u && rows > 2u) { tile_store_row(row0 + 2u, col0, cols, N, (*a)[2] * rinv[2], (*b)[2] * rinv[2]); }
+  if (ROWS > 3u && rows > 3u) { tile_store_row(row0 + 3u, col0, cols, N, (*a)[3] * rinv[3], (*b)[3] * rinv[3]); }
+  if (ROWS > 4u && rows > 4u) { tile_store_row(row0 + 4u, col0, cols, N, (*a)[4] * rinv[4], (*b)[4] * rinv[4]); }
+  if (ROWS > 5u && rows > 5u) { tile_store_row(row0 + 5u, col0, cols, N, (*a)[5] * rinv[5], (*b)[5] * rinv[5]); }
+  if (ROWS > 6u && rows > 6u) { tile_store_row(row0 + 6u, col0, cols, N, (*a)[6] * rinv[6], (*b)[6] * rinv[6]); }
+  if (ROWS > 7u && rows > 7u) { tile_store_row(row0 + 7u, col0, cols, N, (*a)[7] * rinv[7], (*b)[7] * rinv[7]); }
 }
 
 fn tile_store_row(row: u32, col0: u32, cols: u32, N: u32, va: vec4<f32>, vb: vec4<f32>) {
-  let base = row * N + col0;
-  for (var c = 0u; c < min(cols, 4u); c++) { y[base + c] = va[c]; }
-  for (var c = 4u; c < cols; c++) { y[base + c] = vb[c - 4u]; }
+  epi_store4(row, col0, N, min(cols, 4u), va);
+  if (cols > 4u) { epi_store4(row, col0 + 4u, N, cols - 4u, vb); }
 }

@@ -4,38 +4,57 @@ import cols8Code from '../../shaders/gemv_cols8.wgsl?raw';
 import rowwiseCode from '../../shaders/gemv_rowwise.wgsl?raw';
 import subgroupCode from '../../shaders/gemv_subgroup.wgsl?raw';
 import { KernelError } from '../errors.ts';
+import {
+  checkFusionCall,
+  EPILOGUE_CODE,
+  fusionName,
+  type LinearFusion,
+  PLAIN,
+  prologueSlot,
+} from './fuse.ts';
 import { grid1d, type KernelCall, type KernelContext, makeCall } from './kernel.ts';
 import { GEMV_LIMITS } from './limits.ts';
-import { DEFAULT_VARIANTS, type GemvVariant } from './variants.ts';
+import { DEFAULT_VARIANTS, familyFuses, type GemvVariant } from './variants.ts';
 import { composeShader, defineParams } from './wgsl.ts';
 
 export { GEMV_LIMITS };
 
-/** Params of every GEMV shader: y[M, N] = x[M, K] · w[N, K]ᵀ. */
-const GEMV_PARAMS = defineParams({ M: 'u32', N: 'u32', K: 'u32' });
+/** Params of every GEMV shader: y[M, N] = x[M, K] · w[N, K]ᵀ; eps is the fused RMSNorm's (else 0). */
+const GEMV_PARAMS = defineParams({ M: 'u32', N: 'u32', K: 'u32', eps: 'f32' });
+
+/** Binding of the fused RMSNorm's gamma in the fusable GEMV shaders (after params, x, w and y). */
+const FUSE_BINDING = 4;
+
+const FUSABLE_CODE = { reduce: gemvCode, cols4: cols4Code, cols8: cols8Code } as const;
+
+/** A fusable family's shader with its prologue slot filled (composed once per combination). */
+const fusableShaders = new Map<string, ReturnType<typeof composeFusable>>();
+function composeFusable(family: keyof typeof FUSABLE_CODE, norm: boolean) {
+  return composeShader({
+    label: family === 'reduce' ? 'gemv' : `gemv_${family}`,
+    code: FUSABLE_CODE[family],
+    params: GEMV_PARAMS,
+    constants:
+      family === 'reduce'
+        ? { ROWS: GEMV_LIMITS.rowsPerWorkgroup, MAX_M: GEMV_LIMITS.maxBatch, FUSE_BINDING }
+        : { MAX_M: GEMV_LIMITS.maxBatch, FUSE_BINDING },
+    slots: prologueSlot({ norm, epilogue: 'store' }),
+  });
+}
+function fusableShader(family: keyof typeof FUSABLE_CODE, norm: boolean) {
+  const key = `${family}:${norm}`;
+  let shader = fusableShaders.get(key);
+  if (!shader) {
+    shader = composeFusable(family, norm);
+    fusableShaders.set(key, shader);
+  }
+  return shader;
+}
 
 const SHADERS = {
-  reduce: composeShader({
-    label: 'gemv',
-    code: gemvCode,
-    params: GEMV_PARAMS,
-    constants: { ROWS: GEMV_LIMITS.rowsPerWorkgroup, MAX_M: GEMV_LIMITS.maxBatch },
-  }),
   rowwise: composeShader({
     label: 'gemv_rowwise',
     code: rowwiseCode,
-    params: GEMV_PARAMS,
-    constants: { MAX_M: GEMV_LIMITS.maxBatch },
-  }),
-  cols4: composeShader({
-    label: 'gemv_cols4',
-    code: cols4Code,
-    params: GEMV_PARAMS,
-    constants: { MAX_M: GEMV_LIMITS.maxBatch },
-  }),
-  cols8: composeShader({
-    label: 'gemv_cols8',
-    code: cols8Code,
     params: GEMV_PARAMS,
     constants: { MAX_M: GEMV_LIMITS.maxBatch },
   }),
@@ -47,6 +66,12 @@ const SHADERS = {
   }),
 } as const;
 
+function shaderOf(family: GemvVariant['family'], norm: boolean) {
+  return family === 'reduce' || family === 'cols4' || family === 'cols8'
+    ? fusableShader(family, norm)
+    : SHADERS[family];
+}
+
 /**
  * y[M, N] = x[M, K] · w[N, K]ᵀ for decode, M = 1 … 8 sequences, reading each weight once.
  * 'reduce' (gemv.wgsl): a workgroup per 4 output columns reducing over K, coalesced on GPUs.
@@ -55,6 +80,8 @@ const SHADERS = {
  * compiled per batch size. Fewer loads per product, which is what batched decode on CPUs lacks.
  * 'cols8' (gemv_cols8.wgsl): the same with eight columns per invocation.
  * 'subgroup' (gemv_subgroup.wgsl): a subgroup per column with subgroupAdd; needs `subgroups`.
+ * `fusion` (fuse.ts): the cols families can fuse the RMSNorm before and the residual add or SwiGLU
+ * after the product; the others only run it plain.
  */
 export class GemvKernel {
   private constructor(
@@ -63,13 +90,25 @@ export class GemvKernel {
     readonly variant: GemvVariant,
     /** The batch the pipeline was compiled for (rowwise), or undefined when any M works. */
     private readonly batch: number | undefined,
+    readonly fusion: LinearFusion,
   ) {}
 
-  static async create(ctx: KernelContext, variant: GemvVariant = DEFAULT_VARIANTS.gemv, batch = 1) {
-    const shader = SHADERS[variant.family];
+  static async create(
+    ctx: KernelContext,
+    variant: GemvVariant = DEFAULT_VARIANTS.gemv,
+    batch = 1,
+    fusion: LinearFusion = PLAIN,
+  ) {
+    if (fusionName(fusion) !== 'plain' && !familyFuses('gemv', variant)) {
+      throw new KernelError(`the ${variant.family} GEMV cannot fuse ${fusionName(fusion)}`);
+    }
+    const shader = shaderOf(variant.family, fusion.norm);
     if (variant.family === 'reduce') {
-      const pipeline = await ctx.pipelines.get(shader.label, shader.code, { WG: GEMV_LIMITS.workgroupSize });
-      return new GemvKernel(ctx, pipeline, variant, undefined);
+      const pipeline = await ctx.pipelines.get(shader.label, shader.code, {
+        WG: GEMV_LIMITS.workgroupSize,
+        EPILOGUE: EPILOGUE_CODE[fusion.epilogue],
+      });
+      return new GemvKernel(ctx, pipeline, variant, undefined, fusion);
     }
     if (variant.family === 'subgroup' && !ctx.gpu.hasSubgroups) {
       throw new KernelError('the subgroup GEMV needs the "subgroups" feature, which this adapter lacks');
@@ -83,11 +122,27 @@ export class GemvKernel {
     if (batch < 1 || batch > GEMV_LIMITS.maxBatch) {
       throw new KernelError(`gemv batch ${batch} is outside 1…${GEMV_LIMITS.maxBatch}`);
     }
-    const pipeline = await ctx.pipelines.get(shader.label, shader.code, { WG: variant.wg, BATCH: batch });
-    return new GemvKernel(ctx, pipeline, variant, batch);
+    const overrides: Record<string, number> = { WG: variant.wg, BATCH: batch };
+    if (familyFuses('gemv', variant)) overrides.EPILOGUE = EPILOGUE_CODE[fusion.epilogue];
+    const pipeline = await ctx.pipelines.get(shader.label, shader.code, overrides);
+    return new GemvKernel(ctx, pipeline, variant, batch, fusion);
   }
 
-  call(a: { x: GPUBuffer; w: GPUBuffer; y: GPUBuffer; M: number; N: number; K: number }): KernelCall {
+  /**
+   * y = x · wᵀ with the kernel's fusion: `gamma` and `eps` are the fused RMSNorm's (exactly when it
+   * has one); with the SwiGLU epilogue y is [M, N / 2], with 'add' y is added to.
+   */
+  call(a: {
+    x: GPUBuffer;
+    w: GPUBuffer;
+    y: GPUBuffer;
+    M: number;
+    N: number;
+    K: number;
+    gamma?: GPUBuffer;
+    eps?: number;
+  }): KernelCall {
+    checkFusionCall(`${this.variant.family} gemv`, this.fusion, a);
     if (a.M < 1 || a.M > GEMV_LIMITS.maxBatch) {
       throw new KernelError(`gemv batch M=${a.M} is outside 1…${GEMV_LIMITS.maxBatch}`);
     }
@@ -116,8 +171,8 @@ export class GemvKernel {
       name: 'gemv',
       pipeline: this.pipeline,
       params: GEMV_PARAMS,
-      values: { M: a.M, N: a.N, K: a.K },
-      buffers: [a.x, a.w, a.y],
+      values: { M: a.M, N: a.N, K: a.K, eps: a.eps ?? 0 },
+      buffers: a.gamma ? [a.x, a.w, a.y, a.gamma] : [a.x, a.w, a.y],
       workgroups: grid,
     });
   }

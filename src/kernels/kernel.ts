@@ -99,17 +99,20 @@ function uniformBuffer(gpu: Gpu, label: string, data: ArrayBuffer): GPUBuffer {
   return buffer;
 }
 
-/** Builds a bind group over `resources` at bindings 0..n-1 of group 0. */
+/**
+ * Builds a bind group over `resources` at bindings 0..n-1 of group 0; an undefined entry leaves its
+ * binding out (a shader binding it only for some inputs, such as the packed f16 kernels' scales).
+ */
 export function bindGroup(
   gpu: Gpu,
   pipeline: GPUComputePipeline,
   label: string,
-  resources: readonly GPUBuffer[],
+  resources: readonly (GPUBuffer | undefined)[],
 ): GPUBindGroup {
   return gpu.device.createBindGroup({
     label,
     layout: pipeline.getBindGroupLayout(0),
-    entries: resources.map((buffer, binding) => ({ binding, resource: { buffer } })),
+    entries: resources.flatMap((buffer, binding) => (buffer ? [{ binding, resource: { buffer } }] : [])),
   });
 }
 
@@ -121,8 +124,8 @@ export interface CallSpec<F extends ParamFields> {
   /** The layout the pipeline's shader was composed with. */
   readonly params: ParamsLayout<F>;
   readonly values: NoInfer<ParamValues<F>>;
-  /** Bound at 1, 2, …, after the params block at binding 0. */
-  readonly buffers: readonly GPUBuffer[];
+  /** Bound at 1, 2, …, after the params block at binding 0; an undefined entry is left unbound. */
+  readonly buffers: readonly (GPUBuffer | undefined)[];
   readonly workgroups: readonly [number, number, number];
 }
 

@@ -1,4 +1,6 @@
 import kvWriteCode from '../../shaders/kv_write.wgsl?raw';
+import ropeKvCode from '../../shaders/rope_kv_write.wgsl?raw';
+import { KernelError } from '../errors.ts';
 import { grid1d, type KernelCall, type KernelContext, makeCall } from './kernel.ts';
 import { composeShader, defineParams } from './wgsl.ts';
 
@@ -42,6 +44,64 @@ export class KvWriteKernel {
       params: KV_WRITE_SHADER.params,
       values: { rows: a.rows, kvHeads: a.kvHeads, hd4, pageSize: a.pageSize },
       buffers: [a.k, a.v, a.slots, a.pool],
+      workgroups: grid,
+    });
+  }
+}
+
+const ROPE_KV_SHADER = composeShader({
+  label: 'rope_kv_write',
+  code: ropeKvCode,
+  params: defineParams({
+    rows: 'u32',
+    heads: 'u32',
+    kvHeads: 'u32',
+    half: 'u32',
+    pageSize: 'u32',
+  }),
+});
+
+/**
+ * The fused graph's RoPE + KV write (rope_kv_write.wgsl): from the fused q/k/v projection's output
+ * qkv [rows, heads + 2·kvHeads, headDim], the rotated queries into q and the rotated keys and the
+ * values into the layer's page pool at each token's slot. One dispatch instead of three.
+ */
+export class RopeKvWriteKernel {
+  private constructor(
+    private readonly ctx: KernelContext,
+    private readonly pipeline: GPUComputePipeline,
+  ) {}
+
+  static async create(ctx: KernelContext) {
+    const { label, code } = ROPE_KV_SHADER;
+    return new RopeKvWriteKernel(ctx, await ctx.pipelines.get(label, code, { WG: KV_WRITE_WG }));
+  }
+
+  call(a: {
+    qkv: GPUBuffer;
+    positions: GPUBuffer;
+    cos: GPUBuffer;
+    sin: GPUBuffer;
+    slots: GPUBuffer;
+    q: GPUBuffer;
+    pool: GPUBuffer;
+    rows: number;
+    heads: number;
+    kvHeads: number;
+    headDim: number;
+    pageSize: number;
+  }): KernelCall {
+    if (a.headDim % 4 !== 0)
+      throw new KernelError(`rope+kv write: headDim ${a.headDim} is not a multiple of 4`);
+    const half = a.headDim / 2;
+    const units = a.heads + 2 * a.kvHeads;
+    const grid = grid1d(Math.ceil((a.rows * units * half) / KV_WRITE_WG), this.ctx.gpu);
+    return makeCall(this.ctx, {
+      name: 'rope_kv_write',
+      pipeline: this.pipeline,
+      params: ROPE_KV_SHADER.params,
+      values: { rows: a.rows, heads: a.heads, kvHeads: a.kvHeads, half, pageSize: a.pageSize },
+      buffers: [a.qkv, a.positions, a.cos, a.sin, a.slots, a.q, a.pool],
       workgroups: grid,
     });
   }

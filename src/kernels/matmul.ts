@@ -1,27 +1,57 @@
 import matmulCode from '../../shaders/matmul.wgsl?raw';
 import tileCode from '../../shaders/matmul_tile.wgsl?raw';
 import { KernelError } from '../errors.ts';
+import {
+  checkFusionCall,
+  EPILOGUE_CODE,
+  fusionName,
+  type LinearFusion,
+  PLAIN,
+  prologueSlot,
+} from './fuse.ts';
 import { type KernelCall, type KernelContext, makeCall } from './kernel.ts';
 import { unrollTile } from './unroll.ts';
-import { DEFAULT_VARIANTS, type MatmulVariant } from './variants.ts';
-import { composeShader, defineParams } from './wgsl.ts';
+import { DEFAULT_VARIANTS, familyFuses, type MatmulVariant } from './variants.ts';
+import { composeShader, defineParams, type Shader } from './wgsl.ts';
 
-/** Params of every matmul shader: c[M, N] = a[M, K] · b[N, K]ᵀ. */
-const MATMUL_PARAMS = defineParams({ M: 'u32', N: 'u32', K: 'u32' });
+/** Params of every matmul shader: c[M, N] = a[M, K] · b[N, K]ᵀ; eps: the fused RMSNorm's (else 0). */
+const MATMUL_PARAMS = defineParams({ M: 'u32', N: 'u32', K: 'u32', eps: 'f32' });
 
-const TILED = composeShader({ label: 'matmul', code: matmulCode, params: MATMUL_PARAMS });
+/** Binding of the fused RMSNorm's gamma in the matmul shaders (after params, a, b and c). */
+const FUSE_BINDING = 4;
 
 /** Largest register tile side the 'tile' family takes: a 16x16 tile already holds 256 accumulators. */
 const MAX_TILE = 16;
 
-/** The register-tile shader for one tile size: its element lines unrolled, its constants spliced in. */
-function tileShader(tm: number, tn: number, ku: number) {
-  return composeShader({
-    label: 'matmul_tile',
-    code: unrollTile(tileCode, { rows: tm, cols: tn, unroll: ku }),
-    params: MATMUL_PARAMS,
-    constants: { TM: tm, TN: tn, KU: ku },
-  });
+/**
+ * A matmul shader, composed once per family (per tile size for 'tile': its element lines unrolled,
+ * its constants spliced in) and per prologue (fuse.ts).
+ */
+const shaders = new Map<string, Shader<typeof MATMUL_PARAMS.fields>>();
+function shaderOf(v: MatmulVariant, norm: boolean) {
+  const key = v.family === 'tile' ? `tile ${v.tm}x${v.tn}x${v.ku}:${norm}` : `tiled:${norm}`;
+  let shader = shaders.get(key);
+  if (!shader) {
+    const slots = prologueSlot({ norm, epilogue: 'store' });
+    shader =
+      v.family === 'tile'
+        ? composeShader({
+            label: 'matmul_tile',
+            code: unrollTile(tileCode, { rows: v.tm, cols: v.tn, unroll: v.ku }),
+            params: MATMUL_PARAMS,
+            constants: { TM: v.tm, TN: v.tn, KU: v.ku, FUSE_BINDING },
+            slots,
+          })
+        : composeShader({
+            label: 'matmul',
+            code: matmulCode,
+            params: MATMUL_PARAMS,
+            constants: { FUSE_BINDING },
+            slots,
+          });
+    shaders.set(key, shader);
+  }
+  return shader;
 }
 
 /** Outputs per invocation along M and N: what the dispatch grid is sized with. */
@@ -32,25 +62,35 @@ export function matmulTile(v: MatmulVariant): { rows: number; cols: number } {
 /**
  * c[M, N] = a[M, K] · b[N, K]ᵀ for prefill, where M = L is large. Two families: workgroup-memory
  * tiles (matmul.wgsl, 4x4 outputs per invocation) and barrier-free register tiles of any tm × tn
- * (matmul_tile.wgsl). A workgroup covers rows·wgY rows by cols·wgX columns.
+ * (matmul_tile.wgsl). A workgroup covers rows·wgY rows by cols·wgX columns. `fusion` (fuse.ts):
+ * the RMSNorm before and the residual add or SwiGLU after the product.
  */
 export class MatmulKernel {
   private constructor(
     private readonly ctx: KernelContext,
     private readonly pipeline: GPUComputePipeline,
     readonly variant: MatmulVariant,
+    readonly fusion: LinearFusion,
   ) {}
 
-  static async create(ctx: KernelContext, variant: MatmulVariant = DEFAULT_VARIANTS.matmul) {
+  static async create(
+    ctx: KernelContext,
+    variant: MatmulVariant = DEFAULT_VARIANTS.matmul,
+    fusion: LinearFusion = PLAIN,
+  ) {
+    if (fusionName(fusion) !== 'plain' && !familyFuses('matmul', variant))
+      throw new KernelError(`the ${matmulName(variant)} matmul cannot fuse ${fusionName(fusion)}`);
     if (variant.family === 'tiled') {
       if (variant.tileK % 4 !== 0)
         throw new KernelError(`matmul tileK must be a multiple of 4, got ${variant.tileK}`);
-      const pipeline = await ctx.pipelines.get(TILED.label, TILED.code, {
+      const shader = shaderOf(variant, fusion.norm);
+      const pipeline = await ctx.pipelines.get(shader.label, shader.code, {
         WG_X: variant.wgX,
         WG_Y: variant.wgY,
         TILE_K: variant.tileK,
+        EPILOGUE: EPILOGUE_CODE[fusion.epilogue],
       });
-      return new MatmulKernel(ctx, pipeline, variant);
+      return new MatmulKernel(ctx, pipeline, variant, fusion);
     }
     const { tm, tn, ku } = variant;
     for (const [name, n, max] of [
@@ -61,15 +101,27 @@ export class MatmulKernel {
       if (!Number.isInteger(n) || n < 1 || n > max)
         throw new KernelError(`matmul tile ${name} must be an integer in 1…${max}, got ${n}`);
     }
-    const shader = tileShader(tm, tn, ku);
+    const shader = shaderOf(variant, fusion.norm);
     const pipeline = await ctx.pipelines.get(shader.label, shader.code, {
       WG_X: variant.wgX,
       WG_Y: variant.wgY,
+      EPILOGUE: EPILOGUE_CODE[fusion.epilogue],
     });
-    return new MatmulKernel(ctx, pipeline, variant);
+    return new MatmulKernel(ctx, pipeline, variant, fusion);
   }
 
-  call(a: { a: GPUBuffer; b: GPUBuffer; c: GPUBuffer; M: number; N: number; K: number }): KernelCall {
+  /** With the kernel's fusion (fuse.ts): `gamma` and `eps` exactly when it fuses the norm. */
+  call(a: {
+    a: GPUBuffer;
+    b: GPUBuffer;
+    c: GPUBuffer;
+    M: number;
+    N: number;
+    K: number;
+    gamma?: GPUBuffer;
+    eps?: number;
+  }): KernelCall {
+    checkFusionCall(`${matmulName(this.variant)} matmul`, this.fusion, a);
     const v = this.variant;
     const { rows, cols } = matmulTile(v);
     const grid = [Math.ceil(a.N / (cols * v.wgX)), Math.ceil(a.M / (rows * v.wgY)), 1] as const;
@@ -77,9 +129,13 @@ export class MatmulKernel {
       name: 'matmul',
       pipeline: this.pipeline,
       params: MATMUL_PARAMS,
-      values: { M: a.M, N: a.N, K: a.K },
-      buffers: [a.a, a.b, a.c],
+      values: { M: a.M, N: a.N, K: a.K, eps: a.eps ?? 0 },
+      buffers: a.gamma ? [a.a, a.b, a.c, a.gamma] : [a.a, a.b, a.c],
       workgroups: grid,
     });
   }
+}
+
+function matmulName(v: MatmulVariant): string {
+  return v.family === 'tile' ? `${v.tm}x${v.tn} tile` : v.family;
 }

@@ -3,13 +3,29 @@ import gemvReduceCode from '../../shaders/gemv_packed_reduce.wgsl?raw';
 import matmulCode from '../../shaders/matmul_packed.wgsl?raw';
 import { KernelError } from '../errors.ts';
 import { BYTES, checkPackable, type PackedFormat, packedLayout } from '../model/formats.ts';
+import {
+  checkFusionCall,
+  EPILOGUE_CODE,
+  fusionName,
+  type LinearFusion,
+  PLAIN,
+  prologueSlot,
+} from './fuse.ts';
 import { grid1d, type KernelCall, type KernelContext, makeCall } from './kernel.ts';
 import { GEMV_LIMITS } from './limits.ts';
-import { DEFAULT_VARIANTS, type PackedGemvVariant, type PackedMatmulVariant } from './variants.ts';
+import {
+  DEFAULT_VARIANTS,
+  familyFuses,
+  type PackedGemvVariant,
+  type PackedMatmulVariant,
+} from './variants.ts';
 import { composeShader, defineParams, type Shader, type WgslLibraryName } from './wgsl.ts';
 
-/** Params of every packed shader: y[M, N] = x[M, K] · W[N, K]ᵀ, W packed. */
-const PACKED_PARAMS = defineParams({ M: 'u32', N: 'u32', K: 'u32' });
+/** Params of every packed shader: y[M, N] = x[M, K] · W[N, K]ᵀ, W packed; eps: the fused RMSNorm's (else 0). */
+const PACKED_PARAMS = defineParams({ M: 'u32', N: 'u32', K: 'u32', eps: 'f32' });
+
+/** Binding of the fused RMSNorm's gamma in the cols and matmul shaders (after params, x, w, y, scales). */
+const FUSE_BINDING = 5;
 type PackedParams = typeof PACKED_PARAMS.fields;
 
 /** How a kernel reads its weights: a format, and for f16 optionally as f16 (shader-f16). */
@@ -23,35 +39,46 @@ const WEIGHTS_LIBRARY: Record<WeightsReading, WgslLibraryName> = {
   int4: 'weights_int4',
 };
 
-/** One shader source composed once per reading: the same kernel text behind each weights snippet. */
+/**
+ * One shader source composed per reading (the same kernel text behind each weights snippet) and,
+ * where it takes the fusions of fuse.ts, per prologue; each combination is composed once, on first use.
+ */
 function perReading(
   label: string,
   code: string,
-  constants?: Record<string, number>,
-): Record<WeightsReading, Shader<PackedParams>> {
-  const compose = (reading: WeightsReading) =>
-    composeShader({
-      label,
-      code,
-      params: PACKED_PARAMS,
-      constants,
-      slots: { weights: WEIGHTS_LIBRARY[reading] },
-    });
-  return {
-    f16: compose('f16'),
-    f16Native: compose('f16Native'),
-    int8: compose('int8'),
-    int4: compose('int4'),
+  constants: Record<string, number>,
+  fusable: boolean,
+): (reading: WeightsReading, norm: boolean) => Shader<PackedParams> {
+  const composed = new Map<string, Shader<PackedParams>>();
+  return (reading, norm) => {
+    const key = `${reading}:${norm}`;
+    let shader = composed.get(key);
+    if (!shader) {
+      shader = composeShader({
+        label,
+        code,
+        params: PACKED_PARAMS,
+        constants: fusable ? { ...constants, FUSE_BINDING } : constants,
+        slots: {
+          weights: WEIGHTS_LIBRARY[reading],
+          ...(fusable ? prologueSlot({ norm, epilogue: 'store' }) : {}),
+        },
+      });
+      composed.set(key, shader);
+    }
+    return shader;
   };
 }
 
 const SHADERS = {
-  cols: perReading('gemv_packed', gemvColsCode),
-  reduce: perReading('gemv_packed_reduce', gemvReduceCode, {
-    WG: GEMV_LIMITS.workgroupSize,
-    MAX_M: GEMV_LIMITS.maxBatch,
-  }),
-  matmul: perReading('matmul_packed', matmulCode),
+  cols: perReading('gemv_packed', gemvColsCode, {}, true),
+  reduce: perReading(
+    'gemv_packed_reduce',
+    gemvReduceCode,
+    { WG: GEMV_LIMITS.workgroupSize, MAX_M: GEMV_LIMITS.maxBatch },
+    false,
+  ),
+  matmul: perReading('matmul_packed', matmulCode, {}, true),
 } as const;
 
 /** The reading a variant asks for; shaderF16 needs f16 weights and the device feature. */
@@ -73,23 +100,26 @@ function checkTile(what: string, rows: number, cols: number): void {
     throw new KernelError(`${what}: rows must be 1…${GEMV_LIMITS.maxBatch}, got ${rows}`);
 }
 
-/** The buffers of one packed call, checked against the shape, in binding order (scales last, none for f16). */
+/** The buffers of one packed call, checked against the shape, in binding order (scales, none for f16, then gamma). */
 interface PackedBuffers {
   x: GPUBuffer;
   w: GPUBuffer;
   /** [N, groups] f32; required for int8 and int4, ignored (and not bound) for f16. */
   scales?: GPUBuffer;
   y: GPUBuffer;
+  /** The fused RMSNorm's gamma [K] (exactly when the kernel fuses it). */
+  gamma?: GPUBuffer;
 }
 
 function bindings(
   name: string,
   format: PackedFormat,
+  fusion: LinearFusion,
   b: PackedBuffers,
   M: number,
   N: number,
   K: number,
-): GPUBuffer[] {
+): (GPUBuffer | undefined)[] {
   // An InputError naming the shape: K a multiple of 4 (8 for int4), N and K positive integers.
   checkPackable(format, `${name} weights`, N, K);
   const layout = packedLayout(format, N, K);
@@ -101,13 +131,14 @@ function bindings(
       );
     return buffer;
   };
-  const out = [
+  const outWidth = fusion.epilogue === 'swiglu' ? N / 2 : N;
+  return [
     need(b.x, 'x', M * K * BYTES.f32),
     need(b.w, 'packed weights', layout.words * BYTES.u32),
-    need(b.y, 'y', M * N * BYTES.f32),
+    need(b.y, 'y', M * outWidth * BYTES.f32),
+    format === 'f16' ? undefined : need(b.scales, 'scales', layout.scales * BYTES.f32),
+    fusion.norm ? need(b.gamma, 'gamma', K * BYTES.f32) : undefined,
   ];
-  if (format !== 'f16') out.push(need(b.scales, 'scales', layout.scales * BYTES.f32));
-  return out;
 }
 
 /**
@@ -125,6 +156,7 @@ export class PackedGemvKernel {
     readonly variant: PackedGemvVariant,
     /** The batch M the pipeline was compiled for. */
     readonly batch: number,
+    readonly fusion: LinearFusion,
   ) {}
 
   static async create(
@@ -132,41 +164,47 @@ export class PackedGemvKernel {
     format: PackedFormat,
     variant: PackedGemvVariant = DEFAULT_VARIANTS.packedGemv,
     batch = 1,
+    fusion: LinearFusion = PLAIN,
   ): Promise<PackedGemvKernel> {
     const read = reading(ctx, format, variant);
+    if (fusionName(fusion) !== 'plain' && !familyFuses('packedGemv', variant))
+      throw new KernelError(`the packed ${variant.family} GEMV cannot fuse ${fusionName(fusion)}`);
     if (!Number.isInteger(batch) || batch < 1 || batch > GEMV_LIMITS.maxBatch)
       throw new KernelError(`packed gemv batch ${batch} is outside 1…${GEMV_LIMITS.maxBatch}`);
     let pipeline: GPUComputePipeline;
     if (variant.family === 'cols') {
       checkTile('packed gemv', batch, variant.cols);
-      const shader = SHADERS.cols[read];
+      const shader = SHADERS.cols(read, fusion.norm);
       pipeline = await ctx.pipelines.get(shader.label, shader.code, {
         WG: variant.wg,
         ROWS: batch,
         COLS: variant.cols,
+        EPILOGUE: EPILOGUE_CODE[fusion.epilogue],
       });
     } else {
       const wg = GEMV_LIMITS.workgroupSize;
       const { lanes } = variant;
       if (!Number.isInteger(lanes) || lanes < 1 || lanes > wg || (lanes & (lanes - 1)) !== 0)
         throw new KernelError(`packed gemv lanes must be a power of two up to ${wg}, got ${lanes}`);
-      const shader = SHADERS.reduce[read];
+      const shader = SHADERS.reduce(read, false);
       pipeline = await ctx.pipelines.get(shader.label, shader.code, { LANES: lanes, BATCH: batch });
     }
-    return new PackedGemvKernel(ctx, pipeline, format, variant, batch);
+    return new PackedGemvKernel(ctx, pipeline, format, variant, batch, fusion);
   }
 
-  call(a: PackedBuffers & { M: number; N: number; K: number }): KernelCall {
+  /** With the kernel's fusion (fuse.ts): `gamma` and `eps` exactly when it fuses the norm. */
+  call(a: PackedBuffers & { M: number; N: number; K: number; eps?: number }): KernelCall {
     if (a.M !== this.batch)
       throw new KernelError(`this packed gemv was compiled for batch ${this.batch}, called with M=${a.M}`);
-    const buffers = bindings('packed gemv', this.format, a, a.M, a.N, a.K);
+    checkFusionCall('packed gemv', this.fusion, a);
+    const buffers = bindings('packed gemv', this.format, this.fusion, a, a.M, a.N, a.K);
     const v = this.variant;
     const perGroup = v.family === 'cols' ? v.cols * v.wg : GEMV_LIMITS.workgroupSize / v.lanes;
     return makeCall(this.ctx, {
       name: 'gemv',
       pipeline: this.pipeline,
       params: PACKED_PARAMS,
-      values: { M: a.M, N: a.N, K: a.K },
+      values: { M: a.M, N: a.N, K: a.K, eps: a.eps ?? 0 },
       buffers,
       workgroups: grid1d(Math.ceil(a.N / perGroup), this.ctx.gpu),
     });
@@ -184,32 +222,48 @@ export class PackedMatmulKernel {
     private readonly pipeline: GPUComputePipeline,
     readonly format: PackedFormat,
     readonly variant: PackedMatmulVariant,
+    readonly fusion: LinearFusion,
   ) {}
 
   static async create(
     ctx: KernelContext,
     format: PackedFormat,
     variant: PackedMatmulVariant = DEFAULT_VARIANTS.packedMatmul,
+    fusion: LinearFusion = PLAIN,
   ): Promise<PackedMatmulKernel> {
     const read = reading(ctx, format, variant);
     checkTile('packed matmul', variant.rows, variant.cols);
-    const shader = SHADERS.matmul[read];
+    const shader = SHADERS.matmul(read, fusion.norm);
     const pipeline = await ctx.pipelines.get(shader.label, shader.code, {
       WG_X: variant.wgX,
       WG_Y: variant.wgY,
       ROWS: variant.rows,
       COLS: variant.cols,
+      EPILOGUE: EPILOGUE_CODE[fusion.epilogue],
     });
-    return new PackedMatmulKernel(ctx, pipeline, format, variant);
+    return new PackedMatmulKernel(ctx, pipeline, format, variant, fusion);
   }
 
-  call(a: { a: GPUBuffer; w: GPUBuffer; scales?: GPUBuffer; c: GPUBuffer; M: number; N: number; K: number }) {
+  /** With the kernel's fusion (fuse.ts): `gamma` and `eps` exactly when it fuses the norm. */
+  call(a: {
+    a: GPUBuffer;
+    w: GPUBuffer;
+    scales?: GPUBuffer;
+    c: GPUBuffer;
+    M: number;
+    N: number;
+    K: number;
+    gamma?: GPUBuffer;
+    eps?: number;
+  }) {
     if (!Number.isInteger(a.M) || a.M < 1)
       throw new KernelError(`packed matmul: M=${a.M} is not a row count`);
+    checkFusionCall('packed matmul', this.fusion, a);
     const buffers = bindings(
       'packed matmul',
       this.format,
-      { x: a.a, w: a.w, scales: a.scales, y: a.c },
+      this.fusion,
+      { x: a.a, w: a.w, scales: a.scales, y: a.c, gamma: a.gamma },
       a.M,
       a.N,
       a.K,
@@ -219,7 +273,7 @@ export class PackedMatmulKernel {
       name: 'matmul',
       pipeline: this.pipeline,
       params: PACKED_PARAMS,
-      values: { M: a.M, N: a.N, K: a.K },
+      values: { M: a.M, N: a.N, K: a.K, eps: a.eps ?? 0 },
       buffers,
       workgroups: [Math.ceil(a.N / (v.cols * v.wgX)), Math.ceil(a.M / (v.rows * v.wgY)), 1],
     });

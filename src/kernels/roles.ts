@@ -10,6 +10,8 @@ export const KERNEL_ROLES = {
   qkv: 'qkv proj',
   rope: 'rope',
   kvWrite: 'kv write',
+  /** The fused graph's RoPE of q and k and KV write, one dispatch (rope_kv_write.wgsl). */
+  ropeKvWrite: 'rope + kv write',
   attention: 'attention',
   oProj: 'o proj',
   residual: 'residual add',

@@ -198,6 +198,41 @@ export const VARIANT_CANDIDATES = {
   ],
 } as const satisfies { [K in keyof KernelVariants]: readonly KernelVariants[K][] };
 
+/**
+ * The families whose shaders take the fusions of src/kernels/fuse.ts (an RMSNorm prologue, the
+ * residual-add and SwiGLU epilogues): those where one invocation holds whole quads of neighbouring
+ * output columns (the reduce GEMV's workgroup owns a quad) and can reach each x row. The
+ * one-column-per-invocation and subgroup GEMVs (and the packed reduce GEMV) cannot pair SwiGLU's
+ * columns; a model whose autotuned families include one of them runs the unfused graph.
+ */
+export const FUSABLE_FAMILIES = {
+  matmul: ['tiled', 'tile'],
+  gemv: ['reduce', 'cols4', 'cols8'],
+  packedGemv: ['cols'],
+  packedMatmul: ['register'],
+} as const satisfies { [K in keyof typeof FUSABLE_OPS]: readonly KernelVariants[K]['family'][] };
+
+/** The ops of the linear layers, whose families decide whether the fused graph can run. */
+const FUSABLE_OPS = { matmul: 1, gemv: 1, packedGemv: 1, packedMatmul: 1 } as const;
+
+export function familyFuses<K extends keyof typeof FUSABLE_FAMILIES>(op: K, v: KernelVariants[K]): boolean {
+  // A register tile stores by column quads: its width must be a whole number of them.
+  if (v.family === 'tile' && 'tn' in v && v.tn % 4 !== 0) return false;
+  return (FUSABLE_FAMILIES[op] as readonly string[]).includes(v.family);
+}
+
+/**
+ * Whether a model can run the fused graph (src/model/forward.ts): every linear kernel it runs must
+ * take the fusions; `packed` when some of its weights are packed (f16, int8, int4).
+ */
+export function graphFuses(v: KernelVariants, packed: boolean): boolean {
+  return (
+    familyFuses('matmul', v.matmul) &&
+    familyFuses('gemv', v.gemv) &&
+    (!packed || (familyFuses('packedGemv', v.packedGemv) && familyFuses('packedMatmul', v.packedMatmul)))
+  );
+}
+
 export type AnyVariant =
   | MatmulVariant
   | GemvVariant

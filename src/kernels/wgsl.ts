@@ -1,6 +1,11 @@
+import activationLib from '../../shaders/lib/activation.wgsl?raw';
 import gridLib from '../../shaders/lib/grid.wgsl?raw';
 import kvLayoutLib from '../../shaders/lib/kv_layout.wgsl?raw';
+import linearEpilogueLib from '../../shaders/lib/linear_epilogue.wgsl?raw';
+import linearNormLib from '../../shaders/lib/linear_norm.wgsl?raw';
+import linearPlainLib from '../../shaders/lib/linear_plain.wgsl?raw';
 import packedTileLib from '../../shaders/lib/packed_tile.wgsl?raw';
+import ropePairLib from '../../shaders/lib/rope_pair.wgsl?raw';
 import softmaxLib from '../../shaders/lib/softmax.wgsl?raw';
 import weightsF16Lib from '../../shaders/lib/weights_f16.wgsl?raw';
 import weightsF16NativeLib from '../../shaders/lib/weights_f16_native.wgsl?raw';
@@ -32,6 +37,18 @@ export const WGSL_LIBRARY = {
   kv_layout: kvLayoutLib,
   /** NEG_BIG, the stand-in for −∞ of the online softmax. */
   softmax: softmaxLib,
+  /** rope_pair(): the rotate-half rotation of the RoPE kernel and the fused RoPE + KV write. */
+  rope_pair: ropePairLib,
+  /** silu() and silu4(): SwiGLU's gate, shared by the SwiGLU kernel and the fused gate/up epilogue. */
+  activation: activationLib,
+  /**
+   * A linear kernel's `prologue` slot (src/kernels/fuse.ts): linear_plain uses x as stored;
+   * linear_norm applies RMSNorm on the fly (fuse_gamma, fuse_ss, fuse_rinv, fuse_row_rinv).
+   */
+  linear_plain: linearPlainLib,
+  linear_norm: linearNormLib,
+  /** epi_store1/epi_store4: a linear kernel's store, plain, added (residual) or SwiGLU pairs. */
+  linear_epilogue: linearEpilogueLib,
   /** tile_run/tile_store: a barrier-free tile of rows × packed weight columns (GEMV and matmul). */
   packed_tile: packedTileLib,
   /**

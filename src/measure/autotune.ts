@@ -13,6 +13,7 @@ import { KernelRig } from '../kernels/rig.ts';
 import {
   type AnyVariant,
   DEFAULT_VARIANTS,
+  familyFuses,
   GEMV_FAMILIES,
   type KernelVariants,
   MATMUL_FAMILIES,
@@ -228,9 +229,14 @@ export async function autotune(
   config: ModelConfig,
   gemvBatches: readonly number[],
   signal?: AbortSignal,
-  /** `format`: also choose the packed-weight kernels for weights in this format. */
-  opts: { format?: PackedFormat } = {},
+  /**
+   * `format`: also choose the packed-weight kernels for weights in this format. `fused` (default
+   * true): the run's model runs the fused graph, so the linear ops search only the families that
+   * take its fusions (src/kernels/fuse.ts); false searches every family, for the unfused graph.
+   */
+  opts: { format?: PackedFormat; fused?: boolean } = {},
 ): Promise<TuneResult> {
+  const fused = opts.fused ?? true;
   const batch = Math.max(...gemvBatches);
   const t0 = performance.now();
   const ctx: KernelContext = { gpu, pipelines };
@@ -250,7 +256,7 @@ export async function autotune(
       {
         op: 'matmul',
         shape: `L=${L}, K→N: ${projections.map((p) => `${p.name} ${p.count > 1 ? `${p.count}×` : ''}${p.K}→${p.N}`).join(', ')}`,
-        candidates: VARIANT_CANDIDATES.matmul,
+        candidates: VARIANT_CANDIDATES.matmul.filter((v) => !fused || familyFuses('matmul', v)),
         validation: (variant) => matmulCase(ctx, { ...odd.matmul, variant }),
         timing: (variant) => projections.map((p) => matmulCase(ctx, { M: L, N: p.N, K: p.K, variant })),
         weights: projections.map((p) => p.count),
@@ -266,7 +272,9 @@ export async function autotune(
       {
         op: 'gemv',
         shape: `${gemvBatches.map((m) => `[${m}×${d}]`).join('+')}·[${d}×${ffn}]`,
-        candidates: VARIANT_CANDIDATES.gemv.filter((v) => variantSupported(v, gpu)),
+        candidates: VARIANT_CANDIDATES.gemv.filter(
+          (v) => variantSupported(v, gpu) && (!fused || familyFuses('gemv', v)),
+        ),
         validation: (variant) => gemvCase(ctx, { ...odd.gemv, M: batch, variant }),
         timing: (variant) => gemvBatches.map((M) => gemvCase(ctx, { M, N: ffn, K: d, variant })),
       },
@@ -359,7 +367,10 @@ export async function autotunePacked(
   gemvBatches: readonly number[],
   format: PackedFormat,
   signal?: AbortSignal,
+  /** As autotune's: only the families that take the fused graph's fusions, unless false. */
+  opts: { fused?: boolean } = {},
 ): Promise<PackedTuneResult> {
+  const fused = opts.fused ?? true;
   const batch = Math.max(...gemvBatches);
   const t0 = performance.now();
   const ctx: KernelContext = { gpu, pipelines };
@@ -374,7 +385,9 @@ export async function autotunePacked(
       {
         op: 'packedMatmul',
         shape: `[${L}×${d}]·[${d}×${ffn}] ${format}`,
-        candidates: VARIANT_CANDIDATES.packedMatmul.filter((v) => packedVariantSupported(v, format, gpu)),
+        candidates: VARIANT_CANDIDATES.packedMatmul.filter(
+          (v) => packedVariantSupported(v, format, gpu) && (!fused || familyFuses('packedMatmul', v)),
+        ),
         validation: (variant) => packedMatmulCase(ctx, { ...odd.packedMatmul, format, variant }),
         timing: (variant) => packedMatmulCase(ctx, { M: L, N: ffn, K: d, format, variant }),
       },
@@ -386,7 +399,9 @@ export async function autotunePacked(
       {
         op: 'packedGemv',
         shape: `${gemvBatches.map((m) => `[${m}×${d}]`).join('+')}·[${d}×${ffn}] ${format}`,
-        candidates: VARIANT_CANDIDATES.packedGemv.filter((v) => packedVariantSupported(v, format, gpu)),
+        candidates: VARIANT_CANDIDATES.packedGemv.filter(
+          (v) => packedVariantSupported(v, format, gpu) && (!fused || familyFuses('packedGemv', v)),
+        ),
         validation: (variant) => packedGemvCase(ctx, { ...odd.packedGemv, M: batch, format, variant }),
         timing: (variant) =>
           gemvBatches.map((M) => packedGemvCase(ctx, { M, N: ffn, K: d, format, variant })),

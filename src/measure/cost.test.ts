@@ -50,6 +50,35 @@ describe('cost model against hand counts', () => {
     expect(cost.dispatches).toBe(20);
   });
 
+  it('the fused graph: prefill of L = 2 from position 0, 6 dispatches per layer', () => {
+    const cost = prefillCost(small, 2, 0, undefined, 'f32', 'fused');
+    const byRole = Object.fromEntries(cost.kernels.map((k) => [k.role, k]));
+    expect(byRole[KERNEL_ROLES.embedding]).toMatchObject({ flops: 0, bytes: 136, dispatches: 1 });
+    // norm → q/k/v: 2·2·16·8 = 512 + the norm's 4·2·8 = 64 FLOPs; weights 16·8·4 = 512 B, x read
+    // once (64 B), q/k/v written (2·16·4 = 128 B) and gamma (32 B): no normed rows written or read
+    expect(byRole[KERNEL_ROLES.qkv]).toMatchObject({ flops: 576, bytes: 736, dispatches: 1 });
+    expect(byRole[KERNEL_ROLES.norm]).toBeUndefined();
+    // rope of 2·3 head rows of 2 pairs (72 FLOPs); read q/k/v (32 floats), write q (16) and K, V (16),
+    // 2 positions, 2 slots, cos and sin of 2 pairs per token (8): 76 floats
+    expect(byRole[KERNEL_ROLES.ropeKvWrite]).toMatchObject({ flops: 72, bytes: 304, dispatches: 1 });
+    expect(byRole[KERNEL_ROLES.rope]).toBeUndefined();
+    expect(byRole[KERNEL_ROLES.kvWrite]).toBeUndefined();
+    expect(byRole[KERNEL_ROLES.attention]).toMatchObject({ flops: 114, bytes: 192, dispatches: 1 });
+    // o → residual: 256 + 16 adds; the product's 384 B plus the stream read back (64 B)
+    expect(byRole[KERNEL_ROLES.oProj]).toMatchObject({ flops: 272, bytes: 448, dispatches: 1 });
+    expect(byRole[KERNEL_ROLES.residual]).toBeUndefined();
+    // norm → gate/up → SwiGLU: 1024 + 5·32 + 64 FLOPs; weights 1024 B, x 64 B, act 128 B, gamma 32 B
+    expect(byRole[KERNEL_ROLES.gateUp]).toMatchObject({ flops: 1248, bytes: 1248, dispatches: 1 });
+    expect(byRole[KERNEL_ROLES.swiglu]).toBeUndefined();
+    expect(byRole[KERNEL_ROLES.down]).toMatchObject({ flops: 528, bytes: 768, dispatches: 1 });
+    // the final norm inside the LM head, on its one row: 160 + 32 FLOPs, 392 + 32 B
+    expect(byRole[KERNEL_ROLES.lmHead]).toMatchObject({ flops: 192, bytes: 424, dispatches: 1 });
+    expect(cost.flops).toBe(3012);
+    expect(cost.bytes).toBe(4300);
+    // 6 per layer, plus embedding, lm head and argmax
+    expect(cost.dispatches).toBe(9);
+  });
+
   it('a packed format counts its own weight bytes, scales and row padding, and nothing else', () => {
     const f32 = decodeCost(small, [5]);
     const int4 = decodeCost(small, [5], undefined, 'int4');

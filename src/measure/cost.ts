@@ -137,6 +137,18 @@ function add(
  * for row r (causal prefill: start + r + 1; decode: each sequence's length).
  * `lmRows` is how many rows go through the LM head (1 per sequence: only the next token is needed).
  */
+/**
+ * Which graph a pass runs (src/model/forward.ts): the unfused one, 16 dispatches per layer, or the
+ * fused one, 6 per layer (src/kernels/fuse.ts), whose fused kernels never write or read back the
+ * normed rows, the projections before the residual adds, or gate/up before SwiGLU.
+ */
+export type Graph = 'fused' | 'unfused';
+
+/** The graph a model runs. */
+export function graphOf(model: { fused: boolean }): Graph {
+  return model.fused ? 'fused' : 'unfused';
+}
+
 function forwardCost(
   c: ModelConfig,
   rows: number,
@@ -145,6 +157,7 @@ function forwardCost(
   kvTokensRead: number,
   kvRowLoads: number,
   formats: WeightFormats = 'f32',
+  graph: Graph = 'unfused',
 ): PassCost {
   const dm = dims(c);
   const { d, ffn, vocab, layers, heads, kvHeads, headDim, qWidth, kvWidth } = dm;
@@ -152,6 +165,13 @@ function forwardCost(
   const pairs = contexts.reduce((a, b) => a + b, 0); // (query, key) pairs per head
   const both = (a: Cost, b: Cost): Cost => ({ flops: a.flops + b.flops, bytes: a.bytes + b.bytes });
   add(k, KERNEL_ROLES.embedding, embeddingCost(rows, d));
+  if (graph === 'fused') {
+    fusedLayers(k, c, rows, pairs, kvTokensRead, kvRowLoads, formats);
+    // The final RMSNorm runs inside the LM head, on its rows only.
+    add(k, KERNEL_ROLES.lmHead, normed(linearCost(lmRows, vocab, d, formatOf(formats, LM_HEAD)), lmRows, d));
+    add(k, KERNEL_ROLES.argmax, argmaxCost(lmRows, vocab));
+    return total(k);
+  }
   for (let l = 0; l < layers; l++) {
     const f = (proj: string) => formatOf(formats, `model.layers.${l}.${proj}.weight`);
     add(k, KERNEL_ROLES.norm, rmsNormCost(rows, d));
@@ -178,6 +198,10 @@ function forwardCost(
   add(k, KERNEL_ROLES.norm, rmsNormCost(rows, d));
   add(k, KERNEL_ROLES.lmHead, linearCost(lmRows, vocab, d, formatOf(formats, LM_HEAD)));
   add(k, KERNEL_ROLES.argmax, argmaxCost(lmRows, vocab));
+  return total(k);
+}
+
+function total(k: KernelCost[]): PassCost {
   return {
     flops: k.reduce((a, x) => a + x.flops, 0),
     bytes: k.reduce((a, x) => a + x.bytes, 0),
@@ -185,6 +209,86 @@ function forwardCost(
     dispatches: k.reduce((a, x) => a + x.dispatches, 0),
     kernels: k,
   };
+}
+
+/**
+ * A product with the RMSNorm fused before it: the norm's arithmetic (4 per element, as
+ * rmsNormCost) and its gamma; the product's input is the raw residual stream, read once, as the
+ * unfused product reads the normed rows — so the normed rows' write and read are gone.
+ */
+function normed(linear: Cost, rows: number, d: number): Cost {
+  return { flops: linear.flops + 4 * rows * d, bytes: linear.bytes + d * F32 };
+}
+
+/**
+ * The fused graph's layers (forward.ts, fuse.ts), per layer:
+ * - norm → [Wq; Wk; Wv]: the three weights, x read once, q/k/v written side by side;
+ * - RoPE + KV write: q/k/v read, q written, K and V written into the pool, positions and the
+ *   angles of the rotated heads read;
+ * - attention, as unfused;
+ * - o projection → residual add: the product plus one add per element, and the stream read back
+ *   (y += v) and written, instead of the projection's output being written, read and added;
+ * - norm → gate/up → SwiGLU: both weights, x read once, only the activation written [rows, ffn];
+ * - down projection → residual add, as the o projection.
+ */
+function fusedLayers(
+  k: KernelCost[],
+  c: ModelConfig,
+  rows: number,
+  pairs: number,
+  kvTokensRead: number,
+  kvRowLoads: number,
+  formats: WeightFormats,
+) {
+  const dm = dims(c);
+  const { d, ffn, layers, heads, kvHeads, headDim, qWidth, kvWidth } = dm;
+  const half = headDim / 2;
+  for (let l = 0; l < layers; l++) {
+    const f = (proj: string) => formatOf(formats, `model.layers.${l}.${proj}.weight`);
+    const qkvWidth = qWidth + 2 * kvWidth;
+    add(
+      k,
+      KERNEL_ROLES.qkv,
+      normed(
+        {
+          flops: 2 * rows * qkvWidth * d,
+          bytes:
+            weightBytes(f('self_attn.q_proj'), qWidth, d) +
+            weightBytes(f('self_attn.k_proj'), kvWidth, d) +
+            weightBytes(f('self_attn.v_proj'), kvWidth, d) +
+            (rows * d + rows * qkvWidth) * F32,
+        },
+        rows,
+        d,
+      ),
+    );
+    add(k, KERNEL_ROLES.ropeKvWrite, {
+      flops: 6 * rows * (heads + kvHeads) * half,
+      bytes: (rows * qkvWidth + rows * qWidth + 2 * rows * kvWidth + 2 * rows + 2 * rows * half) * F32,
+    });
+    add(k, KERNEL_ROLES.attention, attentionCost(dm, rows, pairs, kvTokensRead, kvRowLoads));
+    const plusResidual = (linear: Cost): Cost => ({
+      flops: linear.flops + rows * d,
+      bytes: linear.bytes + rows * d * F32,
+    });
+    add(k, KERNEL_ROLES.oProj, plusResidual(linearCost(rows, d, qWidth, f('self_attn.o_proj'))));
+    add(
+      k,
+      KERNEL_ROLES.gateUp,
+      normed(
+        {
+          flops: 2 * 2 * rows * ffn * d + 5 * rows * ffn,
+          bytes:
+            weightBytes(f('mlp.gate_proj'), ffn, d) +
+            weightBytes(f('mlp.up_proj'), ffn, d) +
+            (rows * d + rows * ffn) * F32,
+        },
+        rows,
+        d,
+      ),
+    );
+    add(k, KERNEL_ROLES.down, plusResidual(linearCost(rows, d, ffn, f('mlp.down_proj'))));
+  }
 }
 
 /**
@@ -198,6 +302,7 @@ export function prefillCost(
   start = 0,
   attention?: AttentionVariant,
   formats: WeightFormats = 'f32',
+  graph: Graph = 'unfused',
 ): PassCost {
   const contexts = Array.from({ length: L }, (_, i) => start + i + 1);
   let loads = start + L;
@@ -207,7 +312,7 @@ export function prefillCost(
     for (let row = 0; row < L; row++)
       loads += attentionKvReadsPerRow('prefill', attention, { ...shape, row });
   }
-  return forwardCost(c, L, contexts, 1, start + L, loads, formats);
+  return forwardCost(c, L, contexts, 1, start + L, loads, formats, graph);
 }
 
 /**
@@ -219,6 +324,7 @@ export function decodeCost(
   depths: readonly number[],
   attention?: AttentionVariant,
   formats: WeightFormats = 'f32',
+  graph: Graph = 'unfused',
 ): PassCost {
   const contexts = depths.map((d) => d + 1);
   const kvRead = contexts.reduce((a, b) => a + b, 0);
@@ -229,7 +335,7 @@ export function decodeCost(
         headDim: c.headDim,
       })
     : 1;
-  return forwardCost(c, depths.length, contexts, depths.length, kvRead, kvRead * perRow, formats);
+  return forwardCost(c, depths.length, contexts, depths.length, kvRead, kvRead * perRow, formats, graph);
 }
 
 /**
@@ -246,6 +352,7 @@ export function verifyCost(
   chunk: number,
   attention?: AttentionVariant,
   formats: WeightFormats = 'f32',
+  graph: Graph = 'unfused',
 ): PassCost {
   const contexts = Array.from({ length: rows }, (_, i) => start + i + 1);
   const perRow = attention
@@ -256,12 +363,21 @@ export function verifyCost(
       })
     : 1;
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  const whole = forwardCost(c, rows, contexts, rows, start + rows, sum(contexts) * perRow, formats);
+  const whole = forwardCost(c, rows, contexts, rows, start + rows, sum(contexts) * perRow, formats, graph);
   const parts: PassCost[] = [];
   for (let i = 0; i < rows; i += chunk) {
     const part = contexts.slice(i, i + chunk);
     parts.push(
-      forwardCost(c, part.length, part, part.length, start + i + part.length, sum(part) * perRow, formats),
+      forwardCost(
+        c,
+        part.length,
+        part,
+        part.length,
+        start + i + part.length,
+        sum(part) * perRow,
+        formats,
+        graph,
+      ),
     );
   }
   return {

@@ -9,6 +9,7 @@ import {
   PREFILL_START_OFFSET,
 } from '../kernels/attention.ts';
 import { EmbeddingKernel, ResidualAddKernel, RopeKernel, SwigluKernel } from '../kernels/elementwise.ts';
+import { type LinearFusion, PLAIN } from '../kernels/fuse.ts';
 import { GEMV_LIMITS, GemvKernel } from '../kernels/gemv.ts';
 import {
   disposeCalls,
@@ -17,16 +18,17 @@ import {
   type KernelContext,
   withRole,
 } from '../kernels/kernel.ts';
-import { KvWriteKernel } from '../kernels/kv-write.ts';
+import { KvWriteKernel, RopeKvWriteKernel } from '../kernels/kv-write.ts';
 import { MAX_DECODE_BATCH } from '../kernels/limits.ts';
 import { MatmulKernel } from '../kernels/matmul.ts';
 import { PackedGemvKernel, PackedMatmulKernel } from '../kernels/packed.ts';
 import { KERNEL_ROLES } from '../kernels/roles.ts';
 import { ArgmaxKernel, RmsNormKernel } from '../kernels/rowwise.ts';
-import { DEFAULT_VARIANTS, type KernelVariants } from '../kernels/variants.ts';
+import { DEFAULT_VARIANTS, graphFuses, type KernelVariants } from '../kernels/variants.ts';
 import { KvCache, type KvCacheOptions } from '../kv/cache.ts';
 import { dims, type ModelConfig } from './config.ts';
 import { BYTES, type PackedFormat, type WeightFormat } from './formats.ts';
+import { concatRows, interleaveRows, type RowTensor } from './fused.ts';
 import { checkPlanFits, planMemory } from './plan.ts';
 import { ropeTable } from './rope.ts';
 import { get, LM_HEAD, type ModelWeights, tensorSpecs, weightFormatsOf } from './weights.ts';
@@ -39,7 +41,31 @@ export interface ModelOptions {
   pipelines?: PipelineCache;
   /** Kernel families to use (chosen by the autotuner); the GPU-oriented defaults otherwise. */
   variants?: KernelVariants;
+  /**
+   * Run the fused graph (src/kernels/fuse.ts) where the chosen families take it: true by default.
+   * false keeps the unfused graph, the fused one's reference (`--no-fuse`).
+   */
+  fuse?: boolean;
 }
+
+/**
+ * The fusions the fused graph's linear kernels run (fuse.ts): the q/k/v and the LM head with the
+ * RMSNorm before them, the o and down projections with the residual add, gate/up with the norm and
+ * SwiGLU. The unfused graph runs every product plain.
+ */
+const FUSIONS = {
+  plain: PLAIN,
+  norm: { norm: true, epilogue: 'store' },
+  add: { norm: false, epilogue: 'add' },
+  normSwiglu: { norm: true, epilogue: 'swiglu' },
+} as const satisfies Record<string, LinearFusion>;
+type FusionKey = keyof typeof FUSIONS;
+
+/** The fusion keys a graph's products use. */
+const GRAPH_FUSIONS: Record<'fused' | 'unfused', readonly FusionKey[]> = {
+  fused: ['norm', 'add', 'normSwiglu'],
+  unfused: ['plain'],
+};
 
 /** Which logits a prefill reads back: none (timing runs), the last position's, or every position's. */
 export type LogitsMode = 'none' | 'last' | 'all';
@@ -81,20 +107,35 @@ interface LinearWeight {
   scales?: GPUBuffer;
 }
 
+/**
+ * A layer's weights. The unfused graph holds each projection as loaded; the fused graph holds
+ * [Wq; Wk; Wv] as one weight and gate/up interleaved (src/model/fused.ts), each in one format.
+ */
 interface LayerBuffers {
   inputNorm: GPUBuffer; // [d]
-  wq: LinearWeight; // [qWidth, d]
-  wk: LinearWeight; // [kvWidth, d]
-  wv: LinearWeight; // [kvWidth, d]
+  attn:
+    | { kind: 'split'; wq: LinearWeight; wk: LinearWeight; wv: LinearWeight } // [qWidth | kvWidth, d]
+    | { kind: 'fused'; wqkv: LinearWeight }; // [qWidth + 2 kvWidth, d]
   wo: LinearWeight; // [d, qWidth]
   postNorm: GPUBuffer; // [d]
-  wGate: LinearWeight; // [ffn, d]
-  wUp: LinearWeight; // [ffn, d]
+  mlp:
+    | { kind: 'split'; wGate: LinearWeight; wUp: LinearWeight } // [ffn, d]
+    | { kind: 'fused'; wGateUp: LinearWeight }; // [2 ffn, d], gate row j at 2j, up row j at 2j + 1
   wDown: LinearWeight; // [d, ffn]
 }
 
-/** Records y[M, N] = x[M, K] · W[N, K]ᵀ with the kernel for W's format. */
-type LinearCall = (x: GPUBuffer, w: LinearWeight, y: GPUBuffer, N: number, K: number) => KernelCall;
+/**
+ * Records y[M, N] = x[M, K] · W[N, K]ᵀ with the kernel for W's format and, in the fused graph, a
+ * fusion: `gamma` is the fused RMSNorm's weight (with the 'norm' fusions).
+ */
+type LinearCall = (
+  x: GPUBuffer,
+  w: LinearWeight,
+  y: GPUBuffer,
+  N: number,
+  K: number,
+  fuse?: { key: FusionKey; gamma?: GPUBuffer },
+) => KernelCall;
 
 interface Kernels {
   embedding: EmbeddingKernel;
@@ -103,32 +144,42 @@ interface Kernels {
   add: ResidualAddKernel;
   swiglu: SwigluKernel;
   argmax: ArgmaxKernel;
-  matmul: MatmulKernel;
-  gemv: GemvKernel;
-  /** The packed formats' prefill matmuls, one per format the model holds. */
-  packedMatmul: Map<PackedFormat, PackedMatmulKernel>;
-  /** The packed formats' decode GEMVs, by format and batch (compiled per batch). */
+  /** The f32 prefill matmuls, by fusion key; compiled as the prefill plans need them. */
+  matmul: Map<string, MatmulKernel>;
+  /** The f32 decode GEMVs, by batch and fusion key (compiled per batch). */
+  gemv: Map<string, GemvKernel>;
+  /** The packed formats' prefill matmuls, by format and fusion key. */
+  packedMatmul: Map<string, PackedMatmulKernel>;
+  /** The packed formats' decode GEMVs, by format, batch and fusion key (compiled per batch). */
   packedGemv: Map<string, PackedGemvKernel>;
   kvWrite: KvWriteKernel;
+  ropeKvWrite: RopeKvWriteKernel;
   attentionPrefill: PagedAttentionPrefillKernel;
   attentionDecode: PagedAttentionDecodeKernel;
 }
 
-/** The activations of one pass, each [rows, width]: what the shared transformer body reads and writes. */
+/**
+ * The activations of one pass, each [rows, width]: what the shared transformer body reads and
+ * writes. The unfused graph uses `split`; the fused one `qkv` instead (its normed rows, projections
+ * before the residual add and gate/up outputs are never written).
+ */
 interface PassBuffers {
   tokens: GPUBuffer; // u32[rows]
   positions: GPUBuffer; // u32[rows]
   slots: GPUBuffer; // u32[rows] KV slot of each token
   x: GPUBuffer; // [rows, d] residual stream
-  h: GPUBuffer; // [rows, d] normed
   q: GPUBuffer; // [rows, heads, headDim]
-  k: GPUBuffer; // [rows, kvHeads, headDim]
-  v: GPUBuffer; // [rows, kvHeads, headDim]
   attn: GPUBuffer; // [rows, heads, headDim]
-  proj: GPUBuffer; // [rows, d]
-  gate: GPUBuffer; // [rows, ffn]
-  up: GPUBuffer; // [rows, ffn]
   act: GPUBuffer; // [rows, ffn]
+  split?: {
+    h: GPUBuffer; // [rows, d] normed
+    k: GPUBuffer; // [rows, kvHeads, headDim]
+    v: GPUBuffer; // [rows, kvHeads, headDim]
+    proj: GPUBuffer; // [rows, d]
+    gate: GPUBuffer; // [rows, ffn]
+    up: GPUBuffer; // [rows, ffn]
+  };
+  qkv?: GPUBuffer; // [rows, heads + 2 kvHeads, headDim]
 }
 
 /** What every pass plan has: its inputs, its sampled tokens, and a guard against overlapping use. */
@@ -234,6 +285,10 @@ export class Model {
 
   private constructor(
     readonly gpu: Gpu,
+    /** Whether the model runs the fused graph (ModelOptions.fuse and the families allow it). */
+    readonly fused: boolean,
+    /** The packed formats its weights hold. */
+    private readonly packedFormats: ReadonlySet<PackedFormat>,
     config: ModelConfig,
     readonly options: ModelOptions,
     buffers: BufferPool,
@@ -275,17 +330,42 @@ export class Model {
     const buffers = new BufferPool(gpu);
     const pipelines = options.pipelines ?? new PipelineCache(gpu);
     const ctx: KernelContext = { gpu, pipelines };
+    const variants = options.variants ?? DEFAULT_VARIANTS;
+    const packedFormats = new Set([...(weights.packed?.values() ?? [])].map((p) => p.format));
     const upload = (tensor: string) => buffers.upload(tensor, get(weights, tensor));
     // A linear weight goes up in its format: the packed words and scales when it has them.
-    const linear = async (tensor: string): Promise<LinearWeight> => {
-      const p = weights.packed?.get(tensor);
-      if (!p) return { format: 'f32', w: await upload(tensor) };
+    const uploadRows = async (label: string, t: RowTensor): Promise<LinearWeight> => {
+      if ('f32' in t) return { format: 'f32', w: await buffers.upload(label, t.f32) };
+      const p = t.packed;
       return {
         format: p.format,
-        w: await buffers.upload(`${tensor} (${p.format})`, p.words),
-        scales: p.scales.length > 0 ? await buffers.upload(`${tensor} scales`, p.scales) : undefined,
+        w: await buffers.upload(`${label} (${p.format})`, p.words),
+        scales: p.scales.length > 0 ? await buffers.upload(`${label} scales`, p.scales) : undefined,
       };
     };
+    const rowsOf = (tensor: string): RowTensor => {
+      const p = weights.packed?.get(tensor);
+      if (p) return { N: p.N, K: p.K, packed: p };
+      const spec = tensorSpecs(config).find((t) => t.name === tensor);
+      const [N, K] = spec?.shape ?? [0, 0];
+      return { N, K, f32: get(weights, tensor) };
+    };
+    const linear = (tensor: string) => uploadRows(tensor, rowsOf(tensor));
+    // The fused graph needs families that take its fusions, and q/k/v (and gate/up) of a layer in one
+    // format each, since each group becomes one weight; otherwise the model runs unfused.
+    const sameFormat = (names: string[]) =>
+      new Set(names.map((n) => weights.packed?.get(n)?.format ?? 'f32')).size === 1;
+    const fused =
+      options.fuse !== false &&
+      graphFuses(variants, packedFormats.size > 0) &&
+      Array.from({ length: layers }, (_, l) => `model.layers.${l}`).every(
+        (p) =>
+          sameFormat([
+            `${p}.self_attn.q_proj.weight`,
+            `${p}.self_attn.k_proj.weight`,
+            `${p}.self_attn.v_proj.weight`,
+          ]) && sameFormat([`${p}.mlp.gate_proj.weight`, `${p}.mlp.up_proj.weight`]),
+      );
     for (const spec of tensorSpecs(config)) {
       if (spec.shape.length === 2 && spec.shape[1] % 4 !== 0) {
         throw new InputError(`${spec.name}: inner width ${spec.shape[1]} is not a multiple of 4`);
@@ -295,15 +375,27 @@ export class Model {
     const layerBuffers: LayerBuffers[] = [];
     for (let l = 0; l < layers; l++) {
       const p = `model.layers.${l}`;
+      const [q, k, v] = ['q', 'k', 'v'].map((n) => `${p}.self_attn.${n}_proj.weight`);
+      const [gate, up] = ['gate', 'up'].map((n) => `${p}.mlp.${n}_proj.weight`);
       layerBuffers.push({
         inputNorm: await upload(`${p}.input_layernorm.weight`),
-        wq: await linear(`${p}.self_attn.q_proj.weight`),
-        wk: await linear(`${p}.self_attn.k_proj.weight`),
-        wv: await linear(`${p}.self_attn.v_proj.weight`),
+        attn: fused
+          ? {
+              kind: 'fused',
+              wqkv: await uploadRows(`${p} qkv`, concatRows(`${p} q/k/v`, [q, k, v].map(rowsOf))),
+            }
+          : { kind: 'split', wq: await linear(q), wk: await linear(k), wv: await linear(v) },
         wo: await linear(`${p}.self_attn.o_proj.weight`),
         postNorm: await upload(`${p}.post_attention_layernorm.weight`),
-        wGate: await linear(`${p}.mlp.gate_proj.weight`),
-        wUp: await linear(`${p}.mlp.up_proj.weight`),
+        mlp: fused
+          ? {
+              kind: 'fused',
+              wGateUp: await uploadRows(
+                `${p} gate/up`,
+                interleaveRows(`${p} gate/up`, rowsOf(gate), rowsOf(up)),
+              ),
+            }
+          : { kind: 'split', wGate: await linear(gate), wUp: await linear(up) },
         wDown: await linear(`${p}.mlp.down_proj.weight`),
       });
     }
@@ -323,7 +415,6 @@ export class Model {
     );
 
     const attention = { heads, kvHeads, headDim, pageSize: kv.pageSize, paged: kv.paged };
-    const variants = options.variants ?? DEFAULT_VARIANTS;
     const kernels: Kernels = {
       embedding: await EmbeddingKernel.create(ctx),
       rmsNorm: await RmsNormKernel.create(ctx, variants.rmsnorm),
@@ -331,21 +422,20 @@ export class Model {
       add: await ResidualAddKernel.create(ctx),
       swiglu: await SwigluKernel.create(ctx),
       argmax: await ArgmaxKernel.create(ctx),
-      matmul: await MatmulKernel.create(ctx, variants.matmul),
-      gemv: await GemvKernel.create(ctx, variants.gemv, 1),
+      matmul: new Map(),
+      gemv: new Map(),
       packedMatmul: new Map(),
       packedGemv: new Map(),
       kvWrite: await KvWriteKernel.create(ctx),
+      ropeKvWrite: await RopeKvWriteKernel.create(ctx),
       attentionPrefill: await PagedAttentionPrefillKernel.create(ctx, attention, variants.attentionPrefill),
       attentionDecode: await PagedAttentionDecodeKernel.create(ctx, attention, variants.attentionDecode),
     };
-    // One packed matmul per format the model holds; the packed GEMVs are compiled per batch size
-    // as the decode plans need them (gemvLinear).
-    for (const format of new Set([...(weights.packed?.values() ?? [])].map((p) => p.format))) {
-      kernels.packedMatmul.set(format, await PackedMatmulKernel.create(ctx, format, variants.packedMatmul));
-    }
+    // The linear kernels are compiled as the plans need them (matmulLinear, gemvLinear).
     return new Model(
       gpu,
+      fused,
+      packedFormats,
       config,
       options,
       buffers,
@@ -665,7 +755,7 @@ export class Model {
       this.prefillPlans.set(key, cached);
       return cached;
     }
-    const { d, ffn, vocab, qWidth, kvWidth } = dims(this.config);
+    const { d, vocab } = dims(this.config);
     const k = this.kernels;
     const R = KERNEL_ROLES;
     const owned: GPUBuffer[] = [];
@@ -683,16 +773,7 @@ export class Model {
     const positions = u32('positions', L); // u32[L]
     const slots = u32('kv slots', L); // u32[L]
     const blockTable = u32('block table', this.kv.tableStride); // u32[tableStride]
-    const x = f32('x', L * d); // [L, d] residual stream
-    const h = f32('h', L * d); // [L, d] normed
-    const q = f32('q', L * qWidth); // [L, heads, headDim]
-    const kNew = f32('k', L * kvWidth); // [L, kvHeads, headDim]
-    const vNew = f32('v', L * kvWidth); // [L, kvHeads, headDim]
-    const attn = f32('attn', L * qWidth); // [L, heads, headDim]
-    const proj = f32('proj', L * d); // [L, d]
-    const gate = f32('gate', L * ffn); // [L, ffn]
-    const up = f32('up', L * ffn); // [L, ffn]
-    const act = f32('act', L * ffn); // [L, ffn]
+    const pass = await this.passBuffers(L, f32, { tokens, positions, slots });
     const logits = f32('logits', outRows * vocab); // [outRows, vocab]
     const next = u32('next token', outRows); // u32[outRows]
     const nextReadback = this.buffers.acquire(
@@ -702,27 +783,23 @@ export class Model {
     ); // u32[outRows], MAP_READ
     owned.push(nextReadback);
 
-    const bodyCalls = this.bodyCalls(
-      L,
-      { tokens, positions, slots, x, h, q, k: kNew, v: vNew, attn, proj, gate, up, act },
-      this.matmulLinear(L),
-      (pool) => k.attentionPrefill.call({ q, pool, blockTable, out: attn, L, start: 0 }),
+    const matmul = await this.matmulLinear(L);
+    const bodyCalls = this.bodyCalls(L, pass, matmul, (pool) =>
+      k.attentionPrefill.call({ q: pass.q, pool, blockTable, out: pass.attn, L, start: 0 }),
     );
     // The LM head: every row for 'all'; otherwise only the last position's logits are needed to
-    // continue, so its row is copied out and goes through a GEMV.
-    let headIn = h;
+    // continue, so its row is copied out and goes through a GEMV. Its input is the final norm's
+    // output (unfused), or the residual stream that the head normalises itself (fused).
+    const hidden = this.headInput(pass);
+    let headIn = hidden;
     let lastRow: PrefillPlan['lastRow'];
     if (outRows === 1) {
       headIn = f32('last hidden', d); // [1, d]
-      lastRow = { from: h, offset: (L - 1) * d * BYTES.f32, to: headIn, bytes: d * BYTES.f32 };
+      lastRow = { from: hidden, offset: (L - 1) * d * BYTES.f32, to: headIn, bytes: d * BYTES.f32 };
     }
+    const head = outRows === 1 ? await this.gemvLinear(1) : matmul;
     const headCalls = [
-      withRole(
-        R.lmHead,
-        outRows === 1
-          ? (await this.gemvLinear(1))(headIn, this.lmHead, logits, vocab, d)
-          : this.matmulLinear(L)(headIn, this.lmHead, logits, vocab, d),
-      ),
+      withRole(R.lmHead, head(headIn, this.lmHead, logits, vocab, d, this.headFusion())),
       withRole(R.argmax, k.argmax.call({ x: logits, out: next, rows: outRows, n: vocab })),
     ];
     const plan: PrefillPlan = {
@@ -829,7 +906,7 @@ export class Model {
     const key = `${use}:${B}`;
     const existing = this.decodePlans.get(key);
     if (existing) return existing;
-    const { d, ffn, vocab, qWidth, kvWidth } = dims(this.config);
+    const { d, vocab } = dims(this.config);
     const k = this.kernels;
     const R = KERNEL_ROLES;
     const alloc = (label: string, floats: number, usage: GPUBufferUsageFlags = BufferUsage.storage) =>
@@ -839,38 +916,29 @@ export class Model {
     const slots = await alloc('kv slots', B); // u32[B]
     const tables = await alloc('block tables', B * this.kv.tableStride); // u32[B, tableStride]
     const lengths = await alloc('lengths', B); // u32[B]
-    const x = await alloc('x', B * d); // [B, d]
-    const h = await alloc('h', B * d); // [B, d]
-    const q = await alloc('q', B * qWidth); // [B, heads, headDim]
-    const kNew = await alloc('k', B * kvWidth); // [B, kvHeads, headDim]
-    const vNew = await alloc('v', B * kvWidth); // [B, kvHeads, headDim]
-    const attn = await alloc('attn', B * qWidth); // [B, heads, headDim]
-    const proj = await alloc('proj', B * d); // [B, d]
-    const gate = await alloc('gate', B * ffn); // [B, ffn]
-    const up = await alloc('up', B * ffn); // [B, ffn]
-    const act = await alloc('act', B * ffn); // [B, ffn]
+    const pass = await this.passBuffers(B, (label, floats) => alloc(label, floats), {
+      tokens,
+      positions,
+      slots,
+    });
     const logits = await alloc('logits', B * vocab); // [B, vocab]
     const next = await alloc('next', B); // u32[B]
     const nextReadback = await alloc('next readback', B, BufferUsage.readback); // u32[B]
     const gemvB = await this.gemvLinear(B);
 
-    const calls = this.bodyCalls(
-      B,
-      { tokens, positions, slots, x, h, q, k: kNew, v: vNew, attn, proj, gate, up, act },
-      gemvB,
-      (pool) =>
-        k.attentionDecode.call({
-          q,
-          pool,
-          blockTables: tables,
-          seqLens: lengths,
-          out: attn,
-          batch: B,
-          tableStride: this.kv.tableStride,
-        }),
+    const calls = this.bodyCalls(B, pass, gemvB, (pool) =>
+      k.attentionDecode.call({
+        q: pass.q,
+        pool,
+        blockTables: tables,
+        seqLens: lengths,
+        out: pass.attn,
+        batch: B,
+        tableStride: this.kv.tableStride,
+      }),
     );
     calls.push(
-      withRole(R.lmHead, gemvB(h, this.lmHead, logits, vocab, d)),
+      withRole(R.lmHead, gemvB(this.headInput(pass), this.lmHead, logits, vocab, d, this.headFusion())),
       withRole(R.argmax, k.argmax.call({ x: logits, out: next, rows: B, n: vocab })),
     );
     const plan: DecodePlan = {
@@ -892,10 +960,56 @@ export class Model {
   }
 
   /**
-   * The transformer body both passes share, for `rows` tokens: embedding, then per layer
-   * RMSNorm, q/k/v projections, RoPE, KV write, attention, o projection and residual, RMSNorm,
-   * gate/up, SwiGLU, down and residual; then the final RMSNorm into b.h. Only the projection
-   * kernel (matmul for prefill, GEMV for decode) and the attention call differ between passes.
+   * The activation buffers of a pass over `rows` tokens, for this model's graph. `alloc` names and
+   * sizes each ([rows, width] f32).
+   */
+  private async passBuffers(
+    rows: number,
+    alloc: (label: string, floats: number) => GPUBuffer | Promise<GPUBuffer>,
+    io: { tokens: GPUBuffer; positions: GPUBuffer; slots: GPUBuffer },
+  ): Promise<PassBuffers> {
+    const { d, ffn, qWidth, kvWidth } = dims(this.config);
+    const common = {
+      ...io,
+      x: await alloc('x', rows * d), // [rows, d] residual stream
+      q: await alloc('q', rows * qWidth), // [rows, heads, headDim]
+      attn: await alloc('attn', rows * qWidth), // [rows, heads, headDim]
+      act: await alloc('act', rows * ffn), // [rows, ffn]
+    };
+    if (this.fused) return { ...common, qkv: await alloc('qkv', rows * (qWidth + 2 * kvWidth)) };
+    return {
+      ...common,
+      split: {
+        h: await alloc('h', rows * d), // [rows, d] normed
+        k: await alloc('k', rows * kvWidth), // [rows, kvHeads, headDim]
+        v: await alloc('v', rows * kvWidth), // [rows, kvHeads, headDim]
+        proj: await alloc('proj', rows * d), // [rows, d]
+        gate: await alloc('gate', rows * ffn), // [rows, ffn]
+        up: await alloc('up', rows * ffn), // [rows, ffn]
+      },
+    };
+  }
+
+  /** What the LM head reads: the final norm's output (unfused) or the residual stream (fused). */
+  private headInput(b: PassBuffers): GPUBuffer {
+    return b.split ? b.split.h : b.x;
+  }
+
+  /** The LM head's fusion: the final RMSNorm in its prologue in the fused graph. */
+  private headFusion(): { key: FusionKey; gamma?: GPUBuffer } {
+    return this.fused ? { key: 'norm', gamma: this.finalNorm } : { key: 'plain' };
+  }
+
+  /**
+   * The transformer body both passes share, for `rows` tokens: embedding, then every layer, then
+   * (unfused) the final RMSNorm. Only the projection kernel (matmul for prefill, GEMV for decode)
+   * and the attention call differ between passes.
+   *
+   * Unfused, per layer (16 dispatches): RMSNorm, q, k and v projections, RoPE of q and of k, KV
+   * write, attention, o projection, residual add, RMSNorm, gate and up projections, SwiGLU, down
+   * projection, residual add. Fused (6): [norm → q/k/v] in one product, RoPE + KV write, attention,
+   * [o projection → residual add], [norm → gate/up → SwiGLU], [down projection → residual add];
+   * the final norm runs inside the LM head. The unfused graph is the fused one's reference.
    */
   private bodyCalls(
     rows: number,
@@ -907,7 +1021,7 @@ export class Model {
     const k = this.kernels;
     const R = KERNEL_ROLES;
     const eps = this.config.rmsNormEps;
-    const { x, h, q, attn, proj, gate, up, act } = b;
+    const { x, q, attn, act } = b;
     const rope = (xIn: GPUBuffer, n: number) =>
       k.rope.call({
         x: xIn,
@@ -926,18 +1040,55 @@ export class Model {
     ];
     this.layers.forEach((w, layer) => {
       const pool = this.kv.pools[layer];
+      if (w.attn.kind === 'fused' && w.mlp.kind === 'fused' && b.qkv) {
+        const qkv = b.qkv;
+        calls.push(
+          withRole(
+            R.qkv,
+            linear(x, w.attn.wqkv, qkv, qWidth + 2 * kvWidth, d, { key: 'norm', gamma: w.inputNorm }),
+          ),
+          withRole(
+            R.ropeKvWrite,
+            k.ropeKvWrite.call({
+              qkv,
+              positions: b.positions,
+              cos: this.ropeCos,
+              sin: this.ropeSin,
+              slots: b.slots,
+              q,
+              pool,
+              rows,
+              heads,
+              kvHeads,
+              headDim,
+              pageSize: this.kv.pageSize,
+            }),
+          ),
+          withRole(R.attention, attention(pool)),
+          withRole(R.oProj, linear(attn, w.wo, x, d, qWidth, { key: 'add' })),
+          withRole(
+            R.gateUp,
+            linear(x, w.mlp.wGateUp, act, 2 * ffn, d, { key: 'normSwiglu', gamma: w.postNorm }),
+          ),
+          withRole(R.down, linear(act, w.wDown, x, d, ffn, { key: 'add' })),
+        );
+        return;
+      }
+      if (w.attn.kind !== 'split' || w.mlp.kind !== 'split' || !b.split)
+        throw new InputError('a layer mixes the fused and unfused graphs');
+      const { h, proj, gate, up } = b.split;
       calls.push(
         withRole(R.norm, k.rmsNorm.call({ x, weight: w.inputNorm, out: h, rows, d, eps })),
-        withRole(R.qkv, linear(h, w.wq, q, qWidth, d)),
-        withRole(R.qkv, linear(h, w.wk, b.k, kvWidth, d)),
-        withRole(R.qkv, linear(h, w.wv, b.v, kvWidth, d)),
+        withRole(R.qkv, linear(h, w.attn.wq, q, qWidth, d)),
+        withRole(R.qkv, linear(h, w.attn.wk, b.split.k, kvWidth, d)),
+        withRole(R.qkv, linear(h, w.attn.wv, b.split.v, kvWidth, d)),
         withRole(R.rope, rope(q, heads)),
-        withRole(R.rope, rope(b.k, kvHeads)),
+        withRole(R.rope, rope(b.split.k, kvHeads)),
         withRole(
           R.kvWrite,
           k.kvWrite.call({
-            k: b.k,
-            v: b.v,
+            k: b.split.k,
+            v: b.split.v,
             slots: b.slots,
             pool,
             rows,
@@ -950,46 +1101,102 @@ export class Model {
         withRole(R.oProj, linear(attn, w.wo, proj, d, qWidth)),
         withRole(R.residual, k.add.call({ x, y: proj, n: rows * d })),
         withRole(R.norm, k.rmsNorm.call({ x, weight: w.postNorm, out: h, rows, d, eps })),
-        withRole(R.gateUp, linear(h, w.wGate, gate, ffn, d)),
-        withRole(R.gateUp, linear(h, w.wUp, up, ffn, d)),
+        withRole(R.gateUp, linear(h, w.mlp.wGate, gate, ffn, d)),
+        withRole(R.gateUp, linear(h, w.mlp.wUp, up, ffn, d)),
         withRole(R.swiglu, k.swiglu.call({ gate, up, out: act, n: rows * ffn })),
         withRole(R.down, linear(act, w.wDown, proj, d, ffn)),
         withRole(R.residual, k.add.call({ x, y: proj, n: rows * d })),
       );
     });
-    calls.push(withRole(R.norm, k.rmsNorm.call({ x, weight: this.finalNorm, out: h, rows, d, eps })));
+    if (b.split)
+      calls.push(
+        withRole(R.norm, k.rmsNorm.call({ x, weight: this.finalNorm, out: b.split.h, rows, d, eps })),
+      );
     return calls;
   }
 
-  /** The prefill projection for L rows: the f32 matmul, or the packed format's. */
-  private matmulLinear(L: number): LinearCall {
+  /** The fusion keys this model's graph runs. */
+  private fusionKeys(): readonly FusionKey[] {
+    return GRAPH_FUSIONS[this.fused ? 'fused' : 'unfused'];
+  }
+
+  /** Gets (compiling on first use) the kernel `key` of a per-model kernel map. */
+  private static async cached<T>(map: Map<string, T>, key: string, make: () => Promise<T>): Promise<T> {
+    let kernel = map.get(key);
+    if (!kernel) {
+      kernel = await make();
+      map.set(key, kernel);
+    }
+    return kernel;
+  }
+
+  /** The kernel of `map` under `key`, which the plan builder compiled before recording. */
+  private static built<T>(map: Map<string, T>, key: string, what: string): T {
+    const kernel = map.get(key);
+    if (!kernel) throw new InputError(`no ${what} kernel was built for ${key}`);
+    return kernel;
+  }
+
+  /** The prefill projection for L rows: the f32 matmul or the packed format's, with the graph's fusions. */
+  private async matmulLinear(L: number): Promise<LinearCall> {
     const k = this.kernels;
-    return (a, w, c, N, K) => {
-      if (w.format === 'f32') return k.matmul.call({ a, b: w.w, c, M: L, N, K });
-      const packed = k.packedMatmul.get(w.format);
-      if (!packed) throw new InputError(`no ${w.format} matmul was built for this model`);
-      return packed.call({ a, w: w.w, scales: w.scales, c, M: L, N, K });
+    const variants = this.options.variants ?? DEFAULT_VARIANTS;
+    for (const key of this.fusionKeys()) {
+      await Model.cached(k.matmul, key, () => MatmulKernel.create(this.ctx, variants.matmul, FUSIONS[key]));
+      for (const format of this.packedFormats)
+        await Model.cached(k.packedMatmul, `${format}:${key}`, () =>
+          PackedMatmulKernel.create(this.ctx, format, variants.packedMatmul, FUSIONS[key]),
+        );
+    }
+    const eps = this.config.rmsNormEps;
+    return (a, w, c, N, K, fuse = { key: 'plain' }) => {
+      const norm = fuse.gamma ? { gamma: fuse.gamma, eps } : {};
+      if (w.format === 'f32')
+        return Model.built(k.matmul, fuse.key, 'matmul').call({ a, b: w.w, c, M: L, N, K, ...norm });
+      return Model.built(k.packedMatmul, `${w.format}:${fuse.key}`, `${w.format} matmul`).call({
+        a,
+        w: w.w,
+        scales: w.scales,
+        c,
+        M: L,
+        N,
+        K,
+        ...norm,
+      });
     };
   }
 
   /**
    * The decode projection for B rows: the f32 GEMV or the packed format's, each compiled for its
-   * batch size (the rowwise families unroll it) and kept.
+   * batch size (the rowwise families unroll it) and the graph's fusions, and kept.
    */
   private async gemvLinear(B: number): Promise<LinearCall> {
     const k = this.kernels;
     const variants = this.options.variants ?? DEFAULT_VARIANTS;
-    const f32 = B === 1 ? k.gemv : await GemvKernel.create(this.ctx, variants.gemv, B);
-    for (const format of k.packedMatmul.keys()) {
-      const key = `${format}:${B}`;
-      if (!k.packedGemv.has(key))
-        k.packedGemv.set(key, await PackedGemvKernel.create(this.ctx, format, variants.packedGemv, B));
+    for (const key of this.fusionKeys()) {
+      await Model.cached(k.gemv, `${B}:${key}`, () =>
+        GemvKernel.create(this.ctx, variants.gemv, B, FUSIONS[key]),
+      );
+      for (const format of this.packedFormats)
+        await Model.cached(k.packedGemv, `${format}:${B}:${key}`, () =>
+          PackedGemvKernel.create(this.ctx, format, variants.packedGemv, B, FUSIONS[key]),
+        );
     }
-    return (x, w, y, N, K) => {
-      if (w.format === 'f32') return f32.call({ x, w: w.w, y, M: B, N, K });
-      const packed = k.packedGemv.get(`${w.format}:${B}`);
-      if (!packed) throw new InputError(`no ${w.format} GEMV was built for this model`);
-      return packed.call({ x, w: w.w, scales: w.scales, y, M: B, N, K });
+    const eps = this.config.rmsNormEps;
+    return (x, w, y, N, K, fuse = { key: 'plain' }) => {
+      const norm = fuse.gamma ? { gamma: fuse.gamma, eps } : {};
+      if (w.format === 'f32')
+        return Model.built(k.gemv, `${B}:${fuse.key}`, 'GEMV').call({ x, w: w.w, y, M: B, N, K, ...norm });
+      return Model.built(k.packedGemv, `${w.format}:${B}:${fuse.key}`, `${w.format} GEMV`).call({
+        x,
+        w: w.w,
+        scales: w.scales,
+        y,
+        M: B,
+        N,
+        K,
+        ...norm,
+      });
     };
   }
 

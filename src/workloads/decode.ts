@@ -1,7 +1,7 @@
 import { checkedRun } from '../gpu/device.ts';
 import { GpuProfiler, type Span } from '../gpu/profiler.ts';
 import type { AttentionVariant } from '../kernels/variants.ts';
-import { decodeCost, type PassCost } from '../measure/cost.ts';
+import { decodeCost, type Graph, graphOf, type PassCost } from '../measure/cost.ts';
 import { kernelBreakdown, PointSamples } from '../measure/samples.ts';
 import { decodePrompt, MAX_TIMED_PASSES, type WorkloadOf } from '../measure/spec.ts';
 import type { WeightFormats } from '../model/formats.ts';
@@ -46,7 +46,14 @@ export const decodeSweep: WorkloadRunner<'decode'> = async (ctx, w) => {
         ctx.signal.throwIfAborted();
         profiled.push((await generation(model, profiler, w, depth, true)).spans);
       }
-      const cost = generationCost(ctx.config, w, depth, ctx.variants.attentionDecode, ctx.weightFormats);
+      const cost = generationCost(
+        ctx.config,
+        w,
+        depth,
+        ctx.variants.attentionDecode,
+        ctx.weightFormats,
+        graphOf(model),
+      );
       ctx.emit({
         type: 'pass',
         pass: 'decode',
@@ -118,10 +125,11 @@ function generationCost(
   depth: number,
   attention: AttentionVariant,
   formats: WeightFormats,
+  graph: Graph,
 ): PassCost {
   const prompt = decodePrompt(depth);
   const costs = Array.from({ length: w.gen - 1 }, (_, i) =>
-    decodeCost(config, Array(w.batch).fill(prompt + i), attention, formats),
+    decodeCost(config, Array(w.batch).fill(prompt + i), attention, formats, graph),
   );
   const n = costs.length;
   const mean = (f: (c: PassCost) => number) => costs.reduce((a, c) => a + f(c), 0) / n;

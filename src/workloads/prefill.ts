@@ -1,6 +1,6 @@
 import { checkedRun } from '../gpu/device.ts';
 import { GpuProfiler, type Span } from '../gpu/profiler.ts';
-import { prefillCost } from '../measure/cost.ts';
+import { graphOf, prefillCost } from '../measure/cost.ts';
 import { kernelBreakdown, PointSamples } from '../measure/samples.ts';
 import { MAX_TIMED_PASSES } from '../measure/spec.ts';
 import type { Model } from '../model/forward.ts';
@@ -36,7 +36,14 @@ export const prefillSweep: WorkloadRunner<'prefill'> = async (ctx, w) => {
         ctx.signal.throwIfAborted();
         profiled.push((await timedPrefill(model, profiler, tokens, true)).spans);
       }
-      const cost = prefillCost(ctx.config, L, 0, ctx.variants.attentionPrefill, ctx.weightFormats);
+      const cost = prefillCost(
+        ctx.config,
+        L,
+        0,
+        ctx.variants.attentionPrefill,
+        ctx.weightFormats,
+        graphOf(model),
+      );
       ctx.emit({
         type: 'pass',
         pass: 'prefill',

@@ -1,5 +1,5 @@
 import { GpuProfiler } from '../gpu/profiler.ts';
-import { verifyCost } from '../measure/cost.ts';
+import { graphOf, verifyCost } from '../measure/cost.ts';
 import { PointSamples } from '../measure/samples.ts';
 import { decodePrompt, specRunContext, type WorkloadOf } from '../measure/spec.ts';
 import { percentile } from '../measure/stats.ts';
@@ -215,6 +215,7 @@ async function measureCurve(ctx: WorkloadContext, model: Model, w: WorkloadOf<'s
           VERIFY_CHUNK,
           ctx.variants.attentionDecode,
           ctx.weightFormats,
+          graphOf(model),
         ),
       });
       out.push({ k, depth, verifyMs: percentile(v.wallMs, 50), decodeMs: percentile(d.wallMs, 50) });

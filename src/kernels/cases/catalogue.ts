@@ -9,6 +9,7 @@ import {
   ropeCase,
   swigluCase,
 } from './elementwise.ts';
+import { fusedLinearCase, ropeKvWriteCase } from './fused.ts';
 import { gemvCase, matmulCase } from './linear.ts';
 import { packedGemvCase, packedMatmulCase } from './packed.ts';
 
@@ -31,6 +32,8 @@ export const KERNEL_CASES = {
   kvWrite: kvWriteCase,
   attentionPrefill: attentionPrefillCase,
   attentionDecode: attentionDecodeCase,
+  fusedLinear: fusedLinearCase,
+  ropeKvWrite: ropeKvWriteCase,
 } as const;
 
 export type CaseName = keyof typeof KERNEL_CASES;

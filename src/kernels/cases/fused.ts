@@ -1,0 +1,237 @@
+import { kvRowIndex, slotsOf } from '../../kv/layout.ts';
+import { presetConfig } from '../../model/config.ts';
+import { BYTES, type PackedFormat, packedLayout, packTensor, unpackTensor } from '../../model/formats.ts';
+import { compare, matmulRef, rmsNormRef, ropeRef } from '../../model/reference.ts';
+import { ropeTable } from '../../model/rope.ts';
+import { fusionName, type LinearFusion } from '../fuse.ts';
+import { GemvKernel } from '../gemv.ts';
+import type { KernelCall, KernelContext } from '../kernel.ts';
+import { RopeKvWriteKernel } from '../kv-write.ts';
+import { MatmulKernel } from '../matmul.ts';
+import { PackedGemvKernel, PackedMatmulKernel } from '../packed.ts';
+import {
+  type GemvVariant,
+  type MatmulVariant,
+  type PackedGemvVariant,
+  type PackedMatmulVariant,
+  variantName,
+} from '../variants.ts';
+import { type KernelCase, seededData, TOLERANCES } from './case.ts';
+
+/**
+ * The fused linear kernels (src/kernels/fuse.ts) against the float64 reference of the unfused ops
+ * they replace, composed on the CPU: RMSNorm (rmsNormRef), the product (matmulRef), then the
+ * residual add or SwiGLU of the product's (gate, up) column pairs. The packed formats are checked
+ * on the exact dequantization of what was uploaded, as in cases/packed.ts.
+ */
+export type FusedLinearSpec = {
+  M: number;
+  N: number;
+  K: number;
+  fusion: LinearFusion;
+  eps?: number;
+} & (
+  | { linear: 'matmul'; variant: MatmulVariant }
+  | { linear: 'gemv'; variant: GemvVariant }
+  | { linear: 'packedGemv'; variant: PackedGemvVariant; format: PackedFormat }
+  | { linear: 'packedMatmul'; variant: PackedMatmulVariant; format: PackedFormat }
+);
+
+const SEEDS = { x: 21, w: 22, gamma: 23, y: 24 } as const;
+
+/** silu(g)·u, as the reference forward computes SwiGLU (swigluRef), for one pair. */
+function swigluPair(g: number, u: number): number {
+  return (g / (1 + Math.exp(-g))) * u;
+}
+
+/** The fused op's expected output, from the unfused ops' float64 references. */
+export function fusedLinearRef(
+  x: Float32Array,
+  w: ArrayLike<number>,
+  y0: Float32Array,
+  gamma: Float32Array,
+  s: { M: number; N: number; K: number; fusion: LinearFusion; eps: number },
+): Float64Array {
+  const { M, N, K, fusion } = s;
+  const xin = fusion.norm ? rmsNormRef(x, gamma, M, K, s.eps) : x;
+  const prod = matmulRef(xin, w, M, K, N);
+  if (fusion.epilogue === 'add') return prod.map((v, i) => y0[i] + v);
+  if (fusion.epilogue === 'store') return prod;
+  const out = new Float64Array((M * N) / 2);
+  for (let m = 0; m < M; m++)
+    for (let j = 0; j < N / 2; j++)
+      out[m * (N / 2) + j] = swigluPair(prod[m * N + 2 * j], prod[m * N + 2 * j + 1]);
+  return out;
+}
+
+export function fusedLinearCase(ctx: KernelContext, s: FusedLinearSpec): KernelCase {
+  const kind = 'reduction';
+  const { M, N, K, fusion } = s;
+  const eps = s.eps ?? 1e-5;
+  const outWidth = fusion.epilogue === 'swiglu' ? N / 2 : N;
+  const format = 'format' in s ? s.format : 'f32';
+  return {
+    op: `${s.linear} ${fusionName(fusion)}`,
+    variant: `${format === 'f32' ? '' : `${format} `}${variantName(s.variant)}`,
+    shape: { M, N, K },
+    kind,
+    bufferBytes: BYTES.f32 * Math.max(M * K, N * K, M * N),
+    async prepare(rig) {
+      const x = seededData(M * K, SEEDS.x);
+      const gamma = seededData(K, SEEDS.gamma, 2);
+      const y0 = seededData(M * outWidth, SEEDS.y);
+      const wF32 = seededData(N * K, SEEDS.w);
+      const xBuf = rig.input(x);
+      const y = rig.output(M * outWidth);
+      const norm = fusion.norm ? { gamma: rig.input(gamma), eps } : {};
+      let call: KernelCall;
+      let wRef: ArrayLike<number> = wF32;
+      if (s.linear === 'matmul' || s.linear === 'gemv') {
+        const w = rig.input(wF32);
+        call =
+          s.linear === 'matmul'
+            ? (await MatmulKernel.create(ctx, s.variant, fusion)).call({
+                a: xBuf,
+                b: w,
+                c: y,
+                M,
+                N,
+                K,
+                ...norm,
+              })
+            : (await GemvKernel.create(ctx, s.variant, M, fusion)).call({ x: xBuf, w, y, M, N, K, ...norm });
+      } else {
+        const packed = packTensor(s.format, wF32, N, K, 'fused case weights');
+        wRef = unpackTensor(packed);
+        const layout = packedLayout(s.format, N, K);
+        const w = rig.output(layout.words);
+        rig.gpu.device.queue.writeBuffer(w, 0, packed.words);
+        const scales = s.format === 'f16' ? undefined : rig.input(packed.scales);
+        call =
+          s.linear === 'packedGemv'
+            ? (await PackedGemvKernel.create(ctx, s.format, s.variant, M, fusion)).call({
+                x: xBuf,
+                w,
+                scales,
+                y,
+                M,
+                N,
+                K,
+                ...norm,
+              })
+            : (await PackedMatmulKernel.create(ctx, s.format, s.variant, fusion)).call({
+                a: xBuf,
+                w,
+                scales,
+                c: y,
+                M,
+                N,
+                K,
+                ...norm,
+              });
+      }
+      call = rig.own(call);
+      return {
+        setup: [],
+        call,
+        async check() {
+          rig.write(y, y0); // the add epilogue accumulates into y: start from the seeded stream
+          await rig.run(call);
+          const want = fusedLinearRef(x, wRef, y0, gamma, { M, N, K, fusion, eps });
+          return compare(await rig.read(y, M * outWidth), want, TOLERANCES[kind]);
+        },
+      };
+    },
+  };
+}
+
+/**
+ * The fused RoPE + KV write against RoPE's and the pool layout's references: q rotated into q, k
+ * rotated and v copied into a pool of shuffled pages at the tokens' slots.
+ */
+export function ropeKvWriteCase(
+  ctx: KernelContext,
+  s: { rows: number; start: number; heads: number; kvHeads: number; headDim: number; pageSize: number },
+): KernelCase {
+  const kind = 'elementwise';
+  const { rows, start, heads, kvHeads, headDim, pageSize } = s;
+  const units = heads + 2 * kvHeads;
+  const maxSeqLen = start + rows;
+  const pages = Math.ceil(maxSeqLen / pageSize) + 2;
+  // Pages in reverse order, so a slot's page is never its position's page index.
+  const table = Array.from({ length: pages }, (_, i) => pages - 1 - i);
+  const poolElements = pages * 2 * kvHeads * pageSize * headDim;
+  return {
+    op: 'rope_kv_write',
+    variant: 'elementwise',
+    shape: { rows, start, heads, kvHeads, headDim, pageSize },
+    kind,
+    bufferBytes: BYTES.f32 * Math.max(poolElements, rows * units * headDim),
+    async prepare(rig) {
+      const qkv = seededData(rows * units * headDim, 25);
+      const positions = Array.from({ length: rows }, (_, i) => start + i);
+      const slots = slotsOf(table, start, rows, pageSize);
+      const config = { ...presetConfig('ci-tiny'), headDim, maxSeqLen };
+      const angles = ropeTable(config);
+      const q = rig.output(rows * heads * headDim);
+      const pool = rig.output(poolElements);
+      const call = rig.own(
+        (await RopeKvWriteKernel.create(ctx)).call({
+          qkv: rig.input(qkv),
+          positions: rig.inputU32(positions),
+          cos: rig.input(angles.cos),
+          sin: rig.input(angles.sin),
+          slots: rig.inputU32(slots),
+          q,
+          pool,
+          rows,
+          heads,
+          kvHeads,
+          headDim,
+          pageSize,
+        }),
+      );
+      return {
+        setup: [],
+        call,
+        async check() {
+          await rig.run(call);
+          // Split the reference's input as the projection laid it out, then apply the unfused ops.
+          const part = (from: number, n: number) => {
+            const out = new Float64Array(rows * n * headDim);
+            for (let r = 0; r < rows; r++)
+              out.set(
+                qkv.subarray((r * units + from) * headDim, (r * units + from + n) * headDim),
+                r * n * headDim,
+              );
+            return out;
+          };
+          const wantQ = part(0, heads);
+          const k = part(heads, kvHeads);
+          const v = part(heads + kvHeads, kvHeads);
+          ropeRef(wantQ, positions, heads, headDim, angles);
+          ropeRef(k, positions, kvHeads, headDim, angles);
+          const wantPool = new Float64Array(poolElements);
+          const g = { kvHeads, pageSize, headDim };
+          slots.forEach((slot, r) => {
+            const page = Math.floor(slot / pageSize);
+            for (let h = 0; h < kvHeads; h++) {
+              const src = (r * kvHeads + h) * headDim;
+              wantPool.set(k.subarray(src, src + headDim), kvRowIndex(g, page, 0, h, slot % pageSize));
+              wantPool.set(v.subarray(src, src + headDim), kvRowIndex(g, page, 1, h, slot % pageSize));
+            }
+          });
+          const gotQ = await rig.read(q, rows * heads * headDim);
+          const gotPool = await rig.read(pool, poolElements);
+          const both = new Float32Array(gotQ.length + gotPool.length);
+          both.set(gotQ);
+          both.set(gotPool, gotQ.length);
+          const want = new Float64Array(both.length);
+          want.set(wantQ);
+          want.set(wantPool, wantQ.length);
+          return compare(both, want, TOLERANCES[kind]);
+        },
+      };
+    },
+  };
+}
