@@ -1,3 +1,4 @@
+import decodeOnlineLib from '../../shaders/lib/decode_online.wgsl?raw';
 import gridLib from '../../shaders/lib/grid.wgsl?raw';
 import kvLayoutLib from '../../shaders/lib/kv_layout.wgsl?raw';
 import packedTileLib from '../../shaders/lib/packed_tile.wgsl?raw';
@@ -32,6 +33,8 @@ export const WGSL_LIBRARY = {
   kv_layout: kvLayoutLib,
   /** NEG_BIG, the stand-in for −∞ of the online softmax. */
   softmax: softmaxLib,
+  /** onlineBegin/onlineRows: the barrier-free decode attention's online softmax over GROUP query heads. */
+  decode_online: decodeOnlineLib,
   /** tile_run/tile_store: a barrier-free tile of rows × packed weight columns (GEMV and matmul). */
   packed_tile: packedTileLib,
   /**
