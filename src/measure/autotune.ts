@@ -31,6 +31,8 @@ const SEARCH = {
   prefillRows: 256,
   /** Page size of the attention problems, validated and timed (the paged cache's default). */
   pageSize: 16,
+  /** Depth decode attention is timed at when the run names none (a kernel suite). */
+  decodeDepth: 256,
 } as const;
 
 export interface TuningTrial {
@@ -137,8 +139,12 @@ export async function autotune(
   config: ModelConfig,
   gemvBatches: readonly number[],
   signal?: AbortSignal,
-  /** `format`: also choose the packed-weight kernels for weights in this format. */
-  opts: { format?: PackedFormat } = {},
+  /**
+   * `format`: also choose the packed-weight kernels for weights in this format. `decodeContext`: the
+   * longest context the run decodes at, where decode attention is timed (its families trade places
+   * with the context's length: split-K wins long contexts); otherwise SEARCH.decodeDepth + 1.
+   */
+  opts: { format?: PackedFormat; decodeContext?: number } = {},
 ): Promise<TuneResult> {
   const batch = Math.max(...gemvBatches);
   const t0 = performance.now();
@@ -146,7 +152,7 @@ export async function autotune(
   const profiler = new GpuProfiler(gpu, 1);
   const { d, ffn, heads, kvHeads, headDim } = dims(config);
   const L = Math.min(SEARCH.prefillRows, config.maxSeqLen);
-  const depth = Math.min(SEARCH.prefillRows, config.maxSeqLen - 1);
+  const context = Math.min(opts.decodeContext || SEARCH.decodeDepth + 1, config.maxSeqLen);
   const odd = ODD_SHAPES;
   const attention = { heads, kvHeads, headDim, paged: true, pageSize: SEARCH.pageSize };
   try {
@@ -210,16 +216,24 @@ export async function autotune(
       profiler,
       {
         op: 'attentionDecode',
-        shape: `depth=${depth} batch=${batch}`,
+        shape: `depth=${context - 1} batch=${batch}`,
         candidates: VARIANT_CANDIDATES.attentionDecode,
+        // Both with block tables as wide as the model's (maxSeqLen): the split family's grid covers
+        // that many slices, empty ones included, as the model's replayed plan does.
         validation: (variant) =>
           attentionDecodeCase(ctx, {
             ...attention,
             lengths: odd.attentionDecode.lengths.slice(0, batch),
+            capacity: config.maxSeqLen,
             variant,
           }),
         timing: (variant) =>
-          attentionDecodeCase(ctx, { ...attention, lengths: Array<number>(batch).fill(depth + 1), variant }),
+          attentionDecodeCase(ctx, {
+            ...attention,
+            lengths: Array<number>(batch).fill(context),
+            capacity: config.maxSeqLen,
+            variant,
+          }),
       },
       signal,
     );

@@ -1,4 +1,8 @@
-import { attentionKvReadsPerRow } from '../kernels/limits.ts';
+import {
+  attentionDecodeDispatches,
+  attentionDecodePartialBytes,
+  attentionKvReadsPerRow,
+} from '../kernels/limits.ts';
 import { KERNEL_ROLES, type KernelRole } from '../kernels/roles.ts';
 import type { AttentionVariant } from '../kernels/variants.ts';
 import { dims, type ModelConfig } from '../model/config.ts';
@@ -145,6 +149,11 @@ function forwardCost(
   kvTokensRead: number,
   kvRowLoads: number,
   formats: WeightFormats = 'f32',
+  /**
+   * Decode attention as the family runs it, per layer: its dispatches (the split family's slices
+   * and merge: 2) and the bytes its partials add to what it moves as implemented.
+   */
+  attention: { dispatches: number; partialBytes: number } = { dispatches: 1, partialBytes: 0 },
 ): PassCost {
   const dm = dims(c);
   const { d, ffn, vocab, layers, heads, kvHeads, headDim, qWidth, kvWidth } = dm;
@@ -165,7 +174,9 @@ function forwardCost(
     add(k, KERNEL_ROLES.qkv, qkv, 3);
     add(k, KERNEL_ROLES.rope, both(ropeCost(rows, heads, headDim), ropeCost(rows, kvHeads, headDim)), 2);
     add(k, KERNEL_ROLES.kvWrite, kvWriteCost(rows, kvWidth));
-    add(k, KERNEL_ROLES.attention, attentionCost(dm, rows, pairs, kvTokensRead, kvRowLoads));
+    const att = attentionCost(dm, rows, pairs, kvTokensRead, kvRowLoads);
+    att.bytesAsImplemented += attention.partialBytes;
+    add(k, KERNEL_ROLES.attention, att, attention.dispatches);
     add(k, KERNEL_ROLES.oProj, linearCost(rows, d, qWidth, f('self_attn.o_proj')));
     add(k, KERNEL_ROLES.residual, residualCost(rows * d));
     add(k, KERNEL_ROLES.norm, rmsNormCost(rows, d));
@@ -229,7 +240,20 @@ export function decodeCost(
         headDim: c.headDim,
       })
     : 1;
-  return forwardCost(c, depths.length, contexts, depths.length, kvRead, kvRead * perRow, formats);
+  const split = attention ? decodeAttention(c, attention, contexts) : undefined;
+  return forwardCost(c, depths.length, contexts, depths.length, kvRead, kvRead * perRow, formats, split);
+}
+
+/**
+ * A decode attention family's dispatches per layer and the bytes of its partials for sequences of
+ * these context lengths; a model's plan sizes the split family's slices for maxSeqLen.
+ */
+function decodeAttention(c: ModelConfig, attention: AttentionVariant, contexts: readonly number[]) {
+  const shape = { heads: c.numHeads, headDim: c.headDim, maxContext: c.maxSeqLen };
+  return {
+    dispatches: attentionDecodeDispatches(attention),
+    partialBytes: attentionDecodePartialBytes(attention, shape, contexts),
+  };
 }
 
 /**
@@ -260,8 +284,18 @@ export function verifyCost(
   const parts: PassCost[] = [];
   for (let i = 0; i < rows; i += chunk) {
     const part = contexts.slice(i, i + chunk);
+    const split = attention ? decodeAttention(c, attention, part) : undefined;
     parts.push(
-      forwardCost(c, part.length, part, part.length, start + i + part.length, sum(part) * perRow, formats),
+      forwardCost(
+        c,
+        part.length,
+        part,
+        part.length,
+        start + i + part.length,
+        sum(part) * perRow,
+        formats,
+        split,
+      ),
     );
   }
   return {
