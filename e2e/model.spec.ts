@@ -1,4 +1,9 @@
-import { DEFAULT_VARIANTS, graphFuses, type KernelVariants } from '../src/kernels/variants.ts';
+import {
+  DEFAULT_VARIANTS,
+  graphFuses,
+  type KernelVariants,
+  VARIANT_CANDIDATES,
+} from '../src/kernels/variants.ts';
 import { expect, type Harness, test } from './harness/client.ts';
 
 /** A prompt of n token ids below ci-tiny's vocab of 509, deterministic. */
@@ -24,6 +29,30 @@ async function useFamilies(harness: Harness, name: (typeof FAMILY_SETS)[number])
   // The defaults take the fusions; the autotuned families do where every one of them does.
   expect(fused, name).toBe(!unfused && graphFuses(families, false));
 }
+
+test('split-K decode attention in the model: decode equals recompute across slice boundaries, batch equals alone, dispatches as the cost model counts', async ({
+  harness,
+}) => {
+  test.setTimeout(180_000);
+  // The smallest split candidate, so 30 prompt tokens + 4 steps cross a slice boundary (1 → 2
+  // slices of 32) and a page boundary while the decode plan, built once, is replayed.
+  const split = VARIANT_CANDIDATES.attentionDecode
+    .filter((v) => v.family === 'split')
+    .reduce((a, b) => (b.chunk < a.chunk ? b : a));
+  // Before the family sets below, whose beforeEach sets the families every later test runs with.
+  await harness.call('model', 'useVariants', { ...DEFAULT_VARIANTS, attentionDecode: split });
+  const r = await harness.call('model', 'decodeVsRecompute', prompt(30), 4);
+  expect(r.tokenMismatches, JSON.stringify(r)).toEqual([]);
+  expect(r.failedSteps, JSON.stringify(r)).toEqual([]);
+  // Sequences of 1, 38 and 34 tokens in one batch, each against itself alone.
+  const prompts = Array.from({ length: 3 }, (_, i) => prompt(1 + ((i * 37) % 41), i + 1));
+  const batch = await harness.call('model', 'batchVsAlone', prompts, 2);
+  expect(batch.identical).toEqual(Array(3).fill(true));
+  const d = await harness.call('model', 'decodeDispatches', prompt(30));
+  expect(d.recorded).toEqual(d.assumed);
+  // ci-tiny has 2 layers: the slices and the merge of each.
+  expect(d.recorded.attention).toBe(4);
+});
 
 for (const familyName of FAMILY_SETS)
   test.describe(`model end to end on the GPU (${familyName} kernels)`, () => {

@@ -51,9 +51,15 @@ export type RmsNormVariant = { family: 'workgroup' } | { family: 'rowwise' };
 
 /**
  * 'tiled': K/V staged in workgroup memory (prefill) or a workgroup per context (decode); 'direct': one
- * invocation per query and head, no barriers; 'direct4' (prefill only): four queries per invocation.
+ * invocation per query and head, no barriers; 'direct4' (prefill only): four queries per invocation;
+ * 'split' (decode only, split-K or flash-decoding): the direct kernel's work cut into slices of
+ * `chunk` tokens of the context, one invocation each, then a merge of the slices (two dispatches).
  */
-export type AttentionVariant = { family: 'tiled' } | { family: 'direct' } | { family: 'direct4' };
+export type AttentionVariant =
+  | { family: 'tiled' }
+  | { family: 'direct' }
+  | { family: 'direct4' }
+  | { family: 'split'; chunk: number };
 
 export interface KernelVariants {
   matmul: MatmulVariant;
@@ -176,7 +182,13 @@ export const VARIANT_CANDIDATES = {
   gemv: gemvSpace(),
   rmsnorm: [{ family: 'workgroup' }, { family: 'rowwise' }],
   attentionPrefill: [{ family: 'tiled' }, { family: 'direct' }, { family: 'direct4' }],
-  attentionDecode: [{ family: 'tiled' }, { family: 'direct' }],
+  attentionDecode: [
+    { family: 'tiled' },
+    { family: 'direct' },
+    { family: 'split', chunk: 32 },
+    { family: 'split', chunk: 128 },
+    { family: 'split', chunk: 512 },
+  ],
   // shaderF16 candidates are tried only on f16 weights where the device has shader-f16.
   packedGemv: [
     { family: 'cols', cols: 4, wg: 32 },

@@ -46,6 +46,8 @@ export const SEARCH = {
   budgetMs: { matmul: 15_000, gemv: 4_000 } as Partial<Record<keyof KernelVariants, number>>,
   /** Candidates tried whatever the budget: each family's centre, which the spaces list first. */
   minTried: { matmul: MATMUL_FAMILIES, gemv: GEMV_FAMILIES } as Partial<Record<keyof KernelVariants, number>>,
+  /** Depth decode attention is timed at when the run names none (a kernel suite). */
+  decodeDepth: 256,
 } as const;
 
 export interface TuningTrial {
@@ -233,8 +235,11 @@ export async function autotune(
    * `format`: also choose the packed-weight kernels for weights in this format. `fused` (default
    * true): the run's model runs the fused graph, so the linear ops search only the families that
    * take its fusions (src/kernels/fuse.ts); false searches every family, for the unfused graph.
+   * `decodeContext`: the longest context the run decodes at, where decode attention is timed (its
+   * families trade places with the context's length: split-K wins long contexts); otherwise
+   * SEARCH.decodeDepth + 1.
    */
-  opts: { format?: PackedFormat; fused?: boolean } = {},
+  opts: { format?: PackedFormat; fused?: boolean; decodeContext?: number } = {},
 ): Promise<TuneResult> {
   const fused = opts.fused ?? true;
   const batch = Math.max(...gemvBatches);
@@ -243,7 +248,7 @@ export async function autotune(
   const profiler = new GpuProfiler(gpu, 1);
   const { d, ffn, heads, kvHeads, headDim, qWidth, kvWidth } = dims(config);
   const L = Math.min(SEARCH.prefillRows, config.maxSeqLen);
-  const depth = Math.min(SEARCH.prefillRows, config.maxSeqLen - 1);
+  const context = Math.min(opts.decodeContext || SEARCH.decodeDepth + 1, config.maxSeqLen);
   const odd = ODD_SHAPES;
   const attention = { heads, kvHeads, headDim, paged: true, pageSize: SEARCH.pageSize };
   try {
@@ -312,16 +317,24 @@ export async function autotune(
       profiler,
       {
         op: 'attentionDecode',
-        shape: `depth=${depth} batch=${batch}`,
+        shape: `depth=${context - 1} batch=${batch}`,
         candidates: VARIANT_CANDIDATES.attentionDecode,
+        // Both with block tables as wide as the model's (maxSeqLen): the split family's grid covers
+        // that many slices, empty ones included, as the model's replayed plan does.
         validation: (variant) =>
           attentionDecodeCase(ctx, {
             ...attention,
             lengths: odd.attentionDecode.lengths.slice(0, batch),
+            capacity: config.maxSeqLen,
             variant,
           }),
         timing: (variant) =>
-          attentionDecodeCase(ctx, { ...attention, lengths: Array<number>(batch).fill(depth + 1), variant }),
+          attentionDecodeCase(ctx, {
+            ...attention,
+            lengths: Array<number>(batch).fill(context),
+            capacity: config.maxSeqLen,
+            variant,
+          }),
       },
       signal,
     );

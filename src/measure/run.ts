@@ -232,13 +232,18 @@ export async function runBench(
         toolVersion: env.toolVersion,
         config,
         gemvBatches: needs.gemvBatches,
+        decodeContext: needs.decodeContext,
         weightFormat: format,
+        fused: true,
       });
       const store = options.tuningStore;
       const cached = store ? await loadTuning(key, store) : undefined;
       const tuned =
         cached ??
-        (await autotune(gpu, pipelines, config, needs.gemvBatches, signal, { format: packedFormat }));
+        (await autotune(gpu, pipelines, config, needs.gemvBatches, signal, {
+          format: packedFormat,
+          decodeContext: needs.decodeContext,
+        }));
       if (!cached) await store?.put(key, tuned);
       variants = tuned.variants;
       tuning = { enabled: true, cached: Boolean(cached), searchMs: tuned.searchMs, choices: tuned.choices };

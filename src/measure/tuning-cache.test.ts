@@ -15,7 +15,9 @@ const key: TuningKey = {
   toolVersion: '0.1.0',
   config: presetConfig('ci-tiny'),
   gemvBatches: [1],
+  decodeContext: 0,
   weightFormat: 'f32',
+  fused: true,
 };
 
 const entry = {

@@ -9,7 +9,7 @@ import { SEARCH, type TuneResult } from './autotune.ts';
  * Autotuning results kept between runs (a TuningStore: IndexedDB in the browser's worker, a file
  * in the Node runtime), so the search runs once per device, browser and shape.
  * The key holds everything a choice depends on: the adapter, the browser, the tool version, every
- * dimension of the model and the GEMV batches, the weight format, and the candidate list itself,
+ * dimension of the model, the GEMV batches and the decode context, the weight format, and the candidate list itself,
  * so a new kernel family is tried on a device that cached an older search. What is read back is
  * untrusted (another version may have written it): it is validated, and each cached choice must
  * still be one of today's candidates, or the search runs again.
@@ -22,8 +22,12 @@ export interface TuningKey {
   config: ModelConfig;
   /** The GEMV row counts the search timed. */
   gemvBatches: readonly number[];
+  /** The context decode attention was timed at (the run's longest; 0: the search's default depth). */
+  decodeContext: number;
   /** The model's weight format: part of the key, so formats never share a choice. */
   weightFormat: WeightFormat | 'mixed';
+  /** Whether the search kept to the families that take the fused graph's fusions. */
+  fused: boolean;
 }
 
 /** The key: everything in `k`, today's candidate lists (the tuning spaces) and the search's settings. */
