@@ -48,9 +48,15 @@ export type RmsNormVariant = { family: 'workgroup' } | { family: 'rowwise' };
 
 /**
  * 'tiled': K/V staged in workgroup memory (prefill) or a workgroup per context (decode); 'direct': one
- * invocation per query and head, no barriers; 'direct4' (prefill only): four queries per invocation.
+ * invocation per query and head, no barriers; 'direct4' (prefill only): four queries per invocation;
+ * 'register' (prefill only): 4 (query, head) rows × 8 keys in named registers per invocation, `wg`
+ * invocations per workgroup.
  */
-export type AttentionVariant = { family: 'tiled' } | { family: 'direct' } | { family: 'direct4' };
+export type AttentionVariant =
+  | { family: 'tiled' }
+  | { family: 'direct' }
+  | { family: 'direct4' }
+  | { family: 'register'; wg: number };
 
 export interface KernelVariants {
   matmul: MatmulVariant;
@@ -97,7 +103,13 @@ export const VARIANT_CANDIDATES = {
     { family: 'subgroup', wg: 256 },
   ],
   rmsnorm: [{ family: 'workgroup' }, { family: 'rowwise' }],
-  attentionPrefill: [{ family: 'tiled' }, { family: 'direct' }, { family: 'direct4' }],
+  attentionPrefill: [
+    { family: 'tiled' },
+    { family: 'direct' },
+    { family: 'direct4' },
+    { family: 'register', wg: 16 },
+    { family: 'register', wg: 64 },
+  ],
   attentionDecode: [{ family: 'tiled' }, { family: 'direct' }],
   // shaderF16 candidates are tried only on f16 weights where the device has shader-f16.
   packedGemv: [
