@@ -1,5 +1,10 @@
 import type { CaseName, CaseSpec } from '../src/kernels/cases/catalogue.ts';
-import { matmulTestSet, packedVariantSupported, VARIANT_CANDIDATES } from '../src/kernels/variants.ts';
+import {
+  matmulTestSet,
+  packedVariantSupported,
+  VARIANT_CANDIDATES,
+  variantName,
+} from '../src/kernels/variants.ts';
 import type { PackedFormat } from '../src/model/formats.ts';
 import { expect, type Harness, test } from './harness/client.ts';
 import type { CheckResult } from './harness/kernel-checks.ts';
@@ -201,7 +206,7 @@ test.describe('kernels against the CPU reference', () => {
   // Every variant at every layout and GQA ratio; the (head dim, context) pair turns with the layout,
   // so each variant also meets every GQA ratio at every head dim and context.
   for (const variant of VARIANT_CANDIDATES.attentionPrefill) {
-    test(`long-context prefill attention (${variant.family}): the last ${LONG_PREFILL_QUERIES} queries over 1100 and 2100 tokens`, async ({
+    test(`long-context prefill attention (${variantName(variant)}): the last ${LONG_PREFILL_QUERIES} queries over 1100 and 2100 tokens`, async ({
       harness,
     }) => {
       test.setTimeout(LONG_TEST_TIMEOUT_MS);

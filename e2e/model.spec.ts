@@ -3,6 +3,7 @@ import {
   graphFuses,
   type KernelVariants,
   VARIANT_CANDIDATES,
+  variantName,
 } from '../src/kernels/variants.ts';
 import { expect, type Harness, test } from './harness/client.ts';
 
@@ -145,6 +146,29 @@ test('every weight format end to end: logits against the CPU forward on the dequ
     expect(r.hasLmHead, what).toBe(c.untied || c.format !== 'f32');
     // Every linear layer (7 per layer, 2 layers) and the head are in the format.
     expect(r.packed, what).toEqual(c.format === 'f32' ? [] : Array(15).fill(c.format));
+  }
+});
+
+test('prefill logits match the CPU reference with every prefill attention family the autotuner may pick', async ({
+  harness,
+}) => {
+  // The model tests above run the defaults and this adapter's pick; any other candidate could be
+  // the pick elsewhere, so each one runs a whole-model prefill too (the other ops at their
+  // defaults), over several key blocks and a partial last one.
+  test.setTimeout(180_000);
+  const before = await harness.call('model', 'currentVariants');
+  try {
+    for (const attentionPrefill of VARIANT_CANDIDATES.attentionPrefill) {
+      if (attentionPrefill.family === DEFAULT_VARIANTS.attentionPrefill.family) continue;
+      await harness.call('model', 'useVariants', { ...DEFAULT_VARIANTS, attentionPrefill });
+      // 37 tokens: 74 (query, head) pairs of each KV head, so register's last invocation holds 2 rows.
+      const r = await harness.call('model', 'prefillVsReference', prompt(37));
+      const what = `${variantName(attentionPrefill)}: ${JSON.stringify(r)}`;
+      expect(r.maxRelErr, what).toBeLessThanOrEqual(1e-3);
+      expect(r.recorded, what).toEqual(r.assumed);
+    }
+  } finally {
+    await harness.call('model', 'useVariants', before);
   }
 });
 

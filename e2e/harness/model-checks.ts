@@ -77,6 +77,11 @@ export class ModelChecks {
     return fused;
   }
 
+  /** The families the next models are built with, so a test that changes them can put them back. */
+  async currentVariants(): Promise<KernelVariants> {
+    return this.variants;
+  }
+
   /** The families the autotuner picks for ci-tiny on this adapter (the model tests then run them). */
   async autotuned(): Promise<KernelVariants> {
     return (await autotune(this.gpu, this.pipelines, presetConfig('ci-tiny'), [8])).variants;

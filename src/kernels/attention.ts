@@ -4,6 +4,7 @@ import decodeMergeCode from '../../shaders/attention_decode_merge.wgsl?raw';
 import decodeSplitCode from '../../shaders/attention_decode_split.wgsl?raw';
 import prefillCode from '../../shaders/attention_prefill.wgsl?raw';
 import prefillDirectCode from '../../shaders/attention_prefill_direct.wgsl?raw';
+import prefillRegisterCode from '../../shaders/attention_prefill_register.wgsl?raw';
 import { KernelError } from '../errors.ts';
 import { alignedSize } from '../gpu/buffers.ts';
 import { BYTES } from '../model/formats.ts';
@@ -88,6 +89,14 @@ const PREFILL_DIRECT = composeShader({
   constants: { MAX_SLOTS, MAX_BLOCK: ATTENTION_LIMITS.direct4Queries * MAX_GROUP },
 });
 
+/** The register-blocked prefill family: registerRows (query, head) rows × KEYS keys per invocation. */
+const PREFILL_REGISTER = composeShader({
+  label: 'attention_prefill_register',
+  code: prefillRegisterCode,
+  params: PREFILL_PARAMS,
+  constants: { KEYS: ATTENTION_LIMITS.registerKeys },
+});
+
 const DECODE_TILED = composeShader({
   label: 'attention_decode',
   code: decodeCode,
@@ -135,6 +144,13 @@ function checkConfig(c: AttentionConfig) {
     throw new KernelError(`attention heads ${c.heads} not a multiple of kvHeads ${c.kvHeads}`);
 }
 
+function checkWorkgroup(wg: number) {
+  if (!Number.isInteger(wg) || wg < 1 || wg > ATTENTION_LIMITS.maxWorkgroupInvocations)
+    throw new KernelError(
+      `attention workgroup of ${wg} invocations (1 … ${ATTENTION_LIMITS.maxWorkgroupInvocations})`,
+    );
+}
+
 /**
  * Causal paged flash attention over one sequence's new tokens and its cached prefix. Every family
  * serves the query heads that share a KV head together, so each K/V row is loaded once per group
@@ -156,13 +172,27 @@ export class PagedAttentionPrefillKernel {
   ) {
     checkConfig(config);
     const grouping = attentionGrouping('prefill', variant, config);
-    const common = { HEAD_DIM: config.headDim, PAGED: config.paged ? 1 : 0, GROUP: grouping.headsPerPass };
-    const shader = variant.family === 'tiled' ? PREFILL_TILED : PREFILL_DIRECT;
-    const constants =
-      variant.family === 'tiled'
-        ? { ...common, BQ: grouping.queriesPerBlock, BK: ATTENTION_LIMITS.prefillKeysFor(config.headDim) }
-        : { ...common, QB: grouping.queriesPerBlock, WG: ATTENTION_LIMITS.directWorkgroup };
-    const pipeline = await ctx.pipelines.get(shader.label, shader.code, constants);
+    const common = { HEAD_DIM: config.headDim, PAGED: config.paged ? 1 : 0 };
+    let pipeline: GPUComputePipeline;
+    if (variant.family === 'register') {
+      // A block of keys is consecutive rows of one page: the page size must be a multiple of it.
+      if (config.paged && config.pageSize % ATTENTION_LIMITS.registerKeys !== 0) {
+        throw new KernelError(
+          `register prefill attention needs pages of a multiple of ${ATTENTION_LIMITS.registerKeys} tokens, not ${config.pageSize}`,
+        );
+      }
+      checkWorkgroup(variant.wg);
+      const shader = PREFILL_REGISTER;
+      pipeline = await ctx.pipelines.get(shader.label, shader.code, { ...common, WG: variant.wg });
+    } else {
+      const grouped = { ...common, GROUP: grouping.headsPerPass };
+      const shader = variant.family === 'tiled' ? PREFILL_TILED : PREFILL_DIRECT;
+      const constants =
+        variant.family === 'tiled'
+          ? { ...grouped, BQ: grouping.queriesPerBlock, BK: ATTENTION_LIMITS.prefillKeysFor(config.headDim) }
+          : { ...grouped, QB: grouping.queriesPerBlock, WG: ATTENTION_LIMITS.directWorkgroup };
+      pipeline = await ctx.pipelines.get(shader.label, shader.code, constants);
+    }
     return new PagedAttentionPrefillKernel(ctx, pipeline, config, variant, grouping);
   }
 
@@ -177,12 +207,23 @@ export class PagedAttentionPrefillKernel {
   }) {
     const c = this.config;
     const g = this.grouping;
+    const v = this.variant;
     // A workgroup covers BQ queries (tiled) or WG invocations of QB queries each (direct), for one
-    // KV head's chunk of heads.
-    const queriesPerWorkgroup =
-      this.variant.family === 'tiled'
-        ? g.queriesPerBlock
-        : ATTENTION_LIMITS.directWorkgroup * g.queriesPerBlock;
+    // KV head's chunk of heads; register: wg invocations of registerRows (query, head) pairs of
+    // one KV head's group.
+    const workgroups: [number, number, number] =
+      v.family === 'register'
+        ? [Math.ceil((a.L * (c.heads / c.kvHeads)) / (ATTENTION_LIMITS.registerRows * v.wg)), c.kvHeads, 1]
+        : [
+            Math.ceil(
+              a.L /
+                (v.family === 'tiled'
+                  ? g.queriesPerBlock
+                  : ATTENTION_LIMITS.directWorkgroup * g.queriesPerBlock),
+            ),
+            c.kvHeads * g.passes,
+            1,
+          ];
     return makeCall(this.ctx, {
       name: 'attention_prefill',
       pipeline: this.pipeline,
@@ -196,7 +237,7 @@ export class PagedAttentionPrefillKernel {
         scale: 1 / Math.sqrt(c.headDim),
       },
       buffers: [a.q, a.pool, a.blockTable, a.out],
-      workgroups: [Math.ceil(a.L / queriesPerWorkgroup), c.kvHeads * g.passes, 1],
+      workgroups,
     });
   }
 }

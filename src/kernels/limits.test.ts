@@ -29,6 +29,34 @@ describe('attentionKvReadsPerRow', () => {
     expect(attentionKvReadsPerRow('prefill', { family: 'direct4' }, { ...smollm, L: 64, row: 10 })).toBe(14);
   });
 
+  it('counts register prefill reads per invocation of 4 (query, head) pairs, as the kernel walks them', () => {
+    const register = { family: 'register', wg: 16 } as const;
+    // SmolLM2: 64 queries x 3 heads = 192 pairs, 48 invocations; invocations 0 … 6 end before
+    // query 10 (pair 4n + 3 < 30), so 41 of them load its row.
+    expect(attentionKvReadsPerRow('prefill', register, { ...smollm, L: 64 })).toBe(48);
+    expect(attentionKvReadsPerRow('prefill', register, { ...smollm, L: 64, row: 10 })).toBe(41);
+    // Against a walk of the kernel's own loop: invocation n visits keys up to the query of its last
+    // pair (the last pair of all for the last invocation), for groups of 1 to 8 and partial quads.
+    for (const [heads, kvHeads] of [
+      [4, 4],
+      [4, 2],
+      [9, 3],
+      [8, 1],
+    ]) {
+      const group = heads / kvHeads;
+      for (const L of [1, 7, 33, 100]) {
+        const pairs = L * group;
+        const lastQuery = (n: number) => Math.floor(Math.min(4 * n + 3, pairs - 1) / group);
+        for (const row of new Set([0, 1, Math.floor(L / 2), L - 1].filter((r) => r < L))) {
+          let walks = 0;
+          for (let n = 0; n < Math.ceil(pairs / 4); n++) if (lastQuery(n) >= row) walks++;
+          const shape = { heads, kvHeads, headDim: 32, L, row };
+          expect(attentionKvReadsPerRow('prefill', register, shape), JSON.stringify(shape)).toBe(walks);
+        }
+      }
+    }
+  });
+
   it('splits a group that does not fit into passes, each reading the rows again', () => {
     const wide = { heads: 16, kvHeads: 2, headDim: 256 }; // 8 per group, 64 vec4s per query
     expect(attentionGrouping('decode', { family: 'tiled' }, wide)).toEqual({
@@ -55,8 +83,11 @@ describe('attentionKvReadsPerRow', () => {
     expect(attentionKvReadsPerRow('prefill', { family: 'tiled' }, { ...mha, L: 33 })).toBe(2);
   });
 
-  it('throws KernelError for decode direct4 and for a row outside the chunk', () => {
+  it('throws KernelError for decode direct4 or register and for a row outside the chunk', () => {
     expect(() => attentionKvReadsPerRow('decode', { family: 'direct4' }, smollm)).toThrow(KernelError);
+    expect(() => attentionKvReadsPerRow('decode', { family: 'register', wg: 16 }, smollm)).toThrow(
+      KernelError,
+    );
     expect(() => attentionKvReadsPerRow('prefill', { family: 'tiled' }, { ...smollm, L: 4, row: 4 })).toThrow(
       KernelError,
     );

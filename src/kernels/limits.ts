@@ -55,6 +55,10 @@ export const ATTENTION_LIMITS = {
    * spill on GPUs; a group that would not fit is split into chunks.
    */
   directSlotVec4s: 256,
+  /** (query, head) rows per invocation of the register prefill family (its named registers). */
+  registerRows: 4,
+  /** Keys per block of the register prefill family (const KEYS); divides every page size (8, 16, 32). */
+  registerKeys: 8,
   /** Invocations per workgroup every device allows (WebGPU's default maxComputeInvocationsPerWorkgroup). */
   maxWorkgroupInvocations: 256,
   /**
@@ -81,7 +85,10 @@ export interface AttentionGrouping {
   headsPerPass: number;
   /** Passes over each KV head's rows: ⌈(heads / kvHeads) / headsPerPass⌉, 1 when the group fits. */
   passes: number;
-  /** Consecutive queries that share each row load: BQ (tiled prefill), 4 (direct4), else 1. */
+  /**
+   * Consecutive queries that share each row load: BQ (tiled prefill), 4 (direct4), registerRows /
+   * group (register prefill: rows are (query, head) pairs, so this may be fractional), else 1.
+   */
   queriesPerBlock: number;
 }
 
@@ -97,12 +104,18 @@ export function attentionGrouping(
   shape: { heads: number; kvHeads: number; headDim: number },
 ): AttentionGrouping {
   const lim = ATTENTION_LIMITS;
-  if (op === 'decode' && variant.family === 'direct4')
-    throw new KernelError('decode attention has no direct4 family (one query per sequence)');
+  if (op === 'decode' && (variant.family === 'direct4' || variant.family === 'register'))
+    throw new KernelError(`decode attention has no ${variant.family} family (one query per sequence)`);
   if (op === 'prefill' && variant.family === 'split')
     throw new KernelError('prefill attention has no split family (split-K is for one query per sequence)');
   let queriesPerBlock: number;
   let cap: number;
+  if (variant.family === 'register') {
+    // Rows are (query, head) pairs of the whole group, registerRows to an invocation: one pass, and
+    // a block covers registerRows / group queries (fewer than one query per head when group > 4).
+    const group = shape.heads / shape.kvHeads;
+    return { headsPerPass: group, passes: 1, queriesPerBlock: lim.registerRows / group };
+  }
   if (variant.family === 'tiled') {
     queriesPerBlock = op === 'prefill' ? lim.prefillQueries : 1;
     cap =
@@ -138,10 +151,20 @@ export function attentionKvReadsPerRow(
 ): number {
   const { passes, queriesPerBlock: B } = attentionGrouping(op, variant, shape);
   const L = op === 'decode' ? 1 : (shape.L ?? 1);
+  if (shape.row !== undefined && (!Number.isInteger(shape.row) || shape.row < 0 || shape.row >= L))
+    throw new KernelError(`row ${shape.row} is not one of the ${L} new rows`);
+  if (variant.family === 'register') {
+    // Invocation n holds pairs R·n … R·n + R − 1 of the L · group (query, head) pairs, query-major,
+    // and visits the keys up to its last pair's query: new row r is skipped by the invocations
+    // whose last pair R·n + R − 1 comes before pair r · group, ⌈(r · group − R + 1) / R⌉ of them.
+    const R = ATTENTION_LIMITS.registerRows;
+    const group = shape.heads / shape.kvHeads;
+    const invocations = Math.ceil((L * group) / R);
+    if (shape.row === undefined) return invocations;
+    return invocations - Math.max(0, Math.ceil((shape.row * group - R + 1) / R));
+  }
   const blocks = Math.ceil(L / B);
   if (shape.row === undefined) return passes * blocks;
-  if (!Number.isInteger(shape.row) || shape.row < 0 || shape.row >= L)
-    throw new KernelError(`row ${shape.row} is not one of the ${L} new rows`);
   return passes * (blocks - Math.floor(shape.row / B));
 }
 

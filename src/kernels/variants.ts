@@ -54,12 +54,15 @@ export type RmsNormVariant = { family: 'workgroup' } | { family: 'rowwise' };
  * invocation per query and head, no barriers; 'direct4' (prefill only): four queries per invocation;
  * 'split' (decode only, split-K or flash-decoding): the direct kernel's work cut into slices of
  * `chunk` tokens of the context, one invocation each, then a merge of the slices (two dispatches).
+ * 'register' (prefill only): 4 (query, head) rows × 8 keys in named registers per invocation, `wg`
+ * invocations per workgroup.
  */
 export type AttentionVariant =
   | { family: 'tiled' }
   | { family: 'direct' }
   | { family: 'direct4' }
-  | { family: 'split'; chunk: number };
+  | { family: 'split'; chunk: number }
+  | { family: 'register'; wg: number };
 
 export interface KernelVariants {
   matmul: MatmulVariant;
@@ -181,7 +184,14 @@ export const VARIANT_CANDIDATES = {
   matmul: matmulSpace(),
   gemv: gemvSpace(),
   rmsnorm: [{ family: 'workgroup' }, { family: 'rowwise' }],
-  attentionPrefill: [{ family: 'tiled' }, { family: 'direct' }, { family: 'direct4' }],
+  // 'direct' (one query per invocation) is left out for prefill: direct4 beat it at every shape
+  // measured, and register beats both on CPU-backed adapters; tiled is the one for real GPUs.
+  attentionPrefill: [
+    { family: 'tiled' },
+    { family: 'direct4' },
+    { family: 'register', wg: 16 },
+    { family: 'register', wg: 32 },
+  ],
   attentionDecode: [
     { family: 'tiled' },
     { family: 'direct' },
