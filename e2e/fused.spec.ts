@@ -1,6 +1,6 @@
 import type { CaseName, CaseSpec } from '../src/kernels/cases/catalogue.ts';
 import type { LinearFusion } from '../src/kernels/fuse.ts';
-import { FUSABLE_FAMILIES, VARIANT_CANDIDATES } from '../src/kernels/variants.ts';
+import { FUSABLE_FAMILIES, familyFuses, matmulTestSet, VARIANT_CANDIDATES } from '../src/kernels/variants.ts';
 import type { PackedFormat } from '../src/model/formats.ts';
 import { expect, type Harness, test } from './harness/client.ts';
 import type { CheckResult } from './harness/kernel-checks.ts';
@@ -34,8 +34,20 @@ const fusable = <V extends { family: string }>(candidates: readonly V[], familie
   candidates.filter((v) => families.includes(v.family) && !('shaderF16' in v));
 
 test.describe('fused kernels against the unfused references', () => {
-  test('matmul: every fusable family, each fusion', async ({ harness }) => {
-    for (const variant of fusable(VARIANT_CANDIDATES.matmul, FUSABLE_FAMILIES.matmul))
+  test('matmul: every fusable family (the register tile at every tm, tn and K step), each fusion', async ({
+    harness,
+  }) => {
+    // The tuning space's test cover, less its workgroup shapes (they do not touch the fusions) and
+    // the tiles the fusions refuse (tn not a whole number of column quads).
+    const seen = new Set<string>();
+    const cover = matmulTestSet().filter((v) => {
+      const key = v.family === 'tile' ? `${v.tm} ${v.tn} ${v.ku}` : 'tiled';
+      if (!familyFuses('matmul', v) || seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+    expect(cover.length).toBeGreaterThan(3);
+    for (const variant of cover)
       for (const fusion of FUSIONS)
         expectPassed(
           await check(harness, 'fusedLinear', { linear: 'matmul', variant, fusion, M: 37, ...SHAPE }),

@@ -1,5 +1,10 @@
 import type { CaseName, CaseSpec } from '../src/kernels/cases/catalogue.ts';
-import { packedVariantSupported, VARIANT_CANDIDATES } from '../src/kernels/variants.ts';
+import {
+  matmulTestSet,
+  packedVariantSupported,
+  VARIANT_CANDIDATES,
+  variantName,
+} from '../src/kernels/variants.ts';
 import type { PackedFormat } from '../src/model/formats.ts';
 import { expect, type Harness, test } from './harness/client.ts';
 import type { CheckResult } from './harness/kernel-checks.ts';
@@ -45,6 +50,9 @@ const LONG = [
 /** Capacity of the contiguous slot in the long-context tests: room past the longest context. */
 const LONG_SLOT = 2304;
 
+/** Tokens the split-K tests' block tables (and contiguous slots) hold: past their longest context, 4001. */
+const SPLIT_CAPACITY = 4352;
+
 /**
  * Queries of a long prefill that run and are checked: the last ones, after context − 31 cached
  * tokens. Fewer than one workgroup of queries, because on SwiftShader every query of a long context
@@ -88,8 +96,12 @@ test.describe('kernels against the CPU reference', () => {
     }
   });
 
-  test('matmul, every variant the autotuner can choose, on non-tile-multiple shapes', async ({ harness }) => {
-    for (const variant of VARIANT_CANDIDATES.matmul) {
+  test('matmul, a cover of the tuning space (every value of every parameter), on non-tile-multiple shapes', async ({
+    harness,
+  }) => {
+    // The space's product is dozens of pipelines; every point is validated on an odd shape by the
+    // autotuner before it is timed, and this checks each parameter value at the shapes below.
+    for (const variant of matmulTestSet()) {
       for (const M of LENGTHS) {
         for (const [N, K] of [
           [13, 20],
@@ -194,7 +206,7 @@ test.describe('kernels against the CPU reference', () => {
   // Every variant at every layout and GQA ratio; the (head dim, context) pair turns with the layout,
   // so each variant also meets every GQA ratio at every head dim and context.
   for (const variant of VARIANT_CANDIDATES.attentionPrefill) {
-    test(`long-context prefill attention (${variant.family}): the last ${LONG_PREFILL_QUERIES} queries over 1100 and 2100 tokens`, async ({
+    test(`long-context prefill attention (${variantName(variant)}): the last ${LONG_PREFILL_QUERIES} queries over 1100 and 2100 tokens`, async ({
       harness,
     }) => {
       test.setTimeout(LONG_TEST_TIMEOUT_MS);
@@ -258,6 +270,39 @@ test.describe('kernels against the CPU reference', () => {
     await expect(check(harness, 'packedMatmul', { format: 'int4', M: 5, N: 67, K: 36 })).rejects.toThrow(
       /inner width 36 is not a multiple of 8/,
     );
+  });
+
+  test('split-K decode attention at contexts 1 to 4001, alone and in one mixed batch, in tables wider than every context', async ({
+    harness,
+  }) => {
+    test.setTimeout(LONG_TEST_TIMEOUT_MS);
+    // Depths 0, 1, 255, 1000 and 4000 (contexts one more): a single token, slice and page
+    // boundaries (256 = 8 slices of 32 = 16 pages of 16) and a slice of one token past them (4001).
+    // The tables hold SPLIT_CAPACITY tokens, as a model's replayed plan does, so the grid covers
+    // slices past every sequence's length, which must be skipped by the slices and by the merge.
+    const splits = VARIANT_CANDIDATES.attentionDecode.filter((v) => v.family === 'split');
+    expect(splits.length).toBeGreaterThan(0);
+    const contexts = [1, 2, 256, 1001, 4001];
+    for (const variant of splits) {
+      for (const [gqa, headDim] of [
+        [GQA[0], 64],
+        [GQA[1], 64],
+        [GQA[2], 128],
+      ] as const) {
+        for (const layout of [
+          { paged: true, pageSize: 16 },
+          { paged: false, pageSize: SPLIT_CAPACITY },
+        ]) {
+          const spec = { ...gqa, headDim, ...layout, capacity: SPLIT_CAPACITY, variant };
+          for (const n of contexts) {
+            expectPassed(await check(harness, 'attentionDecode', { ...spec, lengths: [n] }));
+          }
+          expectPassed(
+            await check(harness, 'attentionDecode', { ...spec, lengths: [...contexts].reverse() }),
+          );
+        }
+      }
+    }
   });
 
   test('long-context decode attention: contexts 2100 and 1100 in one batch, every variant, layout, GQA ratio and head dim', async ({

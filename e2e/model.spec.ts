@@ -1,4 +1,10 @@
-import { DEFAULT_VARIANTS, graphFuses, type KernelVariants } from '../src/kernels/variants.ts';
+import {
+  DEFAULT_VARIANTS,
+  graphFuses,
+  type KernelVariants,
+  VARIANT_CANDIDATES,
+  variantName,
+} from '../src/kernels/variants.ts';
 import { expect, type Harness, test } from './harness/client.ts';
 
 /** A prompt of n token ids below ci-tiny's vocab of 509, deterministic. */
@@ -24,6 +30,30 @@ async function useFamilies(harness: Harness, name: (typeof FAMILY_SETS)[number])
   // The defaults take the fusions; the autotuned families do where every one of them does.
   expect(fused, name).toBe(!unfused && graphFuses(families, false));
 }
+
+test('split-K decode attention in the model: decode equals recompute across slice boundaries, batch equals alone, dispatches as the cost model counts', async ({
+  harness,
+}) => {
+  test.setTimeout(180_000);
+  // The smallest split candidate, so 30 prompt tokens + 4 steps cross a slice boundary (1 → 2
+  // slices of 32) and a page boundary while the decode plan, built once, is replayed.
+  const split = VARIANT_CANDIDATES.attentionDecode
+    .filter((v) => v.family === 'split')
+    .reduce((a, b) => (b.chunk < a.chunk ? b : a));
+  // Before the family sets below, whose beforeEach sets the families every later test runs with.
+  await harness.call('model', 'useVariants', { ...DEFAULT_VARIANTS, attentionDecode: split });
+  const r = await harness.call('model', 'decodeVsRecompute', prompt(30), 4);
+  expect(r.tokenMismatches, JSON.stringify(r)).toEqual([]);
+  expect(r.failedSteps, JSON.stringify(r)).toEqual([]);
+  // Sequences of 1, 38 and 34 tokens in one batch, each against itself alone.
+  const prompts = Array.from({ length: 3 }, (_, i) => prompt(1 + ((i * 37) % 41), i + 1));
+  const batch = await harness.call('model', 'batchVsAlone', prompts, 2);
+  expect(batch.identical).toEqual(Array(3).fill(true));
+  const d = await harness.call('model', 'decodeDispatches', prompt(30));
+  expect(d.recorded).toEqual(d.assumed);
+  // ci-tiny has 2 layers: the slices and the merge of each.
+  expect(d.recorded.attention).toBe(4);
+});
 
 for (const familyName of FAMILY_SETS)
   test.describe(`model end to end on the GPU (${familyName} kernels)`, () => {
@@ -116,6 +146,29 @@ test('every weight format end to end: logits against the CPU forward on the dequ
     expect(r.hasLmHead, what).toBe(c.untied || c.format !== 'f32');
     // Every linear layer (7 per layer, 2 layers) and the head are in the format.
     expect(r.packed, what).toEqual(c.format === 'f32' ? [] : Array(15).fill(c.format));
+  }
+});
+
+test('prefill logits match the CPU reference with every prefill attention family the autotuner may pick', async ({
+  harness,
+}) => {
+  // The model tests above run the defaults and this adapter's pick; any other candidate could be
+  // the pick elsewhere, so each one runs a whole-model prefill too (the other ops at their
+  // defaults), over several key blocks and a partial last one.
+  test.setTimeout(180_000);
+  const before = await harness.call('model', 'currentVariants');
+  try {
+    for (const attentionPrefill of VARIANT_CANDIDATES.attentionPrefill) {
+      if (attentionPrefill.family === DEFAULT_VARIANTS.attentionPrefill.family) continue;
+      await harness.call('model', 'useVariants', { ...DEFAULT_VARIANTS, attentionPrefill });
+      // 37 tokens: 74 (query, head) pairs of each KV head, so register's last invocation holds 2 rows.
+      const r = await harness.call('model', 'prefillVsReference', prompt(37));
+      const what = `${variantName(attentionPrefill)}: ${JSON.stringify(r)}`;
+      expect(r.maxRelErr, what).toBeLessThanOrEqual(1e-3);
+      expect(r.recorded, what).toEqual(r.assumed);
+    }
+  } finally {
+    await harness.call('model', 'useVariants', before);
   }
 });
 

@@ -1,10 +1,10 @@
 // Batched paged attention for decode without workgroup memory: one invocation per (sequence, KV
 // head, chunk of its query group) streams the whole context once for GROUP query heads (the whole
-// group unless that would hold more than MAX_SLOTS vec4s of queries), with an online softmax per
-// query that rescales only when its running maximum grows. Each K and V row is loaded once per
-// invocation and used by all its queries. No barriers: the fast family on CPU-backed adapters. Its
-// parallelism is only batch x kvHeads, so GPUs prefer attention_decode.wgsl, which spreads each
-// context over a workgroup. A query's arithmetic is the same, in the same order, whatever GROUP is.
+// group unless that would hold more than MAX_SLOTS vec4s of queries), with the online softmax of
+// lib/decode_online.wgsl. Each K and V row is loaded once per invocation and used by all its
+// queries. No barriers: the fast family on CPU-backed adapters. Its parallelism is only
+// batch x kvHeads, so GPUs prefer attention_decode.wgsl, which spreads each context over a
+// workgroup, and long contexts attention_decode_split.wgsl, which spreads it over slices.
 override WG: u32;
 override HEAD_DIM: u32;
 override PAGED: bool;
@@ -14,6 +14,7 @@ override HD4: u32 = HEAD_DIM / 4u;
 //#const MAX_SLOTS
 //#include softmax
 //#include kv_layout
+//#include decode_online
 
 // From DECODE_PARAMS in src/kernels/attention.ts.
 //#params
@@ -36,16 +37,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
   let first = kvh * group + (index % chunks) * GROUP;  // first query head of this invocation
   let last = kvh * group + group - 1u;                 // last query head of the group
   let kvLayout = KvLayout(p.kvHeads, p.pageSize, HD4);
-  // Slots past the group's last head repeat it: computed, not written (a short last chunk).
-  var qv: array<vec4<f32>, MAX_SLOTS>;  // [GROUP][HD4]
-  var o: array<vec4<f32>, MAX_SLOTS>;   // [GROUP][HD4]
-  var m: array<f32, MAX_GROUP>;
-  var l: array<f32, MAX_GROUP>;
-  for (var g = 0u; g < GROUP; g++) {
-    let qBase = (b * p.heads + min(first + g, last)) * HD4;
-    for (var d = 0u; d < HD4; d++) { qv[g * HD4 + d] = q[qBase + d] * p.scale; }
-    m[g] = NEG_BIG;
-  }
+  onlineBegin((b * p.heads + first) * HD4, last + 1u - first, p.scale);
   let len = seqLens[b];
   // Walk the context page by page: one block-table lookup per page, then consecutive rows, so the
   // paged cache costs no more per key than the contiguous one (a single page of maxSeqLen).
@@ -53,35 +45,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
   for (var t0 = 0u; t0 < len; t0 += p.pageSize) {
     var page = blockTables[table];
     if (PAGED) { page = blockTables[table + t0 / p.pageSize]; }
-    let kBase = kvRow(kvLayout, page, 0u, kvh, 0u);
-    let vBase = kvRow(kvLayout, page, 1u, kvh, 0u);
-    let n = min(p.pageSize, len - t0);
-    for (var j = 0u; j < n; j++) {
-      let kRow = kBase + j * HD4;
-      // Explicit zeros: Chromium's compiler (Tint to SwiftShader, measured) does not re-zero a
-      // loop-scoped var declared without an initializer on each iteration.
-      var s = array<f32, MAX_GROUP>();
-      for (var d = 0u; d < HD4; d++) {
-        let k = pool[kRow + d];
-        for (var g = 0u; g < GROUP; g++) { s[g] += dot(qv[g * HD4 + d], k); }
-      }
-      var pr = array<f32, MAX_GROUP>();
-      for (var g = 0u; g < GROUP; g++) {
-        if (s[g] > m[g]) {
-          let correction = exp(m[g] - s[g]);
-          l[g] *= correction;
-          for (var d = 0u; d < HD4; d++) { o[g * HD4 + d] *= correction; }
-          m[g] = s[g];
-        }
-        pr[g] = exp(s[g] - m[g]);
-        l[g] += pr[g];
-      }
-      let vRow = vBase + j * HD4;
-      for (var d = 0u; d < HD4; d++) {
-        let v = pool[vRow + d];
-        for (var g = 0u; g < GROUP; g++) { o[g * HD4 + d] = fma(vec4<f32>(pr[g]), v, o[g * HD4 + d]); }
-      }
-    }
+    onlineRows(kvRow(kvLayout, page, 0u, kvh, 0u), kvRow(kvLayout, page, 1u, kvh, 0u), min(p.pageSize, len - t0));
   }
   for (var g = 0u; g < GROUP; g++) {
     if (first + g <= last) {

@@ -3,7 +3,7 @@ import type { Gpu } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipelines.ts';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../../src/kernels/variants.ts';
 import { autotune, autotunePacked } from '../../src/measure/autotune.ts';
-import { graphOf, prefillCost } from '../../src/measure/cost.ts';
+import { decodeCost, graphOf, prefillCost } from '../../src/measure/cost.ts';
 import { type ModelConfig, presetConfig } from '../../src/model/config.ts';
 import type { WeightFormat } from '../../src/model/formats.ts';
 import { Model, type ModelOptions, type PrefillResult } from '../../src/model/forward.ts';
@@ -77,6 +77,11 @@ export class ModelChecks {
     return fused;
   }
 
+  /** The families the next models are built with, so a test that changes them can put them back. */
+  async currentVariants(): Promise<KernelVariants> {
+    return this.variants;
+  }
+
   /** The families the autotuner picks for ci-tiny on this adapter (the model tests then run them). */
   async autotuned(): Promise<KernelVariants> {
     return (await autotune(this.gpu, this.pipelines, presetConfig('ci-tiny'), [8])).variants;
@@ -112,6 +117,23 @@ export class ModelChecks {
       recorded,
       assumed,
     };
+  }
+
+  /**
+   * One decode step after `prompt`: the dispatches the engine recorded, role by role, against the
+   * cost model's count for the decode attention family in use (the split family's two per layer).
+   */
+  async decodeDispatches(prompt: number[]) {
+    const config = presetConfig('ci-tiny');
+    const model = await this.model(paged(16));
+    const seq = model.createSequence();
+    const [first] = await model.prefill([{ seq, tokens: prompt }], 'last');
+    await model.decode([{ seq, token: first.nextToken }]);
+    const recorded = model.lastDispatches;
+    const graph = graphOf(model);
+    model.destroy();
+    const cost = decodeCost(config, [prompt.length], this.variants.attentionDecode, 'f32', graph);
+    return { recorded, assumed: Object.fromEntries(cost.kernels.map((k) => [k.role, k.dispatches])) };
   }
 
   /** Prefill the prompt, then decode `steps` tokens greedily, collecting every step's logits. */

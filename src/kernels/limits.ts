@@ -55,8 +55,25 @@ export const ATTENTION_LIMITS = {
    * spill on GPUs; a group that would not fit is split into chunks.
    */
   directSlotVec4s: 256,
+  /** (query, head) rows per invocation of the register prefill family (its named registers). */
+  registerRows: 4,
+  /** Keys per block of the register prefill family (const KEYS); divides every page size (8, 16, 32). */
+  registerKeys: 8,
   /** Invocations per workgroup every device allows (WebGPU's default maxComputeInvocationsPerWorkgroup). */
   maxWorkgroupInvocations: 256,
+  /**
+   * Invocations (consecutive slices of one sequence and KV head) per workgroup of the split-K decode.
+   * Small, so that even a few live slices spread over several workgroups: SwiftShader runs a
+   * workgroup on one thread, so a context in one workgroup would use one core.
+   */
+  splitWorkgroup: 8,
+  /**
+   * Most slices a split-K decode covers per sequence and query head: past maxContext / chunk of this,
+   * slices grow instead, so the partials stay within batch · heads · splitMaxSlices · (headDim + 2) f32.
+   */
+  splitMaxSlices: 256,
+  /** Invocations per workgroup of the split-K merge (one per sequence, query head and vec4 of the head). */
+  mergeWorkgroup: 64,
 } as const;
 
 /** The two attention ops; their families share names ('tiled', 'direct') but not shaders. */
@@ -68,7 +85,10 @@ export interface AttentionGrouping {
   headsPerPass: number;
   /** Passes over each KV head's rows: ⌈(heads / kvHeads) / headsPerPass⌉, 1 when the group fits. */
   passes: number;
-  /** Consecutive queries that share each row load: BQ (tiled prefill), 4 (direct4), else 1. */
+  /**
+   * Consecutive queries that share each row load: BQ (tiled prefill), 4 (direct4), registerRows /
+   * group (register prefill: rows are (query, head) pairs, so this may be fractional), else 1.
+   */
   queriesPerBlock: number;
 }
 
@@ -84,10 +104,18 @@ export function attentionGrouping(
   shape: { heads: number; kvHeads: number; headDim: number },
 ): AttentionGrouping {
   const lim = ATTENTION_LIMITS;
-  if (op === 'decode' && variant.family === 'direct4')
-    throw new KernelError('decode attention has no direct4 family (one query per sequence)');
+  if (op === 'decode' && (variant.family === 'direct4' || variant.family === 'register'))
+    throw new KernelError(`decode attention has no ${variant.family} family (one query per sequence)`);
+  if (op === 'prefill' && variant.family === 'split')
+    throw new KernelError('prefill attention has no split family (split-K is for one query per sequence)');
   let queriesPerBlock: number;
   let cap: number;
+  if (variant.family === 'register') {
+    // Rows are (query, head) pairs of the whole group, registerRows to an invocation: one pass, and
+    // a block covers registerRows / group queries (fewer than one query per head when group > 4).
+    const group = shape.heads / shape.kvHeads;
+    return { headsPerPass: group, passes: 1, queriesPerBlock: lim.registerRows / group };
+  }
   if (variant.family === 'tiled') {
     queriesPerBlock = op === 'prefill' ? lim.prefillQueries : 1;
     cap =
@@ -123,9 +151,62 @@ export function attentionKvReadsPerRow(
 ): number {
   const { passes, queriesPerBlock: B } = attentionGrouping(op, variant, shape);
   const L = op === 'decode' ? 1 : (shape.L ?? 1);
+  if (shape.row !== undefined && (!Number.isInteger(shape.row) || shape.row < 0 || shape.row >= L))
+    throw new KernelError(`row ${shape.row} is not one of the ${L} new rows`);
+  if (variant.family === 'register') {
+    // Invocation n holds pairs R·n … R·n + R − 1 of the L · group (query, head) pairs, query-major,
+    // and visits the keys up to its last pair's query: new row r is skipped by the invocations
+    // whose last pair R·n + R − 1 comes before pair r · group, ⌈(r · group − R + 1) / R⌉ of them.
+    const R = ATTENTION_LIMITS.registerRows;
+    const group = shape.heads / shape.kvHeads;
+    const invocations = Math.ceil((L * group) / R);
+    if (shape.row === undefined) return invocations;
+    return invocations - Math.max(0, Math.ceil((shape.row * group - R + 1) / R));
+  }
   const blocks = Math.ceil(L / B);
   if (shape.row === undefined) return passes * blocks;
-  if (!Number.isInteger(shape.row) || shape.row < 0 || shape.row >= L)
-    throw new KernelError(`row ${shape.row} is not one of the ${L} new rows`);
   return passes * (blocks - Math.floor(shape.row / B));
+}
+
+/** How a split-K decode cuts contexts of up to maxContext tokens: `chunk` tokens per slice, `slices` of them. */
+export interface SplitGeometry {
+  /** Tokens per slice: the variant's chunk, or more where maxContext would need over splitMaxSlices. */
+  chunk: number;
+  /** Slices the grid covers per sequence and query head: ⌈maxContext / chunk⌉. */
+  slices: number;
+}
+
+/**
+ * The slices of a split-K decode plan whose sequences may grow to maxContext tokens (the block
+ * table's capacity, tableStride · pageSize; the contiguous slot's size). The plan is built once and
+ * replayed as contexts grow, so the grid covers the longest.
+ */
+export function splitDecodeGeometry(chunk: number, maxContext: number): SplitGeometry {
+  if (!Number.isInteger(chunk) || chunk < 1)
+    throw new KernelError(`split chunk ${chunk} is not a positive integer`);
+  if (!Number.isInteger(maxContext) || maxContext < 1)
+    throw new KernelError(`split context ${maxContext} is not a positive integer`);
+  const c = Math.max(chunk, Math.ceil(maxContext / ATTENTION_LIMITS.splitMaxSlices));
+  return { chunk: c, slices: Math.ceil(maxContext / c) };
+}
+
+/** Dispatches of one decode attention call: the split family's slices and merge, else one. */
+export function attentionDecodeDispatches(variant: AttentionVariant): number {
+  return variant.family === 'split' ? 2 : 1;
+}
+
+/**
+ * Bytes a split-K decode moves through its partials besides what every family moves (queries, the
+ * K/V rows, the output): for each sequence, query head and slice that holds tokens (⌈len / chunk⌉),
+ * the first kernel writes headDim + 2 f32 (o, m, l) and the merge reads them back. 0 for the others.
+ */
+export function attentionDecodePartialBytes(
+  variant: AttentionVariant,
+  shape: { heads: number; headDim: number; maxContext: number },
+  contexts: readonly number[],
+): number {
+  if (variant.family !== 'split') return 0;
+  const { chunk } = splitDecodeGeometry(variant.chunk, shape.maxContext);
+  const slices = contexts.reduce((a, len) => a + Math.ceil(len / chunk), 0);
+  return 2 * slices * shape.heads * (shape.headDim + 2) * BYTES.f32;
 }

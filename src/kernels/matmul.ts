@@ -1,6 +1,5 @@
 import matmulCode from '../../shaders/matmul.wgsl?raw';
-import registerCode from '../../shaders/matmul_regtile.wgsl?raw';
-import register8Code from '../../shaders/matmul_regtile8.wgsl?raw';
+import tileCode from '../../shaders/matmul_tile.wgsl?raw';
 import { KernelError } from '../errors.ts';
 import {
   checkFusionCall,
@@ -11,42 +10,60 @@ import {
   prologueSlot,
 } from './fuse.ts';
 import { type KernelCall, type KernelContext, makeCall } from './kernel.ts';
+import { unrollTile } from './unroll.ts';
 import { DEFAULT_VARIANTS, familyFuses, type MatmulVariant } from './variants.ts';
 import { composeShader, defineParams, type Shader } from './wgsl.ts';
 
 /** Params of every matmul shader: c[M, N] = a[M, K] · b[N, K]ᵀ; eps: the fused RMSNorm's (else 0). */
 const MATMUL_PARAMS = defineParams({ M: 'u32', N: 'u32', K: 'u32', eps: 'f32' });
 
-/** Binding of the fused RMSNorm's gamma in the fusable matmul shaders (after params, a, b and c). */
+/** Binding of the fused RMSNorm's gamma in the matmul shaders (after params, a, b and c). */
 const FUSE_BINDING = 4;
 
-/** Every family takes the fusions of fuse.ts; its shader is composed once per prologue. */
-const CODE = {
-  tiled: { label: 'matmul', code: matmulCode },
-  register: { label: 'matmul_regtile', code: registerCode },
-  register8: { label: 'matmul_regtile8', code: register8Code },
-} as const;
+/** Largest register tile side the 'tile' family takes: a 16x16 tile already holds 256 accumulators. */
+const MAX_TILE = 16;
 
+/**
+ * A matmul shader, composed once per family (per tile size for 'tile': its element lines unrolled,
+ * its constants spliced in) and per prologue (fuse.ts).
+ */
 const shaders = new Map<string, Shader<typeof MATMUL_PARAMS.fields>>();
-function shaderOf(family: MatmulVariant['family'], norm: boolean) {
-  const key = `${family}:${norm}`;
+function shaderOf(v: MatmulVariant, norm: boolean) {
+  const key = v.family === 'tile' ? `tile ${v.tm}x${v.tn}x${v.ku}:${norm}` : `tiled:${norm}`;
   let shader = shaders.get(key);
   if (!shader) {
-    shader = composeShader({
-      ...CODE[family],
-      params: MATMUL_PARAMS,
-      constants: { FUSE_BINDING },
-      slots: prologueSlot({ norm, epilogue: 'store' }),
-    });
+    const slots = prologueSlot({ norm, epilogue: 'store' });
+    shader =
+      v.family === 'tile'
+        ? composeShader({
+            label: 'matmul_tile',
+            code: unrollTile(tileCode, { rows: v.tm, cols: v.tn, unroll: v.ku }),
+            params: MATMUL_PARAMS,
+            constants: { TM: v.tm, TN: v.tn, KU: v.ku, FUSE_BINDING },
+            slots,
+          })
+        : composeShader({
+            label: 'matmul',
+            code: matmulCode,
+            params: MATMUL_PARAMS,
+            constants: { FUSE_BINDING },
+            slots,
+          });
     shaders.set(key, shader);
   }
   return shader;
 }
 
+/** Outputs per invocation along M and N: what the dispatch grid is sized with. */
+export function matmulTile(v: MatmulVariant): { rows: number; cols: number } {
+  return v.family === 'tile' ? { rows: v.tm, cols: v.tn } : { rows: 4, cols: 4 };
+}
+
 /**
  * c[M, N] = a[M, K] · b[N, K]ᵀ for prefill, where M = L is large. Two families: workgroup-memory
- * tiles (matmul.wgsl) and barrier-free register tiles (matmul_regtile.wgsl, 4x4 per invocation;
- * matmul_regtile8.wgsl, 8x8). A workgroup covers tile·wgY rows by tile·wgX columns.
+ * tiles (matmul.wgsl, 4x4 outputs per invocation) and barrier-free register tiles of any tm × tn
+ * (matmul_tile.wgsl). A workgroup covers rows·wgY rows by cols·wgX columns. `fusion` (fuse.ts):
+ * the RMSNorm before and the residual add or SwiGLU after the product.
  */
 export class MatmulKernel {
   private constructor(
@@ -62,11 +79,11 @@ export class MatmulKernel {
     fusion: LinearFusion = PLAIN,
   ) {
     if (fusionName(fusion) !== 'plain' && !familyFuses('matmul', variant))
-      throw new KernelError(`the ${variant.family} matmul cannot fuse ${fusionName(fusion)}`);
-    const shader = shaderOf(variant.family, fusion.norm);
+      throw new KernelError(`the ${matmulName(variant)} matmul cannot fuse ${fusionName(fusion)}`);
     if (variant.family === 'tiled') {
       if (variant.tileK % 4 !== 0)
         throw new KernelError(`matmul tileK must be a multiple of 4, got ${variant.tileK}`);
+      const shader = shaderOf(variant, fusion.norm);
       const pipeline = await ctx.pipelines.get(shader.label, shader.code, {
         WG_X: variant.wgX,
         WG_Y: variant.wgY,
@@ -75,6 +92,16 @@ export class MatmulKernel {
       });
       return new MatmulKernel(ctx, pipeline, variant, fusion);
     }
+    const { tm, tn, ku } = variant;
+    for (const [name, n, max] of [
+      ['tm', tm, MAX_TILE],
+      ['tn', tn, MAX_TILE],
+      ['ku', ku, 4],
+    ] as const) {
+      if (!Number.isInteger(n) || n < 1 || n > max)
+        throw new KernelError(`matmul tile ${name} must be an integer in 1…${max}, got ${n}`);
+    }
+    const shader = shaderOf(variant, fusion.norm);
     const pipeline = await ctx.pipelines.get(shader.label, shader.code, {
       WG_X: variant.wgX,
       WG_Y: variant.wgY,
@@ -94,10 +121,10 @@ export class MatmulKernel {
     gamma?: GPUBuffer;
     eps?: number;
   }): KernelCall {
-    checkFusionCall(`${this.variant.family} matmul`, this.fusion, a);
+    checkFusionCall(`${matmulName(this.variant)} matmul`, this.fusion, a);
     const v = this.variant;
-    const tile = v.family === 'register8' ? 8 : 4; // outputs per invocation along each axis
-    const grid = [Math.ceil(a.N / (tile * v.wgX)), Math.ceil(a.M / (tile * v.wgY)), 1] as const;
+    const { rows, cols } = matmulTile(v);
+    const grid = [Math.ceil(a.N / (cols * v.wgX)), Math.ceil(a.M / (rows * v.wgY)), 1] as const;
     return makeCall(this.ctx, {
       name: 'matmul',
       pipeline: this.pipeline,
@@ -107,4 +134,8 @@ export class MatmulKernel {
       workgroups: grid,
     });
   }
+}
+
+function matmulName(v: MatmulVariant): string {
+  return v.family === 'tile' ? `${v.tm}x${v.tn} tile` : v.family;
 }

@@ -7,10 +7,13 @@ import type { PackedFormat } from '../model/formats.ts';
  * win by 3–40x. Each op keeps more than one family; the autotuner picks per device.
  */
 export type MatmulVariant =
+  /** a and b tiles staged in workgroup memory, tileK of K per barrier, 4x4 outputs per invocation (GPUs). */
   | { family: 'tiled'; wgX: number; wgY: number; tileK: number }
-  | { family: 'register'; wgX: number; wgY: number }
-  /** 8x8 outputs per invocation instead of 4x4. */
-  | { family: 'register8'; wgX: number; wgY: number };
+  /**
+   * Barrier-free register tile (matmul_tile.wgsl): tm × tn outputs per invocation, ku vec4 steps of
+   * K per loop iteration, a and b read straight from memory (CPU adapters, where barriers are dear).
+   */
+  | { family: 'tile'; tm: number; tn: number; ku: number; wgX: number; wgY: number };
 
 export type GemvVariant =
   | { family: 'reduce' }
@@ -48,9 +51,18 @@ export type RmsNormVariant = { family: 'workgroup' } | { family: 'rowwise' };
 
 /**
  * 'tiled': K/V staged in workgroup memory (prefill) or a workgroup per context (decode); 'direct': one
- * invocation per query and head, no barriers; 'direct4' (prefill only): four queries per invocation.
+ * invocation per query and head, no barriers; 'direct4' (prefill only): four queries per invocation;
+ * 'split' (decode only, split-K or flash-decoding): the direct kernel's work cut into slices of
+ * `chunk` tokens of the context, one invocation each, then a merge of the slices (two dispatches).
+ * 'register' (prefill only): 4 (query, head) rows × 8 keys in named registers per invocation, `wg`
+ * invocations per workgroup.
  */
-export type AttentionVariant = { family: 'tiled' } | { family: 'direct' } | { family: 'direct4' };
+export type AttentionVariant =
+  | { family: 'tiled' }
+  | { family: 'direct' }
+  | { family: 'direct4' }
+  | { family: 'split'; chunk: number }
+  | { family: 'register'; wg: number };
 
 export interface KernelVariants {
   matmul: MatmulVariant;
@@ -74,31 +86,119 @@ export const DEFAULT_VARIANTS = {
   packedMatmul: { family: 'register', rows: 4, cols: 4, wgX: 8, wgY: 8 },
 } as const satisfies KernelVariants;
 
+/**
+ * The matmul's tuning space, per family: each parameter's values. The first value of each list is
+ * the family's centre (what the search tries first); see `spaceByDistance`.
+ */
+export const MATMUL_SPACE = {
+  tile: { tm: [8, 4, 16], tn: [8, 4, 16], ku: [1, 2], wg: [[8, 8] as const, [16, 4] as const] },
+  tiled: { wg: [[16, 16] as const, [8, 8] as const, [16, 8] as const], tileK: [16, 32] },
+} as const;
+
+/** The GEMV's tuning space: its families (whose shaders are fixed) × their workgroup sizes. */
+export const GEMV_SPACE = {
+  rowwise: [64, 32, 128, 256],
+  cols4: [32, 16, 64, 128],
+  cols8: [16, 8, 32, 64],
+  subgroup: [64, 128, 256],
+} as const;
+
+/**
+ * A space's points ordered by how many parameters differ from the centre (the first value of
+ * each), the families interleaved at each distance: every single parameter value is tried before
+ * any pair of changes, so a search that runs out of time drops the far corners of the space first.
+ * Within a distance, points keep the order of the parameter lists.
+ */
+export function spaceByDistance<P>(families: readonly (readonly { point: P; distance: number }[])[]): P[] {
+  const max = Math.max(0, ...families.flat().map((x) => x.distance));
+  const out: P[] = [];
+  for (let d = 0; d <= max; d++) {
+    for (const fam of families) for (const x of fam) if (x.distance === d) out.push(x.point);
+  }
+  return out;
+}
+
+/** Families in the matmul space: its first this many candidates are their centres. */
+export const MATMUL_FAMILIES = Object.keys(MATMUL_SPACE).length;
+
+/** Every matmul candidate in MATMUL_SPACE, nearest the family centres first. */
+export function matmulSpace(): MatmulVariant[] {
+  const t = MATMUL_SPACE.tile;
+  const tile: { point: MatmulVariant; distance: number }[] = [];
+  // The first-listed parameter varies fastest, so at each distance the tile's shape changes come
+  // before the K unroll's and the workgroup's: the budget cuts the least telling changes first.
+  for (const [e, [wgX, wgY]] of t.wg.entries()) {
+    for (const [c, ku] of t.ku.entries()) {
+      for (const [b, tn] of t.tn.entries()) {
+        for (const [a, tm] of t.tm.entries()) {
+          const distance = [a, b, c, e].filter((i) => i > 0).length;
+          tile.push({ point: { family: 'tile', tm, tn, ku, wgX, wgY }, distance });
+        }
+      }
+    }
+  }
+  const tiled: { point: MatmulVariant; distance: number }[] = [];
+  for (const [b, tileK] of MATMUL_SPACE.tiled.tileK.entries()) {
+    for (const [a, [wgX, wgY]] of MATMUL_SPACE.tiled.wg.entries()) {
+      const distance = [a, b].filter((i) => i > 0).length;
+      tiled.push({ point: { family: 'tiled', wgX, wgY, tileK }, distance });
+    }
+  }
+  return spaceByDistance([tile, tiled]);
+}
+
+/** Families in the GEMV space, the workgroup reduction included: its first this many candidates are their centres. */
+export const GEMV_FAMILIES = Object.keys(GEMV_SPACE).length + 1;
+
+/** Every GEMV candidate: the workgroup reduction, then each family at its workgroup sizes. */
+export function gemvSpace(): GemvVariant[] {
+  const fams = Object.entries(GEMV_SPACE).map(([family, wgs]) =>
+    wgs.map((wg, i) => ({ point: { family, wg } as GemvVariant, distance: i > 0 ? 1 : 0 })),
+  );
+  return [{ family: 'reduce' }, ...spaceByDistance(fams)];
+}
+
+/**
+ * A cover of the matmul space for the kernel tests: each family's centre and every point one
+ * parameter away, so every value of every parameter is compiled and checked, without the product.
+ */
+export function matmulTestSet(): MatmulVariant[] {
+  const centre = { tile: MATMUL_SPACE.tile, tiled: MATMUL_SPACE.tiled };
+  return matmulSpace().filter((v) =>
+    v.family === 'tile'
+      ? [
+          v.tm !== centre.tile.tm[0],
+          v.tn !== centre.tile.tn[0],
+          v.ku !== centre.tile.ku[0],
+          v.wgX !== centre.tile.wg[0][0],
+        ].filter(Boolean).length <= 1
+      : [
+          v.wgX !== centre.tiled.wg[0][0] || v.wgY !== centre.tiled.wg[0][1],
+          v.tileK !== centre.tiled.tileK[0],
+        ].filter(Boolean).length <= 1,
+  );
+}
+
 /** Candidates the autotuner searches, per op. */
 export const VARIANT_CANDIDATES = {
-  matmul: [
-    { family: 'tiled', wgX: 16, wgY: 16, tileK: 16 },
-    { family: 'tiled', wgX: 8, wgY: 8, tileK: 16 },
-    { family: 'tiled', wgX: 16, wgY: 8, tileK: 32 },
-    { family: 'register', wgX: 8, wgY: 8 },
-    { family: 'register', wgX: 16, wgY: 4 },
-    { family: 'register8', wgX: 8, wgY: 8 },
-    { family: 'register8', wgX: 16, wgY: 4 },
-  ],
-  gemv: [
-    { family: 'reduce' },
-    { family: 'rowwise', wg: 64 },
-    { family: 'rowwise', wg: 128 },
-    { family: 'cols4', wg: 32 },
-    { family: 'cols4', wg: 64 },
-    { family: 'cols8', wg: 16 },
-    { family: 'cols8', wg: 32 },
-    { family: 'subgroup', wg: 64 },
-    { family: 'subgroup', wg: 256 },
-  ],
+  matmul: matmulSpace(),
+  gemv: gemvSpace(),
   rmsnorm: [{ family: 'workgroup' }, { family: 'rowwise' }],
-  attentionPrefill: [{ family: 'tiled' }, { family: 'direct' }, { family: 'direct4' }],
-  attentionDecode: [{ family: 'tiled' }, { family: 'direct' }],
+  // 'direct' (one query per invocation) is left out for prefill: direct4 beat it at every shape
+  // measured, and register beats both on CPU-backed adapters; tiled is the one for real GPUs.
+  attentionPrefill: [
+    { family: 'tiled' },
+    { family: 'direct4' },
+    { family: 'register', wg: 16 },
+    { family: 'register', wg: 32 },
+  ],
+  attentionDecode: [
+    { family: 'tiled' },
+    { family: 'direct' },
+    { family: 'split', chunk: 32 },
+    { family: 'split', chunk: 128 },
+    { family: 'split', chunk: 512 },
+  ],
   // shaderF16 candidates are tried only on f16 weights where the device has shader-f16.
   packedGemv: [
     { family: 'cols', cols: 4, wg: 32 },
@@ -128,7 +228,7 @@ export const VARIANT_CANDIDATES = {
  * columns; a model whose autotuned families include one of them runs the unfused graph.
  */
 export const FUSABLE_FAMILIES = {
-  matmul: ['tiled', 'register', 'register8'],
+  matmul: ['tiled', 'tile'],
   gemv: ['reduce', 'cols4', 'cols8'],
   packedGemv: ['cols'],
   packedMatmul: ['register'],
@@ -138,6 +238,8 @@ export const FUSABLE_FAMILIES = {
 const FUSABLE_OPS = { matmul: 1, gemv: 1, packedGemv: 1, packedMatmul: 1 } as const;
 
 export function familyFuses<K extends keyof typeof FUSABLE_FAMILIES>(op: K, v: KernelVariants[K]): boolean {
+  // A register tile stores by column quads: its width must be a whole number of them.
+  if (v.family === 'tile' && 'tn' in v && v.tn % 4 !== 0) return false;
   return (FUSABLE_FAMILIES[op] as readonly string[]).includes(v.family);
 }
 

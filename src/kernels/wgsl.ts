@@ -1,4 +1,5 @@
 import activationLib from '../../shaders/lib/activation.wgsl?raw';
+import decodeOnlineLib from '../../shaders/lib/decode_online.wgsl?raw';
 import gridLib from '../../shaders/lib/grid.wgsl?raw';
 import kvLayoutLib from '../../shaders/lib/kv_layout.wgsl?raw';
 import linearEpilogueLib from '../../shaders/lib/linear_epilogue.wgsl?raw';
@@ -49,6 +50,8 @@ export const WGSL_LIBRARY = {
   linear_norm: linearNormLib,
   /** epi_store1/epi_store4: a linear kernel's store, plain, added (residual) or SwiGLU pairs. */
   linear_epilogue: linearEpilogueLib,
+  /** onlineBegin/onlineRows: the barrier-free decode attention's online softmax over GROUP query heads. */
+  decode_online: decodeOnlineLib,
   /** tile_run/tile_store: a barrier-free tile of rows × packed weight columns (GEMV and matmul). */
   packed_tile: packedTileLib,
   /**

@@ -13,7 +13,10 @@ import { KernelRig } from '../kernels/rig.ts';
 import {
   type AnyVariant,
   DEFAULT_VARIANTS,
+  familyFuses,
+  GEMV_FAMILIES,
   type KernelVariants,
+  MATMUL_FAMILIES,
   packedVariantSupported,
   VARIANT_CANDIDATES,
   variantName,
@@ -22,23 +25,57 @@ import {
 import { dims, type ModelConfig } from '../model/config.ts';
 import type { PackedFormat } from '../model/formats.ts';
 import { KernelTimer } from './kernel-timer.ts';
+import { successiveHalving } from './search.ts';
 
-/** How the search times each candidate. */
-const SEARCH = {
+/** How the search times each candidate (part of the tuning cache's key: other settings, another search). */
+export const SEARCH = {
   warmup: 1,
   reps: 3,
   /** Rows of the prefill-shaped timing problems (the model's own widths, a typical prompt length). */
   prefillRows: 256,
   /** Page size of the attention problems, validated and timed (the paged cache's default). */
   pageSize: 16,
+  /**
+   * Successive halving over the spaces that have dozens of points (src/measure/search.ts): rung 0
+   * times each candidate once, each later rung keeps a third and times it three times as often.
+   * Their budgets (compiles included: SwiftShader's JIT takes 0.3–1 s per matmul pipeline) keep
+   * the whole search under 30 s on the software adapter for ci-tiny; a GPU compiles in
+   * milliseconds and tries every point.
+   */
+  halving: { eta: 3, reps0: 1 },
+  budgetMs: { matmul: 15_000, gemv: 4_000 } as Partial<Record<keyof KernelVariants, number>>,
+  /** Candidates tried whatever the budget: each family's centre, which the spaces list first. */
+  minTried: { matmul: MATMUL_FAMILIES, gemv: GEMV_FAMILIES } as Partial<Record<keyof KernelVariants, number>>,
+  /** Depth decode attention is timed at when the run names none (a kernel suite). */
+  decodeDepth: 256,
 } as const;
 
 export interface TuningTrial {
   variant: string;
   valid: boolean;
-  /** Median GPU (or wall) time on the op's timing shape; null when invalid or failed. */
+  /** Median GPU (or wall) time on the op's timing shape, at the last rung it reached; null when invalid, failed or not tried. */
   ms: number | null;
   error?: string;
+  /** The last successive-halving rung it was timed in (0 = the first timing); absent if never timed. */
+  rung?: number;
+  /** Not tried: the op's search budget was spent before its turn. */
+  skipped?: true;
+}
+
+/** How one op's space was searched. */
+export interface TuningSearch {
+  method: 'successive-halving';
+  /** Survivors per rung ⌈n / eta⌉; repetitions grow eta× per rung. */
+  eta: number;
+  /** Timing repetitions at rung 0. */
+  reps0: number;
+  /** The op's budget (null: unbounded, every candidate is tried). */
+  budgetMs: number | null;
+  /** Points in the space, tried (compiled, validated, timed or failed), and rungs run. */
+  space: number;
+  tried: number;
+  rungs: number;
+  budgetSpent: boolean;
 }
 
 export interface TuningChoice {
@@ -46,6 +83,7 @@ export interface TuningChoice {
   shape: string;
   chosen: string;
   trials: TuningTrial[];
+  search?: TuningSearch;
 }
 
 export interface TuneResult {
@@ -70,12 +108,35 @@ interface OpSearch<V extends AnyVariant> {
   validation: (v: V) => KernelCase;
   /** One case, or several whose medians are summed (an op the run calls at more than one shape). */
   timing: (v: V) => KernelCase | KernelCase[];
+  /** Weights of the summed timing cases (how often the run calls each shape); 1 each if absent. */
+  weights?: readonly number[];
+}
+
+/** Times `cases` (weighted sum of medians) with `reps` repetitions each, on buffers made for the purpose. */
+async function timeCases(
+  rig: KernelRig,
+  profiler: GpuProfiler,
+  cases: KernelCase | KernelCase[],
+  weights: readonly number[] | undefined,
+  reps: number,
+): Promise<number> {
+  let ms = 0;
+  for (const [i, c] of (Array.isArray(cases) ? cases : [cases]).entries()) {
+    const timed = await c.prepare(rig);
+    await rig.run(...timed.setup);
+    ms +=
+      (weights?.[i] ?? 1) *
+      (await new KernelTimer(rig, profiler, { warmup: SEARCH.warmup, reps }).time(timed.call));
+  }
+  return ms;
 }
 
 /**
- * One op's search: each candidate is first checked against the CPU reference on a small shape
- * that is not a tile multiple (every row), then timed on the model's own shape; the fastest valid
- * one wins. A candidate that fails to compile or validate is recorded and never chosen.
+ * One op's search: successive halving (src/measure/search.ts) over its candidates. In rung 0 each
+ * candidate is first checked against the CPU reference on a small shape that is not a tile multiple
+ * (every row), then timed on the model's own shape; a candidate that fails to compile or validate is
+ * recorded and never chosen. Later rungs time the fastest third again, more often, on fresh buffers
+ * (the pipelines stay compiled). The fastest of the last rung wins.
  */
 async function search<V extends AnyVariant>(
   gpu: Gpu,
@@ -83,47 +144,80 @@ async function search<V extends AnyVariant>(
   s: OpSearch<V>,
   signal: AbortSignal | undefined,
 ): Promise<{ chosen: V; choice: TuningChoice }> {
-  const trials: TuningTrial[] = [];
-  let best: { v: V; ms: number } | undefined;
-  for (const v of s.candidates) {
+  const budgetMs = SEARCH.budgetMs[s.op] ?? null;
+  // Ops with a handful of candidates keep the old protocol: every one timed SEARCH.reps times.
+  const halving =
+    budgetMs === null ? { eta: Math.max(2, s.candidates.length), reps0: SEARCH.reps } : SEARCH.halving;
+  const first = (v: V) => async (reps: number) => {
     signal?.throwIfAborted();
     const rig = new KernelRig(gpu, `autotune ${s.op} ${variantName(v)}`);
     try {
       const validation = await s.validation(v).prepare(rig);
       await rig.run(...validation.setup);
-      const valid = (await validation.check()).passed;
-      let ms: number | null = null;
-      if (valid) {
-        const timing = s.timing(v);
-        ms = 0;
-        for (const c of Array.isArray(timing) ? timing : [timing]) {
-          const timed = await c.prepare(rig);
-          await rig.run(...timed.setup);
-          ms += await new KernelTimer(rig, profiler, SEARCH).time(timed.call);
-        }
-      }
-      trials.push({ variant: variantName(v), valid, ms });
-      if (ms !== null && (!best || ms < best.ms)) best = { v, ms };
+      if (!(await validation.check()).passed) return { valid: false, ms: null };
+      return { valid: true, ms: await timeCases(rig, profiler, s.timing(v), s.weights, reps) };
     } catch (e) {
-      trials.push({
-        variant: variantName(v),
-        valid: false,
-        ms: null,
-        error: (e as Error).message.slice(0, 300),
-      });
+      return { valid: false, ms: null, error: (e as Error).message.slice(0, 300) };
     } finally {
       rig.destroy();
     }
-  }
-  if (!best) {
+  };
+  const again = async (v: V, reps: number) => {
+    signal?.throwIfAborted();
+    const rig = new KernelRig(gpu, `autotune ${s.op} ${variantName(v)}`);
+    try {
+      return await timeCases(rig, profiler, s.timing(v), s.weights, reps);
+    } finally {
+      rig.destroy();
+    }
+  };
+  const r = await successiveHalving(s.candidates, first, again, {
+    ...halving,
+    minTried: SEARCH.minTried[s.op] ?? 0,
+    budgetMs: budgetMs ?? Number.POSITIVE_INFINITY,
+    now: () => performance.now(),
+  });
+  const trials: TuningTrial[] = r.records.map((x) => ({
+    variant: variantName(x.candidate),
+    valid: x.valid,
+    ms: x.ms,
+    ...(x.error !== undefined ? { error: x.error } : {}),
+    ...(x.rung >= 0 ? { rung: x.rung } : {}),
+    ...(x.skipped ? { skipped: true as const } : {}),
+  }));
+  if (r.best === undefined) {
     const detail = `no ${s.op} variant passed validation (${JSON.stringify(trials)})`;
     // Candidates that ran and disagreed with the reference are a numerical bug; if every one
     // failed before producing output (compile errors, limits), the kernels themselves are at fault.
-    throw trials.some((t) => t.error === undefined)
+    throw trials.some((t) => t.error === undefined && !t.skipped)
       ? new ReferenceMismatchError(`autotune: ${detail}`)
       : new KernelError(`autotune: ${detail}`);
   }
-  return { chosen: best.v, choice: { op: s.op, shape: s.shape, chosen: variantName(best.v), trials } };
+  const search: TuningSearch = {
+    method: 'successive-halving',
+    eta: halving.eta,
+    reps0: halving.reps0,
+    budgetMs,
+    space: s.candidates.length,
+    tried: r.records.filter((x) => !x.skipped).length,
+    rungs: r.rungs,
+    budgetSpent: r.budgetSpent,
+  };
+  return {
+    chosen: r.best,
+    choice: { op: s.op, shape: s.shape, chosen: variantName(r.best), trials, search },
+  };
+}
+
+/** One layer's prefill projections by shape (N outputs from K inputs), and how many of each it runs. */
+export function matmulProjections(d: number, ffn: number, qWidth: number, kvWidth: number) {
+  return [
+    { name: 'q', N: qWidth, K: d, count: 1 },
+    { name: 'k/v', N: kvWidth, K: d, count: 2 },
+    { name: 'o', N: d, K: qWidth, count: 1 },
+    { name: 'gate/up', N: ffn, K: d, count: 2 },
+    { name: 'down', N: d, K: ffn, count: 1 },
+  ];
 }
 
 /**
@@ -137,29 +231,40 @@ export async function autotune(
   config: ModelConfig,
   gemvBatches: readonly number[],
   signal?: AbortSignal,
-  /** `format`: also choose the packed-weight kernels for weights in this format. */
-  opts: { format?: PackedFormat } = {},
+  /**
+   * `format`: also choose the packed-weight kernels for weights in this format. `fused` (default
+   * true): the run's model runs the fused graph, so the linear ops search only the families that
+   * take its fusions (src/kernels/fuse.ts); false searches every family, for the unfused graph.
+   * `decodeContext`: the longest context the run decodes at, where decode attention is timed (its
+   * families trade places with the context's length: split-K wins long contexts); otherwise
+   * SEARCH.decodeDepth + 1.
+   */
+  opts: { format?: PackedFormat; fused?: boolean; decodeContext?: number } = {},
 ): Promise<TuneResult> {
+  const fused = opts.fused ?? true;
   const batch = Math.max(...gemvBatches);
   const t0 = performance.now();
   const ctx: KernelContext = { gpu, pipelines };
   const profiler = new GpuProfiler(gpu, 1);
-  const { d, ffn, heads, kvHeads, headDim } = dims(config);
+  const { d, ffn, heads, kvHeads, headDim, qWidth, kvWidth } = dims(config);
   const L = Math.min(SEARCH.prefillRows, config.maxSeqLen);
-  const depth = Math.min(SEARCH.prefillRows, config.maxSeqLen - 1);
+  const context = Math.min(opts.decodeContext || SEARCH.decodeDepth + 1, config.maxSeqLen);
   const odd = ODD_SHAPES;
   const attention = { heads, kvHeads, headDim, paged: true, pageSize: SEARCH.pageSize };
   try {
-    // Matmul: time the gate/up projection of an L-token prompt.
+    // Matmul: one layer's projections of an L-token prompt, each shape weighted by how often a
+    // layer calls it, so the choice is the fastest for the model's prefill, not for one shape.
+    const projections = matmulProjections(d, ffn, qWidth, kvWidth);
     const matmul = await search(
       gpu,
       profiler,
       {
         op: 'matmul',
-        shape: `[${L}×${d}]·[${d}×${ffn}]`,
-        candidates: VARIANT_CANDIDATES.matmul,
+        shape: `L=${L}, K→N: ${projections.map((p) => `${p.name} ${p.count > 1 ? `${p.count}×` : ''}${p.K}→${p.N}`).join(', ')}`,
+        candidates: VARIANT_CANDIDATES.matmul.filter((v) => !fused || familyFuses('matmul', v)),
         validation: (variant) => matmulCase(ctx, { ...odd.matmul, variant }),
-        timing: (variant) => matmulCase(ctx, { M: L, N: ffn, K: d, variant }),
+        timing: (variant) => projections.map((p) => matmulCase(ctx, { M: L, N: p.N, K: p.K, variant })),
+        weights: projections.map((p) => p.count),
       },
       signal,
     );
@@ -172,7 +277,9 @@ export async function autotune(
       {
         op: 'gemv',
         shape: `${gemvBatches.map((m) => `[${m}×${d}]`).join('+')}·[${d}×${ffn}]`,
-        candidates: VARIANT_CANDIDATES.gemv.filter((v) => variantSupported(v, gpu)),
+        candidates: VARIANT_CANDIDATES.gemv.filter(
+          (v) => variantSupported(v, gpu) && (!fused || familyFuses('gemv', v)),
+        ),
         validation: (variant) => gemvCase(ctx, { ...odd.gemv, M: batch, variant }),
         timing: (variant) => gemvBatches.map((M) => gemvCase(ctx, { M, N: ffn, K: d, variant })),
       },
@@ -210,16 +317,24 @@ export async function autotune(
       profiler,
       {
         op: 'attentionDecode',
-        shape: `depth=${depth} batch=${batch}`,
+        shape: `depth=${context - 1} batch=${batch}`,
         candidates: VARIANT_CANDIDATES.attentionDecode,
+        // Both with block tables as wide as the model's (maxSeqLen): the split family's grid covers
+        // that many slices, empty ones included, as the model's replayed plan does.
         validation: (variant) =>
           attentionDecodeCase(ctx, {
             ...attention,
             lengths: odd.attentionDecode.lengths.slice(0, batch),
+            capacity: config.maxSeqLen,
             variant,
           }),
         timing: (variant) =>
-          attentionDecodeCase(ctx, { ...attention, lengths: Array<number>(batch).fill(depth + 1), variant }),
+          attentionDecodeCase(ctx, {
+            ...attention,
+            lengths: Array<number>(batch).fill(context),
+            capacity: config.maxSeqLen,
+            variant,
+          }),
       },
       signal,
     );
@@ -265,7 +380,10 @@ export async function autotunePacked(
   gemvBatches: readonly number[],
   format: PackedFormat,
   signal?: AbortSignal,
+  /** As autotune's: only the families that take the fused graph's fusions, unless false. */
+  opts: { fused?: boolean } = {},
 ): Promise<PackedTuneResult> {
+  const fused = opts.fused ?? true;
   const batch = Math.max(...gemvBatches);
   const t0 = performance.now();
   const ctx: KernelContext = { gpu, pipelines };
@@ -280,7 +398,9 @@ export async function autotunePacked(
       {
         op: 'packedMatmul',
         shape: `[${L}×${d}]·[${d}×${ffn}] ${format}`,
-        candidates: VARIANT_CANDIDATES.packedMatmul.filter((v) => packedVariantSupported(v, format, gpu)),
+        candidates: VARIANT_CANDIDATES.packedMatmul.filter(
+          (v) => packedVariantSupported(v, format, gpu) && (!fused || familyFuses('packedMatmul', v)),
+        ),
         validation: (variant) => packedMatmulCase(ctx, { ...odd.packedMatmul, format, variant }),
         timing: (variant) => packedMatmulCase(ctx, { M: L, N: ffn, K: d, format, variant }),
       },
@@ -292,7 +412,9 @@ export async function autotunePacked(
       {
         op: 'packedGemv',
         shape: `${gemvBatches.map((m) => `[${m}×${d}]`).join('+')}·[${d}×${ffn}] ${format}`,
-        candidates: VARIANT_CANDIDATES.packedGemv.filter((v) => packedVariantSupported(v, format, gpu)),
+        candidates: VARIANT_CANDIDATES.packedGemv.filter(
+          (v) => packedVariantSupported(v, format, gpu) && (!fused || familyFuses('packedGemv', v)),
+        ),
         validation: (variant) => packedGemvCase(ctx, { ...odd.packedGemv, M: batch, format, variant }),
         timing: (variant) =>
           gemvBatches.map((M) => packedGemvCase(ctx, { M, N: ffn, K: d, format, variant })),

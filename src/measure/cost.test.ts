@@ -187,6 +187,30 @@ describe('attention bytes, compulsory and as implemented (GQA)', () => {
     expect(a.bytes - layers * 2 * 9 * 64 * 4).toBe(layers * 100 * kvRowBytes);
   });
 
+  it('a split-K decode step is two dispatches per layer and adds its partials as implemented', () => {
+    // depth 99: 100 rows, in slices of 32 → 4 used slices; 9 heads each write o (64 floats), m and l,
+    // and the merge reads them back: 2 · 4 · 9 · 66 floats per layer on top of direct's bytes.
+    const direct = decodeCost(smol, [99], { family: 'direct' });
+    const split = decodeCost(smol, [99], { family: 'split', chunk: 32 });
+    expect(attn(split).bytes).toBe(attn(direct).bytes);
+    expect(attn(split).bytesAsImplemented - attn(direct).bytesAsImplemented).toBe(
+      layers * 2 * 4 * 9 * 66 * 4,
+    );
+    const dispatches = (c: typeof split) =>
+      c.kernels.find((k) => k.role === KERNEL_ROLES.attention)!.dispatches;
+    expect(dispatches(direct)).toBe(layers);
+    expect(dispatches(split)).toBe(2 * layers);
+    expect(split.dispatches - direct.dispatches).toBe(layers);
+    // A verify of 3 rows after 99 cached in chunks of 2: contexts 100, 101 | 102 → 4 + 4 | 4 slices,
+    // and two passes of 2 attention dispatches per layer.
+    const verify = verifyCost(smol, 99, 3, 2, { family: 'split', chunk: 32 });
+    const verifyDirect = verifyCost(smol, 99, 3, 2, { family: 'direct' });
+    expect(attn(verify).bytesAsImplemented - attn(verifyDirect).bytesAsImplemented).toBe(
+      layers * 2 * 12 * 9 * 66 * 4,
+    );
+    expect(dispatches(verify)).toBe(2 * 2 * layers);
+  });
+
   it('prefill loads a cached row once per block of queries, a new row once per block at or after it', () => {
     // L = 8 new rows after 16 cached, direct4 (blocks of 4 queries, 2 blocks): a cached row is loaded
     // by both blocks; new rows 0..3 by both blocks, rows 4..7 by the second only: 16·2 + 4·2 + 4·1 = 44

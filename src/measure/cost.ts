@@ -1,4 +1,8 @@
-import { attentionKvReadsPerRow } from '../kernels/limits.ts';
+import {
+  attentionDecodeDispatches,
+  attentionDecodePartialBytes,
+  attentionKvReadsPerRow,
+} from '../kernels/limits.ts';
 import { KERNEL_ROLES, type KernelRole } from '../kernels/roles.ts';
 import type { AttentionVariant } from '../kernels/variants.ts';
 import { dims, type ModelConfig } from '../model/config.ts';
@@ -158,6 +162,11 @@ function forwardCost(
   kvRowLoads: number,
   formats: WeightFormats = 'f32',
   graph: Graph = 'unfused',
+  /**
+   * Decode attention as the family runs it, per layer: its dispatches (the split family's slices
+   * and merge: 2) and the bytes its partials add to what it moves as implemented.
+   */
+  attention: { dispatches: number; partialBytes: number } = { dispatches: 1, partialBytes: 0 },
 ): PassCost {
   const dm = dims(c);
   const { d, ffn, vocab, layers, heads, kvHeads, headDim, qWidth, kvWidth } = dm;
@@ -166,7 +175,7 @@ function forwardCost(
   const both = (a: Cost, b: Cost): Cost => ({ flops: a.flops + b.flops, bytes: a.bytes + b.bytes });
   add(k, KERNEL_ROLES.embedding, embeddingCost(rows, d));
   if (graph === 'fused') {
-    fusedLayers(k, c, rows, pairs, kvTokensRead, kvRowLoads, formats);
+    fusedLayers(k, c, rows, pairs, kvTokensRead, kvRowLoads, formats, attention);
     // The final RMSNorm runs inside the LM head, on its rows only.
     add(k, KERNEL_ROLES.lmHead, normed(linearCost(lmRows, vocab, d, formatOf(formats, LM_HEAD)), lmRows, d));
     add(k, KERNEL_ROLES.argmax, argmaxCost(lmRows, vocab));
@@ -185,7 +194,9 @@ function forwardCost(
     add(k, KERNEL_ROLES.qkv, qkv, 3);
     add(k, KERNEL_ROLES.rope, both(ropeCost(rows, heads, headDim), ropeCost(rows, kvHeads, headDim)), 2);
     add(k, KERNEL_ROLES.kvWrite, kvWriteCost(rows, kvWidth));
-    add(k, KERNEL_ROLES.attention, attentionCost(dm, rows, pairs, kvTokensRead, kvRowLoads));
+    const att = attentionCost(dm, rows, pairs, kvTokensRead, kvRowLoads);
+    att.bytesAsImplemented += attention.partialBytes;
+    add(k, KERNEL_ROLES.attention, att, attention.dispatches);
     add(k, KERNEL_ROLES.oProj, linearCost(rows, d, qWidth, f('self_attn.o_proj')));
     add(k, KERNEL_ROLES.residual, residualCost(rows * d));
     add(k, KERNEL_ROLES.norm, rmsNormCost(rows, d));
@@ -239,6 +250,7 @@ function fusedLayers(
   kvTokensRead: number,
   kvRowLoads: number,
   formats: WeightFormats,
+  attention: { dispatches: number; partialBytes: number },
 ) {
   const dm = dims(c);
   const { d, ffn, layers, heads, kvHeads, headDim, qWidth, kvWidth } = dm;
@@ -266,7 +278,9 @@ function fusedLayers(
       flops: 6 * rows * (heads + kvHeads) * half,
       bytes: (rows * qkvWidth + rows * qWidth + 2 * rows * kvWidth + 2 * rows + 2 * rows * half) * F32,
     });
-    add(k, KERNEL_ROLES.attention, attentionCost(dm, rows, pairs, kvTokensRead, kvRowLoads));
+    const att = attentionCost(dm, rows, pairs, kvTokensRead, kvRowLoads);
+    att.bytesAsImplemented += attention.partialBytes;
+    add(k, KERNEL_ROLES.attention, att, attention.dispatches);
     const plusResidual = (linear: Cost): Cost => ({
       flops: linear.flops + rows * d,
       bytes: linear.bytes + rows * d * F32,
@@ -335,7 +349,30 @@ export function decodeCost(
         headDim: c.headDim,
       })
     : 1;
-  return forwardCost(c, depths.length, contexts, depths.length, kvRead, kvRead * perRow, formats, graph);
+  const split = attention ? decodeAttention(c, attention, contexts) : undefined;
+  return forwardCost(
+    c,
+    depths.length,
+    contexts,
+    depths.length,
+    kvRead,
+    kvRead * perRow,
+    formats,
+    graph,
+    split,
+  );
+}
+
+/**
+ * A decode attention family's dispatches per layer and the bytes of its partials for sequences of
+ * these context lengths; a model's plan sizes the split family's slices for maxSeqLen.
+ */
+function decodeAttention(c: ModelConfig, attention: AttentionVariant, contexts: readonly number[]) {
+  const shape = { heads: c.numHeads, headDim: c.headDim, maxContext: c.maxSeqLen };
+  return {
+    dispatches: attentionDecodeDispatches(attention),
+    partialBytes: attentionDecodePartialBytes(attention, shape, contexts),
+  };
 }
 
 /**
@@ -367,6 +404,7 @@ export function verifyCost(
   const parts: PassCost[] = [];
   for (let i = 0; i < rows; i += chunk) {
     const part = contexts.slice(i, i + chunk);
+    const split = attention ? decodeAttention(c, attention, part) : undefined;
     parts.push(
       forwardCost(
         c,
@@ -377,6 +415,7 @@ export function verifyCost(
         sum(part) * perRow,
         formats,
         graph,
+        split,
       ),
     );
   }

@@ -39,6 +39,12 @@ export const KERNEL_SUITE = {
   largeGemv: { N: 8192, K: 4096 },
   /** Page size of the paged attention cases; the contiguous ones give each sequence one exact-fit slot. */
   pageSize: 16,
+  /**
+   * Long-context decode attention, batch 1, at the model's head geometry whatever its maxSeqLen (a
+   * kernel-level shape): the direct family against every split-K candidate, in block tables as wide
+   * as `capacity`, for the split-K target.
+   */
+  longDecode: { depth: 4000, capacity: 4096 },
 } as const;
 
 /** A catalogue case as the suite reports it: its name, its shape in the report's terms, its cost. */
@@ -138,6 +144,26 @@ function attentionCases(ctx: KernelContext, c: ModelConfig, variants: KernelVari
         });
       }
     }
+  }
+  const { depth, capacity } = KERNEL_SUITE.longDecode;
+  const len = depth + 1;
+  const long = VARIANT_CANDIDATES.attentionDecode.filter(
+    (v) => v.family === 'direct' || v.family === 'split',
+  );
+  for (const variant of long) {
+    cases.push({
+      name: 'attention decode long',
+      shape: { L: 1, depth, batch: 1, heads: dm.heads, headDim: dm.headDim },
+      cost: attentionCost(dm, 1, len, len),
+      kase: attentionDecodeCase(ctx, {
+        ...geometry,
+        paged: true,
+        pageSize: KERNEL_SUITE.pageSize,
+        lengths: [len],
+        capacity,
+        variant,
+      }),
+    });
   }
   return cases;
 }

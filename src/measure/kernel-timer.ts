@@ -5,6 +5,9 @@ import type { ClockSamples } from '../workloads/workload.ts';
 import { PointSamples } from './samples.ts';
 import { percentile } from './stats.ts';
 
+/** A kernel call, or the dispatches of one op that takes several (timed as one span). */
+type Timed = KernelCall | readonly KernelCall[];
+
 /**
  * Times single kernel calls for the autotuner and the kernel suite, on inputs a kernel rig holds:
  * each run is one submit of one timed pass, waited on; both clocks are kept, `reps` samples after
@@ -17,13 +20,14 @@ export class KernelTimer {
     private readonly repeats: { warmup: number; reps: number },
   ) {}
 
-  /** One run of `call` alone in a timed pass: its wall time and its GPU span. */
-  private async run(call: KernelCall): Promise<{ wallMs: number; spans: Span[] }> {
+  /** One run of `call` (or of its dispatches, in order) alone in a timed pass: its wall time and its GPU span. */
+  private async run(call: Timed): Promise<{ wallMs: number; spans: Span[] }> {
     const { device } = this.rig.gpu;
+    const calls = [call].flat();
     this.profiler.reset();
-    const enc = device.createCommandEncoder({ label: `timed ${call.kernel}` });
-    const pass = enc.beginComputePass(this.profiler.pass(call.kernel));
-    encodeCall(pass, call);
+    const enc = device.createCommandEncoder({ label: `timed ${calls[0].kernel}` });
+    const pass = enc.beginComputePass(this.profiler.pass(calls[0].kernel));
+    for (const c of calls) encodeCall(pass, c);
     pass.end();
     this.profiler.resolve(enc);
     const t0 = performance.now();
@@ -34,7 +38,7 @@ export class KernelTimer {
   }
 
   /** One sample per measured run, in both clocks (a non-positive GPU span voids the GPU samples). */
-  async samples(call: KernelCall): Promise<ClockSamples> {
+  async samples(call: Timed): Promise<ClockSamples> {
     for (let r = 0; r < this.repeats.warmup; r++) await this.run(call);
     const samples = new PointSamples(this.profiler.supported);
     for (let r = 0; r < this.repeats.reps; r++) {
@@ -45,7 +49,7 @@ export class KernelTimer {
   }
 
   /** The median sample, ms: GPU time where every span was valid, else wall time. */
-  async time(call: KernelCall): Promise<number> {
+  async time(call: Timed): Promise<number> {
     const s = await this.samples(call);
     return percentile(s.gpuMs ?? s.wallMs, 50);
   }

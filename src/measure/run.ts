@@ -237,13 +237,19 @@ export async function runBench(
         toolVersion: env.toolVersion,
         config,
         gemvBatches: needs.gemvBatches,
+        decodeContext: needs.decodeContext,
         weightFormat: format,
+        fused: run.fuse,
       });
       const store = options.tuningStore;
       const cached = store ? await loadTuning(key, store) : undefined;
       const tuned =
         cached ??
-        (await autotune(gpu, pipelines, config, needs.gemvBatches, signal, { format: packedFormat }));
+        (await autotune(gpu, pipelines, config, needs.gemvBatches, signal, {
+          format: packedFormat,
+          decodeContext: needs.decodeContext,
+          fused: run.fuse,
+        }));
       if (!cached) await store?.put(key, tuned);
       variants = tuned.variants;
       tuning = { enabled: true, cached: Boolean(cached), searchMs: tuned.searchMs, choices: tuned.choices };
@@ -291,7 +297,9 @@ export async function runBench(
       const known = byFormat.get(f);
       if (known) return known;
       report(current, `Autotuning the ${f} kernels`);
-      const tuned = await autotunePacked(gpu, pipelines, config, needs.gemvBatches, f, signal);
+      const tuned = await autotunePacked(gpu, pipelines, config, needs.gemvBatches, f, signal, {
+        fused: run.fuse,
+      });
       const v = { ...variants, ...tuned.variants };
       byFormat.set(f, v);
       tuning?.choices.push(...tuned.choices);

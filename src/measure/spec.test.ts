@@ -178,6 +178,8 @@ describe('engine sizing', () => {
       maxBatch: 4,
       // The validation pass decodes one row; the batch four.
       gemvBatches: [1, 4],
+      // The deepest decode step attends to 512 + 15 tokens: decode attention is tuned there.
+      decodeContext: 527,
       model: true,
       kernels: true,
     });

@@ -796,6 +796,8 @@ export interface EngineNeeds {
   maxBatch: number;
   /** Row counts the GEMV is called with (decode batches, speculative verifies), ascending; the autotuner times each. */
   gemvBatches: number[];
+  /** Longest context a decode step of a decode workload attends to (0 without one): where the autotuner times decode attention. */
+  decodeContext: number;
   /** Whether any workload runs the whole model (the kernel suite needs only its shapes). */
   model: boolean;
   /** Whether any workload runs the kernel families the autotuner picks (the capacity probe runs only kv-write). */
@@ -813,6 +815,7 @@ export function engineNeeds(spec: BenchSpec): EngineNeeds {
     maxContextTokens: VALIDATION_TOKENS,
     maxBatch: 1,
     gemvBatches: [1],
+    decodeContext: 0,
     model: false,
     kernels: spec.workloads.some((w) => w.kind !== 'capacity'),
   };
@@ -829,6 +832,7 @@ export function engineNeeds(spec: BenchSpec): EngineNeeds {
       needs.maxBatch = Math.max(needs.maxBatch, w.batch);
       needs.gemvBatches.push(Math.min(GEMV_LIMITS.maxBatch, w.batch));
       needs.maxContextTokens = Math.max(needs.maxContextTokens, w.batch * deepest);
+      needs.decodeContext = Math.max(needs.decodeContext, deepest);
     } else if (w.kind === 'serve') {
       // The arms build their own models (their own KV pools); the run's model only validates.
       needs.model = true;

@@ -3,13 +3,13 @@ import type { AdapterRecord } from '../gpu/device.ts';
 import { type KernelVariants, VARIANT_CANDIDATES, variantName } from '../kernels/variants.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { WeightFormat } from '../model/formats.ts';
-import type { TuneResult } from './autotune.ts';
+import { SEARCH, type TuneResult } from './autotune.ts';
 
 /**
  * Autotuning results kept between runs (a TuningStore: IndexedDB in the browser's worker, a file
  * in the Node runtime), so the search runs once per device, browser and shape.
  * The key holds everything a choice depends on: the adapter, the browser, the tool version, every
- * dimension of the model and the GEMV batches, the weight format, and the candidate list itself,
+ * dimension of the model, the GEMV batches and the decode context, the weight format, and the candidate list itself,
  * so a new kernel family is tried on a device that cached an older search. What is read back is
  * untrusted (another version may have written it): it is validated, and each cached choice must
  * still be one of today's candidates, or the search runs again.
@@ -22,12 +22,17 @@ export interface TuningKey {
   config: ModelConfig;
   /** The GEMV row counts the search timed. */
   gemvBatches: readonly number[];
+  /** The context decode attention was timed at (the run's longest; 0: the search's default depth). */
+  decodeContext: number;
   /** The model's weight format: part of the key, so formats never share a choice. */
   weightFormat: WeightFormat | 'mixed';
+  /** Whether the search kept to the families that take the fused graph's fusions. */
+  fused: boolean;
 }
 
+/** The key: everything in `k`, today's candidate lists (the tuning spaces) and the search's settings. */
 export function tuningKey(k: TuningKey): string {
-  return JSON.stringify({ ...k, candidates: VARIANT_CANDIDATES });
+  return JSON.stringify({ ...k, candidates: VARIANT_CANDIDATES, search: SEARCH });
 }
 
 const TrialSchema = z.object({
@@ -35,6 +40,19 @@ const TrialSchema = z.object({
   valid: z.boolean(),
   ms: z.number().nonnegative().nullable(),
   error: z.string().optional(),
+  rung: z.number().int().nonnegative().optional(),
+  skipped: z.literal(true).optional(),
+});
+
+const SearchSchema = z.object({
+  method: z.literal('successive-halving'),
+  eta: z.number().int().min(2),
+  reps0: z.number().int().positive(),
+  budgetMs: z.number().nonnegative().nullable(),
+  space: z.number().int().positive(),
+  tried: z.number().int().nonnegative(),
+  rungs: z.number().int().nonnegative(),
+  budgetSpent: z.boolean(),
 });
 
 const CachedTuneSchema = z.object({
@@ -61,6 +79,7 @@ const CachedTuneSchema = z.object({
       shape: z.string(),
       chosen: z.string(),
       trials: z.array(TrialSchema),
+      search: SearchSchema.optional(),
     }),
   ),
   searchMs: z.number().nonnegative(),

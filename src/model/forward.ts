@@ -1015,7 +1015,8 @@ export class Model {
     rows: number,
     b: PassBuffers,
     linear: LinearCall,
-    attention: (pool: GPUBuffer) => KernelCall,
+    /** One call, or several (split-K decode: slices, then their merge), each in the attention role. */
+    attention: (pool: GPUBuffer) => KernelCall | KernelCall[],
   ): KernelCall[] {
     const { d, ffn, vocab, heads, kvHeads, headDim, qWidth, kvWidth } = dims(this.config);
     const k = this.kernels;
@@ -1064,7 +1065,7 @@ export class Model {
               pageSize: this.kv.pageSize,
             }),
           ),
-          withRole(R.attention, attention(pool)),
+          ...[attention(pool)].flat().map((call) => withRole(R.attention, call)),
           withRole(R.oProj, linear(attn, w.wo, x, d, qWidth, { key: 'add' })),
           withRole(
             R.gateUp,
@@ -1097,7 +1098,7 @@ export class Model {
             pageSize: this.kv.pageSize,
           }),
         ),
-        withRole(R.attention, attention(pool)),
+        ...[attention(pool)].flat().map((call) => withRole(R.attention, call)),
         withRole(R.oProj, linear(attn, w.wo, proj, d, qWidth)),
         withRole(R.residual, k.add.call({ x, y: proj, n: rows * d })),
         withRole(R.norm, k.rmsNorm.call({ x, weight: w.postNorm, out: h, rows, d, eps })),

@@ -494,9 +494,27 @@ export const BenchResultSchema = z
                     valid: z.boolean(),
                     ms: nonNegative.nullable(),
                     error: z.string().max(1000).optional(),
+                    /** The last successive-halving rung it was timed in (absent in older files, or never timed). */
+                    rung: z.number().int().nonnegative().optional(),
+                    /** Not tried: the op's search budget ran out first. */
+                    skipped: z.literal(true).optional(),
                   })
                   .strict(),
               ),
+              /** How the op's space was searched (absent in files from before the tuning space). */
+              search: z
+                .object({
+                  method: z.literal('successive-halving'),
+                  eta: z.number().int().min(2),
+                  reps0: z.number().int().positive(),
+                  budgetMs: nonNegative.nullable(),
+                  space: z.number().int().positive(),
+                  tried: z.number().int().nonnegative(),
+                  rungs: z.number().int().nonnegative(),
+                  budgetSpent: z.boolean(),
+                })
+                .strict()
+                .optional(),
             })
             .strict(),
         ),

@@ -191,7 +191,15 @@ export function attentionPrefillCase(
  */
 export function attentionDecodeCase(
   ctx: KernelContext,
-  s: AttentionSpec & { lengths: readonly number[] },
+  s: AttentionSpec & {
+    lengths: readonly number[];
+    /**
+     * Tokens each sequence may grow to, as a model's decode plan is sized for maxSeqLen: the block
+     * tables are ⌈capacity / pageSize⌉ wide (paged; a contiguous slot is pageSize tokens already),
+     * so a kernel whose grid follows the table's capacity (split-K) covers slices past every length.
+     */
+    capacity?: number;
+  },
 ): KernelCase {
   const kind = 'reduction';
   const { lengths, heads, kvHeads, headDim, pageSize } = s;
@@ -201,7 +209,8 @@ export function attentionDecodeCase(
   const kvWidth = kvHeads * headDim;
   const tokens = lengths.reduce((a, n) => a + n, 0);
   const { tables, poolElements } = shuffledTables(lengths, s, 11);
-  const stride = Math.max(...tables.map((t) => t.length));
+  const capacityPages = s.paged && s.capacity !== undefined ? Math.ceil(s.capacity / pageSize) : 1;
+  const stride = Math.max(capacityPages, ...tables.map((t) => t.length));
   return {
     op: 'attention_decode',
     variant: `${variantName(variant)} ${layoutName(s)}`,
@@ -217,8 +226,8 @@ export function attentionDecodeCase(
       const kernel = await PagedAttentionDecodeKernel.create(ctx, s, variant);
       // [B, stride], each row padded with page 0, which the kernel must never read past seqLen.
       const padded = tables.flatMap((t) => [...t, ...Array<number>(stride - t.length).fill(0)]);
-      const call = rig.own(
-        kernel.call({
+      const call = kernel
+        .call({
           q: rig.input(q),
           pool,
           blockTables: rig.inputU32(padded),
@@ -226,14 +235,14 @@ export function attentionDecodeCase(
           out,
           batch: B,
           tableStride: stride,
-        }),
-      );
+        })
+        .map((c) => rig.own(c));
       const firstToken = lengths.map((_, b) => lengths.slice(0, b).reduce((a, n) => a + n, 0));
       return {
         setup: [write],
         call,
         async check() {
-          await rig.run(call);
+          await rig.run(...call);
           const rowRef = (b: number) => {
             const span = [firstToken[b] * kvWidth, (firstToken[b] + lengths[b]) * kvWidth] as const;
             const qb = q.subarray(b * qWidth, (b + 1) * qWidth);

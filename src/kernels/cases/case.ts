@@ -43,8 +43,11 @@ export interface KernelCase {
 export interface PreparedCase {
   /** Calls that build what `call` reads (the KV pool's kv-write); run them once, before `check`. */
   setup: KernelCall[];
-  /** The call to validate and time. */
-  call: KernelCall;
+  /**
+   * The call to validate and time, or the calls of an op that is several dispatches (split-K decode
+   * attention: its slices, then their merge), timed together in one pass.
+   */
+  call: KernelCall | readonly KernelCall[];
   /**
    * Runs `call` on the seeded inputs (restoring first any it overwrites in place) and compares its
    * output with the float64 reference. Mismatch indices are flat indices into the full output.
