@@ -34,7 +34,8 @@ test('bench --runtime node: the quick suite on ci-tiny, a valid result recorded 
   expect(r.env.runtime).toEqual({ name: 'node', dawn: 'webgpu 0.6.2 (Dawn)', backend: 'vulkan' });
   expect(r.status).toBe('complete');
   expect(r.validation.passed).toBe(true);
-  expect(r.points.map((p) => [p.pass, p.pass === 'prefill' ? p.tokens : p.depth])).toEqual([
+  const at = (p: (typeof r.points)[number]) => [p.pass, p.pass === 'prefill' ? p.tokens : p.depth];
+  expect(r.points.filter((p) => !p.graph).map(at)).toEqual([
     ['prefill', 16],
     ['prefill', 32],
     ['prefill', 64],
@@ -43,6 +44,13 @@ test('bench --runtime node: the quick suite on ci-tiny, a valid result recorded 
     ['decode', 16],
     ['decode', 128],
     ['decode', 512],
+  ]);
+  // The quick suite ends with the fusion workload: each graph at the largest L and the first depth.
+  expect(r.points.filter((p) => p.graph).map((p) => [p.graph, ...at(p)])).toEqual([
+    ['fused', 'prefill', 256],
+    ['fused', 'decode', 16],
+    ['unfused', 'prefill', 256],
+    ['unfused', 'decode', 16],
   ]);
   // Dawn has timestamps here too: every point is placed by GPU time, inside its wall time.
   for (const p of r.points) {

@@ -23,6 +23,7 @@ import {
   weightFormatOf,
   weightFormatsOf,
 } from '../model/weights.ts';
+import { formatError, maxError } from '../results/error-figure.ts';
 import {
   type BenchResult,
   BenchResultSchema,
@@ -284,7 +285,7 @@ export async function runBench(
       );
       if (!validation.passed) {
         throw new ReferenceMismatchError(
-          `GPU logits differ from the CPU reference (max rel err ${validation.maxRelErr.toExponential(2)} > ${LOGITS_MAX_REL_ERR}); nothing was timed.`,
+          `GPU logits differ from the CPU reference (max rel err ${formatError(validation.maxRelErr)}, bound ${LOGITS_MAX_REL_ERR}); nothing was timed.`,
         );
       }
     }
@@ -367,8 +368,8 @@ export async function runBench(
         warn: (message) => warnings.push(message),
         check: (c) => {
           validation.checks.push(c);
-          validation.maxAbsErr = Math.max(validation.maxAbsErr, c.maxAbsErr);
-          validation.maxRelErr = Math.max(validation.maxRelErr, c.maxRelErr);
+          validation.maxAbsErr = maxError([validation.maxAbsErr, c.maxAbsErr]);
+          validation.maxRelErr = maxError([validation.maxRelErr, c.maxRelErr]);
           validation.passed = validation.checks.every((x) => x.passed);
         },
         progress: (done, total, label) => {

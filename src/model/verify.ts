@@ -1,4 +1,5 @@
 import type { Gpu } from '../gpu/device.ts';
+import { finiteError, maxError } from '../results/error-figure.ts';
 import type { ModelConfig } from './config.ts';
 import { Model } from './forward.ts';
 import { compare, referenceForward } from './reference.ts';
@@ -66,11 +67,14 @@ export async function verifyModel(gpu: Gpu, loaded: LoadedModel, tokens: number[
   }
 }
 
-/** One check of the benchmark's validation pass. */
+/**
+ * One check of the benchmark's validation pass. The errors are null where the GPU's output held
+ * NaN or ±Inf: no error figure exists then (and the check has failed).
+ */
 export interface ValidationCheck {
   name: string;
-  maxAbsErr: number;
-  maxRelErr: number;
+  maxAbsErr: number | null;
+  maxRelErr: number | null;
   passed: boolean;
 }
 
@@ -84,7 +88,12 @@ export async function validateModel(
   model: Model,
   weights: ModelWeights,
   tokens: readonly number[],
-): Promise<{ maxAbsErr: number; maxRelErr: number; passed: boolean; checks: ValidationCheck[] }> {
+): Promise<{
+  maxAbsErr: number | null;
+  maxRelErr: number | null;
+  passed: boolean;
+  checks: ValidationCheck[];
+}> {
   const vocab = weights.config.vocabSize;
   const want = referenceForward(weights, [...tokens]); // [5, vocab]
   const seq = model.createSequence();
@@ -97,7 +106,12 @@ export async function validateModel(
         atol: LOGITS_MAX_REL_ERR * scale,
         rtol: 0,
       });
-      return { name, maxAbsErr: c.maxAbsErr, maxRelErr: c.maxRelErr, passed: c.passed };
+      return {
+        name,
+        maxAbsErr: finiteError(c.maxAbsErr),
+        maxRelErr: finiteError(c.maxRelErr),
+        passed: c.passed,
+      };
     };
     const checks = [
       check(
@@ -112,8 +126,8 @@ export async function validateModel(
       ),
     ];
     return {
-      maxAbsErr: Math.max(...checks.map((c) => c.maxAbsErr)),
-      maxRelErr: Math.max(...checks.map((c) => c.maxRelErr)),
+      maxAbsErr: maxError(checks.map((c) => c.maxAbsErr)),
+      maxRelErr: maxError(checks.map((c) => c.maxRelErr)),
       passed: checks.every((c) => c.passed),
       checks,
     };

@@ -7,6 +7,7 @@
  * formula characters in CSV.
  */
 
+import { formatError } from './error-figure.ts';
 import { formatSections } from './formats-export.ts';
 import { fusionTable } from './fusion-export.ts';
 import type { BenchResult, Point } from './schema.ts';
@@ -271,7 +272,7 @@ function headerLines(r: BenchResult): string[] {
   const v = r.validation;
   const failed = v.checks.filter((check) => !check.passed).map((check) => escapeMarkdown(check.name));
   lines.push(
-    `- **Validation:** ${v.passed ? 'passed' : '**FAILED**'} (max abs err ${v.maxAbsErr.toExponential(2)}, max rel err ${v.maxRelErr.toExponential(2)}; ${v.checks.length} checks${failed.length > 0 ? `; failed: ${failed.join(', ')}` : ''})`,
+    `- **Validation:** ${v.passed ? 'passed' : '**FAILED**'} (max abs err ${formatError(v.maxAbsErr)}, max rel err ${formatError(v.maxRelErr)}; ${v.checks.length} checks${failed.length > 0 ? `; failed: ${failed.join(', ')}` : ''})`,
     `- **Created:** ${escapeMarkdown(r.createdAt)}`,
   );
   return lines;

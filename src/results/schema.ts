@@ -553,17 +553,18 @@ export const BenchResultSchema = z
           .strict(),
       )
       .optional(),
+    /** Errors are null where the GPU's output held NaN or ±Inf (no error figure exists). */
     validation: z
       .object({
-        maxAbsErr: nonNegative,
-        maxRelErr: nonNegative,
+        maxAbsErr: nonNegative.nullable(),
+        maxRelErr: nonNegative.nullable(),
         passed: z.boolean(),
         checks: z.array(
           z
             .object({
               name: z.string().max(200),
-              maxAbsErr: nonNegative,
-              maxRelErr: nonNegative,
+              maxAbsErr: nonNegative.nullable(),
+              maxRelErr: nonNegative.nullable(),
               passed: z.boolean(),
             })
             .strict(),

@@ -4,6 +4,7 @@
  * whose points it summarises), speculative-decoding, load-test and B-scaling sections when it has them.
  */
 import type { Roofs } from '../measure/roofline.ts';
+import { formatError } from '../results/error-figure.ts';
 import { adapterLabel, EXPORT_FORMATS, type ExportFormat, graphText } from '../results/export.ts';
 import type { BenchResult, Point } from '../results/schema.ts';
 import { ChartSet } from './charts/chart-set.ts';
@@ -188,7 +189,7 @@ export class RunView {
       ]),
       h('p', {
         className: 'summary-line muted',
-        text: `Cold start: compile ${formatMs(r.coldStart.compileMs)} ms, load ${formatMs(r.coldStart.loadMs)} ms · validation against the CPU reference ${v.passed ? 'passed' : 'FAILED'} (max rel err ${v.maxRelErr.toExponential(1)}) · ${r.env.browser}`,
+        text: `Cold start: compile ${formatMs(r.coldStart.compileMs)} ms, load ${formatMs(r.coldStart.loadMs)} ms · validation against the CPU reference ${v.passed ? 'passed' : 'FAILED'} (max rel err ${formatError(v.maxRelErr, 1)}) · ${r.env.browser}`,
       }),
     ];
     if (r.error) {

@@ -3,6 +3,7 @@ import { GpuProfiler } from '../gpu/profiler.ts';
 import { KernelRig } from '../kernels/rig.ts';
 import { type SuiteCase, suiteCases } from '../measure/kernel-suite.ts';
 import { KernelTimer } from '../measure/kernel-timer.ts';
+import { finiteError } from '../results/error-figure.ts';
 import type { WorkloadRunner } from './workload.ts';
 
 /**
@@ -59,8 +60,8 @@ export const kernelSuite: WorkloadRunner<'kernels'> = async (ctx, w) => {
   }
   ctx.check({
     name: `${cases.length} kernel shapes checked against the CPU reference before timing`,
-    maxAbsErr,
-    maxRelErr,
+    maxAbsErr: finiteError(maxAbsErr),
+    maxRelErr: finiteError(maxRelErr),
     passed: failures.length === 0,
   });
   if (failures.length > 0) {

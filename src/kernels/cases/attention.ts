@@ -1,5 +1,5 @@
 import { InputError } from '../../errors.ts';
-import { kvRowIndex, slotsOf } from '../../kv/layout.ts';
+import { type KvLayout, kvRowIndex, slotsOf } from '../../kv/layout.ts';
 import { attentionRef, compare } from '../../model/reference.ts';
 import { PagedAttentionDecodeKernel, PagedAttentionPrefillKernel } from '../attention.ts';
 import type { KernelContext } from '../kernel.ts';
@@ -123,20 +123,36 @@ export function kvWriteCase(ctx: KernelContext, s: KvSpec & { rows: number; star
         call,
         async check() {
           await rig.run(call);
-          const want = new Float32Array(poolElements); // every slot not written stays zero
-          slots.forEach((slot, r) => {
-            const page = Math.floor(slot / pageSize);
-            for (let h = 0; h < kvHeads; h++) {
-              const src = (r * kvHeads + h) * headDim;
-              want.set(k.subarray(src, src + headDim), kvRowIndex(s, page, 0, h, slot % pageSize));
-              want.set(v.subarray(src, src + headDim), kvRowIndex(s, page, 1, h, slot % pageSize));
-            }
-          });
+          const want = poolReference(s, slots, k, v, poolElements);
           return compare(await rig.read(pool, poolElements), want, TOLERANCES[kind]);
         },
       };
     },
   };
+}
+
+/**
+ * The page pool a KV write of rows k, v [rows, kvHeads, headDim] into `slots` leaves, from the
+ * layout of src/kv/layout.ts; every slot not written stays zero.
+ */
+export function poolReference(
+  g: KvLayout,
+  slots: readonly number[],
+  k: ArrayLike<number> & { subarray(a: number, b: number): ArrayLike<number> },
+  v: ArrayLike<number> & { subarray(a: number, b: number): ArrayLike<number> },
+  poolElements: number,
+): Float64Array {
+  const { kvHeads, pageSize, headDim } = g;
+  const want = new Float64Array(poolElements);
+  slots.forEach((slot, r) => {
+    const page = Math.floor(slot / pageSize);
+    for (let h = 0; h < kvHeads; h++) {
+      const src = (r * kvHeads + h) * headDim;
+      want.set(k.subarray(src, src + headDim), kvRowIndex(g, page, 0, h, slot % pageSize));
+      want.set(v.subarray(src, src + headDim), kvRowIndex(g, page, 1, h, slot % pageSize));
+    }
+  });
+  return want;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { kvRowIndex, slotsOf } from '../../kv/layout.ts';
+import { slotsOf } from '../../kv/layout.ts';
 import { presetConfig } from '../../model/config.ts';
 import { BYTES, type PackedFormat, packedLayout, packTensor, unpackTensor } from '../../model/formats.ts';
 import { compare, matmulRef, rmsNormRef, ropeRef } from '../../model/reference.ts';
@@ -16,6 +16,7 @@ import {
   type PackedMatmulVariant,
   variantName,
 } from '../variants.ts';
+import { poolReference } from './attention.ts';
 import { type KernelCase, seededData, TOLERANCES } from './case.ts';
 
 /**
@@ -211,16 +212,7 @@ export function ropeKvWriteCase(
           const v = part(heads + kvHeads, kvHeads);
           ropeRef(wantQ, positions, heads, headDim, angles);
           ropeRef(k, positions, kvHeads, headDim, angles);
-          const wantPool = new Float64Array(poolElements);
-          const g = { kvHeads, pageSize, headDim };
-          slots.forEach((slot, r) => {
-            const page = Math.floor(slot / pageSize);
-            for (let h = 0; h < kvHeads; h++) {
-              const src = (r * kvHeads + h) * headDim;
-              wantPool.set(k.subarray(src, src + headDim), kvRowIndex(g, page, 0, h, slot % pageSize));
-              wantPool.set(v.subarray(src, src + headDim), kvRowIndex(g, page, 1, h, slot % pageSize));
-            }
-          });
+          const wantPool = poolReference({ kvHeads, pageSize, headDim }, slots, k, v, poolElements);
           const gotQ = await rig.read(q, rows * heads * headDim);
           const gotPool = await rig.read(pool, poolElements);
           const both = new Float32Array(gotQ.length + gotPool.length);
