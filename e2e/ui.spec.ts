@@ -325,7 +325,8 @@ test('?autorun=quick starts the quick suite; cancel stops it and keeps the finis
   await openPage(page, '?autorun=quick');
   await expect(page.getByLabel('Suite')).toHaveValue('quick');
   const progress = page.getByTestId('progress');
-  await expect(progress).toHaveAttribute('data-total', '8', { timeout: 30_000 });
+  // 5 prefill lengths, 3 decode depths, and the fusion workload's 4 (prefill and decode per graph).
+  await expect(progress).toHaveAttribute('data-total', '12', { timeout: 30_000 });
   await expect
     .poll(async () => Number(await progress.getAttribute('data-done')), { timeout: 90_000 })
     .toBeGreaterThanOrEqual(1);
@@ -337,7 +338,7 @@ test('?autorun=quick starts the quick suite; cancel stops it and keeps the finis
   const result = await exportedResult(page);
   expect(result.status).toBe('cancelled');
   expect(result.points.length).toBeGreaterThanOrEqual(1);
-  expect(result.points.length).toBeLessThan(8);
+  expect(result.points.length).toBeLessThan(12);
   await expect(page.getByTestId('results-table').locator('tbody tr')).toHaveCount(result.points.length);
   await expect(page.locator('[data-testid=roofline] [data-mark=point]')).toHaveCount(result.points.length);
   await expect(page.getByTestId('run')).toBeEnabled();
