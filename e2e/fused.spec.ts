@@ -1,22 +1,10 @@
-import type { CaseName, CaseSpec } from '../src/kernels/cases/catalogue.ts';
 import type { LinearFusion } from '../src/kernels/fuse.ts';
 import { FUSABLE_FAMILIES, familyFuses, matmulTestSet, VARIANT_CANDIDATES } from '../src/kernels/variants.ts';
 import type { PackedFormat } from '../src/model/formats.ts';
-import { expect, type Harness, test } from './harness/client.ts';
-import type { CheckResult } from './harness/kernel-checks.ts';
+import { expect, test } from './harness/client.ts';
+import { check, expectPassed } from './kernel-helpers.ts';
 
 /** The fused kernels of src/kernels/fuse.ts against the float64 reference of the ops they replace. */
-
-function check<N extends CaseName>(harness: Harness, name: N, spec: CaseSpec<N>): Promise<CheckResult> {
-  return harness.call('kernels', 'check', name, spec);
-}
-
-function expectPassed(r: CheckResult) {
-  expect(
-    r.passed,
-    `${r.kernel} ${r.variant} ${r.shape}: maxAbsErr ${r.maxAbsErr}, first mismatches ${JSON.stringify(r.mismatches)}`,
-  ).toBe(true);
-}
 
 /** The three fusions the fused graph runs: norm → product, product → residual add, norm → gate/up → SwiGLU. */
 const FUSIONS: readonly LinearFusion[] = [

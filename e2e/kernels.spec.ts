@@ -1,4 +1,3 @@
-import type { CaseName, CaseSpec } from '../src/kernels/cases/catalogue.ts';
 import {
   matmulTestSet,
   packedVariantSupported,
@@ -6,20 +5,8 @@ import {
   variantName,
 } from '../src/kernels/variants.ts';
 import type { PackedFormat } from '../src/model/formats.ts';
-import { expect, type Harness, test } from './harness/client.ts';
-import type { CheckResult } from './harness/kernel-checks.ts';
-
-/** Runs one catalogue case in the runtime under test and returns its comparison with the float64 reference. */
-function check<N extends CaseName>(harness: Harness, name: N, spec: CaseSpec<N>): Promise<CheckResult> {
-  return harness.call('kernels', 'check', name, spec);
-}
-
-function expectPassed(r: CheckResult) {
-  expect(
-    r.passed,
-    `${r.kernel} ${r.variant} ${r.shape}: maxAbsErr ${r.maxAbsErr}, first mismatches ${JSON.stringify(r.mismatches)}`,
-  ).toBe(true);
-}
+import { expect, test } from './harness/client.ts';
+import { check, expectPassed } from './kernel-helpers.ts';
 
 const LENGTHS = [1, 7, 33, 100, 257];
 
