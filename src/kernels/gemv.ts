@@ -14,8 +14,8 @@ import {
 } from './fuse.ts';
 import { grid1d, type KernelCall, type KernelContext, makeCall } from './kernel.ts';
 import { GEMV_LIMITS } from './limits.ts';
-import { DEFAULT_VARIANTS, familyFuses, type GemvVariant } from './variants.ts';
-import { composeShader, defineParams } from './wgsl.ts';
+import { DEFAULT_VARIANTS, FUSABLE_FAMILIES, familyFuses, type GemvVariant } from './variants.ts';
+import { composedOnce, composeShader, defineParams } from './wgsl.ts';
 
 export { GEMV_LIMITS };
 
@@ -25,52 +25,34 @@ const GEMV_PARAMS = defineParams({ M: 'u32', N: 'u32', K: 'u32', eps: 'f32' });
 /** Binding of the fused RMSNorm's gamma in the fusable GEMV shaders (after params, x, w and y). */
 const FUSE_BINDING = 4;
 
-const FUSABLE_CODE = { reduce: gemvCode, cols4: cols4Code, cols8: cols8Code } as const;
+/** Each family's shader source and its `//#const` values. */
+const SOURCES = {
+  reduce: {
+    label: 'gemv',
+    code: gemvCode,
+    constants: { ROWS: GEMV_LIMITS.rowsPerWorkgroup, MAX_M: GEMV_LIMITS.maxBatch },
+  },
+  rowwise: { label: 'gemv_rowwise', code: rowwiseCode, constants: { MAX_M: GEMV_LIMITS.maxBatch } },
+  cols4: { label: 'gemv_cols4', code: cols4Code, constants: { MAX_M: GEMV_LIMITS.maxBatch } },
+  cols8: { label: 'gemv_cols8', code: cols8Code, constants: { MAX_M: GEMV_LIMITS.maxBatch } },
+  subgroup: { label: 'gemv_subgroup', code: subgroupCode, constants: { MAX_M: GEMV_LIMITS.maxBatch } },
+} as const satisfies Record<GemvVariant['family'], unknown>;
 
-/** A fusable family's shader with its prologue slot filled (composed once per combination). */
-const fusableShaders = new Map<string, ReturnType<typeof composeFusable>>();
-function composeFusable(family: keyof typeof FUSABLE_CODE, norm: boolean) {
-  return composeShader({
-    label: family === 'reduce' ? 'gemv' : `gemv_${family}`,
-    code: FUSABLE_CODE[family],
-    params: GEMV_PARAMS,
-    constants:
-      family === 'reduce'
-        ? { ROWS: GEMV_LIMITS.rowsPerWorkgroup, MAX_M: GEMV_LIMITS.maxBatch, FUSE_BINDING }
-        : { MAX_M: GEMV_LIMITS.maxBatch, FUSE_BINDING },
-    slots: prologueSlot({ norm, epilogue: 'store' }),
-  });
-}
-function fusableShader(family: keyof typeof FUSABLE_CODE, norm: boolean) {
-  const key = `${family}:${norm}`;
-  let shader = fusableShaders.get(key);
-  if (!shader) {
-    shader = composeFusable(family, norm);
-    fusableShaders.set(key, shader);
-  }
-  return shader;
-}
-
-const SHADERS = {
-  rowwise: composeShader({
-    label: 'gemv_rowwise',
-    code: rowwiseCode,
-    params: GEMV_PARAMS,
-    constants: { MAX_M: GEMV_LIMITS.maxBatch },
-  }),
-  subgroup: composeShader({
-    label: 'gemv_subgroup',
-    code: subgroupCode,
-    params: GEMV_PARAMS,
-    constants: { MAX_M: GEMV_LIMITS.maxBatch },
-  }),
-} as const;
-
-function shaderOf(family: GemvVariant['family'], norm: boolean) {
-  return family === 'reduce' || family === 'cols4' || family === 'cols8'
-    ? fusableShader(family, norm)
-    : SHADERS[family];
-}
+/** A family's shader; one that takes the fusions (FUSABLE_FAMILIES) with its prologue slot filled. */
+const shaderOf = composedOnce(
+  (family: GemvVariant['family'], norm: boolean) => `${family}:${norm}`,
+  (family: GemvVariant['family'], norm: boolean) => {
+    const source = SOURCES[family];
+    if (!(FUSABLE_FAMILIES.gemv as readonly string[]).includes(family))
+      return composeShader({ ...source, params: GEMV_PARAMS });
+    return composeShader({
+      ...source,
+      params: GEMV_PARAMS,
+      constants: { ...source.constants, FUSE_BINDING },
+      slots: prologueSlot({ norm, epilogue: 'store' }),
+    });
+  },
+);
 
 /**
  * y[M, N] = x[M, K] · w[N, K]ᵀ for decode, M = 1 … 8 sequences, reading each weight once.
@@ -80,8 +62,8 @@ function shaderOf(family: GemvVariant['family'], norm: boolean) {
  * compiled per batch size. Fewer loads per product, which is what batched decode on CPUs lacks.
  * 'cols8' (gemv_cols8.wgsl): the same with eight columns per invocation.
  * 'subgroup' (gemv_subgroup.wgsl): a subgroup per column with subgroupAdd; needs `subgroups`.
- * `fusion` (fuse.ts): the cols families can fuse the RMSNorm before and the residual add or SwiGLU
- * after the product; the others only run it plain.
+ * `fusion` (fuse.ts): reduce, cols4 and cols8 can fuse the RMSNorm before and the residual add or
+ * SwiGLU after the product; rowwise and subgroup only run it plain.
  */
 export class GemvKernel {
   private constructor(

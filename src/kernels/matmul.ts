@@ -12,7 +12,7 @@ import {
 import { type KernelCall, type KernelContext, makeCall } from './kernel.ts';
 import { unrollTile } from './unroll.ts';
 import { DEFAULT_VARIANTS, familyFuses, type MatmulVariant } from './variants.ts';
-import { composeShader, defineParams, type Shader } from './wgsl.ts';
+import { composedOnce, composeShader, defineParams } from './wgsl.ts';
 
 /** Params of every matmul shader: c[M, N] = a[M, K] · b[N, K]ᵀ; eps: the fused RMSNorm's (else 0). */
 const MATMUL_PARAMS = defineParams({ M: 'u32', N: 'u32', K: 'u32', eps: 'f32' });
@@ -27,32 +27,28 @@ const MAX_TILE = 16;
  * A matmul shader, composed once per family (per tile size for 'tile': its element lines unrolled,
  * its constants spliced in) and per prologue (fuse.ts).
  */
-const shaders = new Map<string, Shader<typeof MATMUL_PARAMS.fields>>();
-function shaderOf(v: MatmulVariant, norm: boolean) {
-  const key = v.family === 'tile' ? `tile ${v.tm}x${v.tn}x${v.ku}:${norm}` : `tiled:${norm}`;
-  let shader = shaders.get(key);
-  if (!shader) {
+const shaderOf = composedOnce(
+  (v: MatmulVariant, norm: boolean) =>
+    v.family === 'tile' ? `tile ${v.tm}x${v.tn}x${v.ku}:${norm}` : `tiled:${norm}`,
+  (v: MatmulVariant, norm: boolean) => {
     const slots = prologueSlot({ norm, epilogue: 'store' });
-    shader =
-      v.family === 'tile'
-        ? composeShader({
-            label: 'matmul_tile',
-            code: unrollTile(tileCode, { rows: v.tm, cols: v.tn, unroll: v.ku }),
-            params: MATMUL_PARAMS,
-            constants: { TM: v.tm, TN: v.tn, KU: v.ku, FUSE_BINDING },
-            slots,
-          })
-        : composeShader({
-            label: 'matmul',
-            code: matmulCode,
-            params: MATMUL_PARAMS,
-            constants: { FUSE_BINDING },
-            slots,
-          });
-    shaders.set(key, shader);
-  }
-  return shader;
-}
+    return v.family === 'tile'
+      ? composeShader({
+          label: 'matmul_tile',
+          code: unrollTile(tileCode, { rows: v.tm, cols: v.tn, unroll: v.ku }),
+          params: MATMUL_PARAMS,
+          constants: { TM: v.tm, TN: v.tn, KU: v.ku, FUSE_BINDING },
+          slots,
+        })
+      : composeShader({
+          label: 'matmul',
+          code: matmulCode,
+          params: MATMUL_PARAMS,
+          constants: { FUSE_BINDING },
+          slots,
+        });
+  },
+);
 
 /** Outputs per invocation along M and N: what the dispatch grid is sized with. */
 export function matmulTile(v: MatmulVariant): { rows: number; cols: number } {

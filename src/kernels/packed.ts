@@ -19,7 +19,7 @@ import {
   type PackedGemvVariant,
   type PackedMatmulVariant,
 } from './variants.ts';
-import { composeShader, defineParams, type Shader, type WgslLibraryName } from './wgsl.ts';
+import { composedOnce, composeShader, defineParams, type Shader, type WgslLibraryName } from './wgsl.ts';
 
 /** Params of every packed shader: y[M, N] = x[M, K] · W[N, K]ᵀ, W packed; eps: the fused RMSNorm's (else 0). */
 const PACKED_PARAMS = defineParams({ M: 'u32', N: 'u32', K: 'u32', eps: 'f32' });
@@ -49,12 +49,10 @@ function perReading(
   constants: Record<string, number>,
   fusable: boolean,
 ): (reading: WeightsReading, norm: boolean) => Shader<PackedParams> {
-  const composed = new Map<string, Shader<PackedParams>>();
-  return (reading, norm) => {
-    const key = `${reading}:${norm}`;
-    let shader = composed.get(key);
-    if (!shader) {
-      shader = composeShader({
+  return composedOnce(
+    (reading: WeightsReading, norm: boolean) => `${reading}:${norm}`,
+    (reading: WeightsReading, norm: boolean) =>
+      composeShader({
         label,
         code,
         params: PACKED_PARAMS,
@@ -63,11 +61,8 @@ function perReading(
           weights: WEIGHTS_LIBRARY[reading],
           ...(fusable ? prologueSlot({ norm, epilogue: 'store' }) : {}),
         },
-      });
-      composed.set(key, shader);
-    }
-    return shader;
-  };
+      }),
+  );
 }
 
 const SHADERS = {

@@ -169,6 +169,26 @@ export interface Shader<F extends ParamFields> {
   readonly params: ParamsLayout<F>;
 }
 
+/**
+ * `compose` run once per key: a shader whose text depends on the variant (a slot's snippet, an
+ * unrolled tile) is composed on first use and kept, so each combination is composed once.
+ */
+export function composedOnce<A extends unknown[], F extends ParamFields>(
+  keyOf: (...args: A) => string,
+  compose: (...args: A) => Shader<F>,
+): (...args: A) => Shader<F> {
+  const cache = new Map<string, Shader<F>>();
+  return (...args) => {
+    const key = keyOf(...args);
+    let shader = cache.get(key);
+    if (!shader) {
+      shader = compose(...args);
+      cache.set(key, shader);
+    }
+    return shader;
+  };
+}
+
 /** `//#directive argument  // optional comment`, alone on its line. */
 const DIRECTIVE = /^(\s*)\/\/#(\S+)(.*)$/;
 
