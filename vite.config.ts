@@ -12,7 +12,7 @@ export default defineConfig({
   },
   worker: { format: 'es' },
   // Unit tests only; the browser tests in e2e/ run under Playwright.
-  test: { include: ['src/**/*.test.ts', 'bench/**/*.test.ts'] },
+  test: { include: ['src/**/*.test.ts', 'bench/**/*.test.ts', 'test-support/**/*.test.ts'] },
   build: {
     target: 'es2022',
     outDir: 'dist',

@@ -5,16 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isSoftwareAdapter } from '../src/gpu/device.ts';
-import { SERVE_DEFAULTS } from '../src/measure/serve-spec.ts';
-import {
-  type BenchSpec,
-  drafterErrors,
-  SPEC_DEFAULTS,
-  SUITES,
-  specFromOptions,
-} from '../src/measure/spec.ts';
 import { isPresetName, PRESET_NAMES, presetConfig } from '../src/model/config.ts';
-import { isWeightFormat, WEIGHT_FORMATS } from '../src/model/formats.ts';
 import {
   compareResults,
   comparisonToMarkdown,
@@ -25,9 +16,12 @@ import {
 } from '../src/results/compare.ts';
 import { EXPORT_FORMATS, type ExportFormat, formatFor, toMarkdown } from '../src/results/export.ts';
 import { runtimeComparison } from '../src/results/runtimes.ts';
+import type { BenchResult, Progress } from '../src/runtime/api.ts';
 import { parseSlo } from '../src/serve/metrics.ts';
 import { traceFromJsonl, traceToJsonl } from '../src/serve/traffic.ts';
-import type { BenchResult, Progress } from '../src/worker/api.ts';
+import { SERVE_DEFAULTS } from '../src/spec/serve.ts';
+import { type BenchSpec, drafterErrors, SPEC_DEFAULTS, SUITES, specFromOptions } from '../src/spec/spec.ts';
+import { isWeightFormat, WEIGHT_FORMATS } from '../src/weight-format.ts';
 import {
   defaultRuntime,
   describeAdapter,

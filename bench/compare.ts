@@ -3,6 +3,7 @@
 // exits 1 when the second file is slower than the first by more than PCT percent on any point.
 import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { formatMs } from '../src/markdown.ts';
 import {
   type ComparedFile,
   checkResultFileSize,
@@ -14,7 +15,6 @@ import {
   parseResultFile,
   ResultFileError,
 } from '../src/results/compare.ts';
-import { formatMs } from '../src/results/export.ts';
 
 /** How the comparison can be printed. */
 const OUTPUT_FORMATS = {

@@ -1,8 +1,9 @@
 // npx tsx bench/gpu-summary.ts verify.txt quick.json kernels.json: the short summary that
 // bench/gpu-check.sh writes next to its results (adapter, roofs, bound of each pass, kernel shares).
 import { readFileSync } from 'node:fs';
+import { fixed } from '../src/markdown.ts';
 import { parseResultFile } from '../src/results/compare.ts';
-import { adapterLabel, fixed } from '../src/results/export.ts';
+import { adapterLabel } from '../src/results/export.ts';
 
 const [verifyLog, quickFile, kernelsFile] = process.argv.slice(2);
 const quick = parseResultFile(readFileSync(quickFile, 'utf8'), quickFile);

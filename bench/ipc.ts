@@ -1,6 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { deserializeError, type Progress } from '../src/runtime/api.ts';
 import type { HostReply } from '../src/runtime/rpc.ts';
-import { deserializeError, type Progress } from '../src/worker/api.ts';
 
 export interface IpcProcess {
   child: ChildProcess;

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import webgpuPackage from 'webgpu/package.json' with { type: 'json' };
+import type { EngineApi, GpuInfo, Progress } from '../src/runtime/api.ts';
 import { dawnLabel, type EngineMethod, type HostRequest } from '../src/runtime/rpc.ts';
-import type { EngineApi, GpuInfo, Progress } from '../src/worker/api.ts';
 import { forkIpc, type IpcProcess } from './ipc.ts';
 import { type AdapterChoice, findVulkan } from './vulkan.ts';
 

@@ -8,7 +8,7 @@ import { isPresetName, PRESET_NAMES, presetConfig } from '../src/model/config.ts
 import { loadGgufModel } from '../src/model/gguf-load.ts';
 import { loadHfModel, saveHfModel } from '../src/model/hf.ts';
 import { type ModelWeights, randomWeights, weightsChecksum } from '../src/model/weights.ts';
-import type { ModelSource, VerifyResult } from '../src/worker/api.ts';
+import type { ModelSource, VerifyResult } from '../src/runtime/api.ts';
 import {
   defaultRuntime,
   describeAdapter,

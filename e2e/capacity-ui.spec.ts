@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
 import { roofsFromResult } from '../src/capacity/roofs.ts';
-import { makeResult } from '../src/results/fixtures.ts';
 import { BenchResultSchema } from '../src/results/schema.ts';
+import { makeResult } from '../test-support/fixtures.ts';
 import { DESKTOP, PHONE, watchConsole } from './page-helpers.ts';
 
 const ARTIFACTS = join(import.meta.dirname, 'artifacts');

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { firstLengths } from '../src/capacity/lengths.ts';
 import type { CapacityReport } from '../src/capacity/report.ts';
-import { gguf, type Meta, TINY_LLAMA_META } from '../src/model/gguf-fixture.ts';
-import { makeResult } from '../src/results/fixtures.ts';
 import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
+import { makeResult } from '../test-support/fixtures.ts';
+import { gguf, type Meta, TINY_LLAMA_META } from '../test-support/gguf-fixture.ts';
 import { runCli } from './cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'capacity-'));

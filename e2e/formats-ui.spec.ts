@@ -11,9 +11,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
-import { makeFormatsResult } from '../src/results/fixtures.ts';
 import { QUALITY_CAVEAT, QUALITY_DEFINITIONS } from '../src/results/formats-export.ts';
 import type { BenchResult } from '../src/results/schema.ts';
+import { makeFormatsResult } from '../test-support/fixtures.ts';
 import {
   DESKTOP,
   expectNoHorizontalOverflow,

@@ -1,6 +1,6 @@
 import type { LinearFusion } from '../src/kernels/fuse.ts';
 import { FUSABLE_FAMILIES, familyFuses, matmulTestSet, VARIANT_CANDIDATES } from '../src/kernels/variants.ts';
-import type { PackedFormat } from '../src/model/formats.ts';
+import type { PackedFormat } from '../src/weight-format.ts';
 import { expect, test } from './harness/client.ts';
 import { check, expectPassed } from './kernel-helpers.ts';
 

@@ -1,4 +1,4 @@
-import type { CaseName, CaseSpec } from '../src/kernels/cases/catalogue.ts';
+import type { CaseName, CaseSpec } from '../src/checks/catalogue.ts';
 import { expect, type Harness } from './harness/client.ts';
 import type { CheckResult } from './harness/kernel-checks.ts';
 

@@ -4,7 +4,7 @@ import {
   VARIANT_CANDIDATES,
   variantName,
 } from '../src/kernels/variants.ts';
-import type { PackedFormat } from '../src/model/formats.ts';
+import type { PackedFormat } from '../src/weight-format.ts';
 import { expect, test } from './harness/client.ts';
 import { check, expectPassed } from './kernel-helpers.ts';
 

@@ -12,9 +12,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
-import { makeBatchScalingResult, makeServeResult } from '../src/results/fixtures.ts';
 import type { BenchResult } from '../src/results/schema.ts';
 import type { ServeResult, ServeRun } from '../src/results/serve-schema.ts';
+import { makeBatchScalingResult, makeServeResult } from '../test-support/fixtures.ts';
 import {
   DESKTOP,
   expectNoHorizontalOverflow,

@@ -11,9 +11,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
-import { makeSpecResult } from '../src/results/fixtures.ts';
 import type { BenchResult, SpecResult } from '../src/results/schema.ts';
 import { SPEEDUP_FORMULA } from '../src/speculative/predict.ts';
+import { makeSpecResult } from '../test-support/fixtures.ts';
 import {
   DESKTOP,
   expectNoHorizontalOverflow,

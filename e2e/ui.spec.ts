@@ -12,8 +12,8 @@ import { presetConfig } from '../src/model/config.ts';
 import { saveHfModel } from '../src/model/hf.ts';
 import { randomWeights } from '../src/model/weights.ts';
 import { MARKDOWN_POINTS_HEADER, toMarkdown } from '../src/results/export.ts';
-import { makeResult, scaleTimes } from '../src/results/fixtures.ts';
 import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
+import { makeResult, scaleTimes } from '../test-support/fixtures.ts';
 import { DESKTOP, PHONE, watchConsole } from './page-helpers.ts';
 
 const ARTIFACTS = join(import.meta.dirname, 'artifacts');

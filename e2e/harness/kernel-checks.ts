@@ -1,13 +1,13 @@
+import { seededData } from '../../src/checks/case.ts';
+import { type CaseName, type CaseSpec, kernelCase } from '../../src/checks/catalogue.ts';
 import type { Gpu } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipelines.ts';
-import { seededData } from '../../src/kernels/cases/case.ts';
-import { type CaseName, type CaseSpec, kernelCase } from '../../src/kernels/cases/catalogue.ts';
 import type { KernelContext } from '../../src/kernels/kernel.ts';
 import { PackedGemvKernel } from '../../src/kernels/packed.ts';
+import type { Comparison } from '../../src/kernels/reference.ts';
 import { KernelRig } from '../../src/kernels/rig.ts';
 import type { PackedGemvVariant } from '../../src/kernels/variants.ts';
-import { type PackedFormat, packTensor } from '../../src/model/formats.ts';
-import type { Comparison } from '../../src/model/reference.ts';
+import { type PackedFormat, packTensor } from '../../src/weight-format.ts';
 
 /** What a kernel check returns to the Playwright test: the comparison, without the big arrays. */
 export interface CheckResult extends Comparison {

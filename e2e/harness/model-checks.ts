@@ -1,17 +1,18 @@
 import { KvCacheExhaustedError } from '../../src/errors.ts';
 import type { Gpu } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipelines.ts';
+import { compare } from '../../src/kernels/reference.ts';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../../src/kernels/variants.ts';
 import { autotune, autotunePacked } from '../../src/measure/autotune.ts';
 import { decodeCost, graphOf, prefillCost } from '../../src/measure/cost.ts';
 import { type ModelConfig, presetConfig } from '../../src/model/config.ts';
-import type { WeightFormat } from '../../src/model/formats.ts';
 import { Model, type ModelOptions, type PrefillResult } from '../../src/model/forward.ts';
-import { compare, referenceForward } from '../../src/model/reference.ts';
+import { referenceForward } from '../../src/model/reference.ts';
 import { quantizeWeights, randomWeights } from '../../src/model/weights.ts';
+import { parseDrafterSpec } from '../../src/spec/drafter.ts';
 import { createDraftModel, makeDrafter } from '../../src/speculative/build.ts';
-import { parseDrafterSpec } from '../../src/speculative/drafter-spec.ts';
 import { speculativeDecode } from '../../src/speculative/loop.ts';
+import type { WeightFormat } from '../../src/weight-format.ts';
 import { classPrompt } from '../../src/workloads/spec.ts';
 
 /** Logit tolerance between two GPU paths that sum in different orders (matmul vs GEMV, prefill vs decode attention). */

@@ -1,5 +1,5 @@
 import type { AdapterRecord } from '../../src/gpu/device.ts';
-import type { SerializedError } from '../../src/worker/api.ts';
+import type { SerializedError } from '../../src/runtime/api.ts';
 
 /** Messages between the tests and the Node harness process. */
 export type HarnessRequest =

@@ -7,7 +7,7 @@ import prefillDirectCode from '../../shaders/attention_prefill_direct.wgsl?raw';
 import prefillRegisterCode from '../../shaders/attention_prefill_register.wgsl?raw';
 import { KernelError } from '../errors.ts';
 import { alignedSize } from '../gpu/buffers.ts';
-import { BYTES } from '../model/formats.ts';
+import { BYTES } from '../weight-format.ts';
 import { type KernelCall, type KernelContext, makeCall } from './kernel.ts';
 import {
   ATTENTION_LIMITS,

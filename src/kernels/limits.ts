@@ -1,5 +1,5 @@
 import { KernelError } from '../errors.ts';
-import { BYTES } from '../model/formats.ts';
+import { BYTES } from '../weight-format.ts';
 import type { AttentionVariant } from './variants.ts';
 
 // Shape limits baked into the shaders, kept free of shader imports so Node-side code (the CLI's

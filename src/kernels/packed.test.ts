@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError, KernelError } from '../errors.ts';
 import type { Gpu } from '../gpu/device.ts';
 import type { PipelineCache } from '../gpu/pipelines.ts';
-import { type PackedFormat, packedLayout } from '../model/formats.ts';
+import { type PackedFormat, packedLayout } from '../weight-format.ts';
 import type { KernelContext } from './kernel.ts';
 import { PackedGemvKernel, PackedMatmulKernel } from './packed.ts';
 import { VARIANT_CANDIDATES } from './variants.ts';

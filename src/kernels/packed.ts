@@ -2,7 +2,7 @@ import gemvColsCode from '../../shaders/gemv_packed.wgsl?raw';
 import gemvReduceCode from '../../shaders/gemv_packed_reduce.wgsl?raw';
 import matmulCode from '../../shaders/matmul_packed.wgsl?raw';
 import { KernelError } from '../errors.ts';
-import { BYTES, checkPackable, type PackedFormat, packedLayout } from '../model/formats.ts';
+import { BYTES, checkPackable, type PackedFormat, packedLayout } from '../weight-format.ts';
 import {
   checkFusionCall,
   EPILOGUE_CODE,

@@ -1,6 +1,6 @@
 import { alignedSize, BufferUsage, readBytes } from '../gpu/buffers.ts';
 import type { Gpu } from '../gpu/device.ts';
-import { BYTES } from '../model/formats.ts';
+import { BYTES } from '../weight-format.ts';
 import { disposeCalls, encodeCall, type KernelCall } from './kernel.ts';
 
 /**

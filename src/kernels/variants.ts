@@ -1,4 +1,4 @@
-import type { PackedFormat } from '../model/formats.ts';
+import type { PackedFormat } from '../weight-format.ts';
 
 /**
  * Kernel families. What is fast differs by device: on GPUs workgroup-memory tiling and

@@ -1,4 +1,4 @@
-import { BYTES } from '../model/formats.ts';
+import { BYTES } from '../weight-format.ts';
 
 /**
  * The paged KV pool layout, on the CPU side. Each layer's pool is

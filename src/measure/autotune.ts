@@ -1,13 +1,13 @@
+import { attentionDecodeCase, attentionPrefillCase } from '../checks/attention.ts';
+import type { KernelCase } from '../checks/case.ts';
+import { ODD_SHAPES } from '../checks/catalogue.ts';
+import { rmsNormCase } from '../checks/elementwise.ts';
+import { gemvCase, matmulCase } from '../checks/linear.ts';
+import { packedGemvCase, packedMatmulCase } from '../checks/packed.ts';
 import { KernelError, ReferenceMismatchError } from '../errors.ts';
 import type { Gpu } from '../gpu/device.ts';
 import type { PipelineCache } from '../gpu/pipelines.ts';
 import { GpuProfiler } from '../gpu/profiler.ts';
-import { attentionDecodeCase, attentionPrefillCase } from '../kernels/cases/attention.ts';
-import type { KernelCase } from '../kernels/cases/case.ts';
-import { ODD_SHAPES } from '../kernels/cases/catalogue.ts';
-import { rmsNormCase } from '../kernels/cases/elementwise.ts';
-import { gemvCase, matmulCase } from '../kernels/cases/linear.ts';
-import { packedGemvCase, packedMatmulCase } from '../kernels/cases/packed.ts';
 import type { KernelContext } from '../kernels/kernel.ts';
 import { KernelRig } from '../kernels/rig.ts';
 import {
@@ -23,7 +23,7 @@ import {
   variantSupported,
 } from '../kernels/variants.ts';
 import { dims, type ModelConfig } from '../model/config.ts';
-import type { PackedFormat } from '../model/formats.ts';
+import type { PackedFormat } from '../weight-format.ts';
 import { KernelTimer } from './kernel-timer.ts';
 import { successiveHalving } from './search.ts';
 

@@ -6,8 +6,8 @@ import {
 import { KERNEL_ROLES, type KernelRole } from '../kernels/roles.ts';
 import type { AttentionVariant } from '../kernels/variants.ts';
 import { dims, type ModelConfig } from '../model/config.ts';
-import { BYTES, formatOf, type WeightFormat, type WeightFormats, weightBytes } from '../model/formats.ts';
 import { LM_HEAD } from '../model/weights.ts';
+import { BYTES, formatOf, type WeightFormat, type WeightFormats, weightBytes } from '../weight-format.ts';
 
 /**
  * Analytic cost model: FLOPs and bytes moved by every kernel of a pass, from the config alone.

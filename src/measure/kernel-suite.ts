@@ -1,14 +1,8 @@
-import { attentionDecodeCase, attentionPrefillCase } from '../kernels/cases/attention.ts';
-import type { KernelCase } from '../kernels/cases/case.ts';
-import {
-  embeddingCase,
-  residualAddCase,
-  rmsNormCase,
-  ropeCase,
-  swigluCase,
-} from '../kernels/cases/elementwise.ts';
-import { gemvCase, matmulCase } from '../kernels/cases/linear.ts';
-import { packedGemvCase } from '../kernels/cases/packed.ts';
+import { attentionDecodeCase, attentionPrefillCase } from '../checks/attention.ts';
+import type { KernelCase } from '../checks/case.ts';
+import { embeddingCase, residualAddCase, rmsNormCase, ropeCase, swigluCase } from '../checks/elementwise.ts';
+import { gemvCase, matmulCase } from '../checks/linear.ts';
+import { packedGemvCase } from '../checks/packed.ts';
 import type { KernelContext } from '../kernels/kernel.ts';
 import {
   type KernelVariants,
@@ -17,7 +11,7 @@ import {
   variantSupported,
 } from '../kernels/variants.ts';
 import { dims, type ModelConfig } from '../model/config.ts';
-import { BYTES, weightBytes } from '../model/formats.ts';
+import { BYTES, weightBytes } from '../weight-format.ts';
 import {
   attentionCost,
   type Cost,

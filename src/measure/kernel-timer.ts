@@ -1,9 +1,9 @@
 import type { GpuProfiler, Span } from '../gpu/profiler.ts';
 import { encodeCall, type KernelCall } from '../kernels/kernel.ts';
 import type { KernelRig } from '../kernels/rig.ts';
-import type { ClockSamples } from '../workloads/workload.ts';
+import { percentile } from '../stats.ts';
+import type { ClockSamples } from './samples.ts';
 import { PointSamples } from './samples.ts';
-import { percentile } from './stats.ts';
 
 /** A kernel call, or the dispatches of one op that takes several (timed as one span). */
 type Timed = KernelCall | readonly KernelCall[];

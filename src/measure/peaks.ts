@@ -7,7 +7,7 @@ import type { PipelineCache } from '../gpu/pipelines.ts';
 import { GpuProfiler, timerQuantumNs } from '../gpu/profiler.ts';
 import { bindGroup, grid1d, paramsBuffer } from '../kernels/kernel.ts';
 import type { PeaksRecord } from '../results/schema.ts';
-import { percentile } from './stats.ts';
+import { percentile } from '../stats.ts';
 
 /** Tuning of the peak probes. */
 export const PEAK_PROBES = {

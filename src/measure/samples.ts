@@ -1,7 +1,6 @@
 import { type Span, spanValid } from '../gpu/profiler.ts';
-import type { KernelTimeRecord } from '../workloads/workload.ts';
+import { percentile } from '../stats.ts';
 import type { PassCost } from './cost.ts';
-import { percentile } from './stats.ts';
 
 /**
  * Collects one point's samples in both clocks. A GPU sample is the sum of one repetition's pass
@@ -66,4 +65,23 @@ export function kernelBreakdown(
     ),
     calls: recorded[k.role] ?? 0,
   }));
+}
+
+/** Samples of one measured quantity in both clocks, one per repetition. */
+export interface ClockSamples {
+  /** Wall clock in the engine worker (`performance.now()`): what a user waits for. */
+  wallMs: number[];
+  /** GPU timestamps (`timestamp-query`); null when the adapter has none. */
+  gpuMs: number[] | null;
+  /** Why the GPU samples cannot be used although they exist (a zero or negative span), if so. */
+  gpuIssue?: string;
+}
+
+/** Per-role GPU time of a pass from profiled runs (one pass per kernel), with the calls recorded. */
+export interface KernelTimeRecord {
+  role: string;
+  /** Median over profiled runs of the role's GPU time per pass, ms. */
+  medianMs: number;
+  /** Dispatches of this role the engine actually recorded in one pass. */
+  calls: number;
 }

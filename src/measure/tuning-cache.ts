@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AdapterRecord } from '../gpu/device.ts';
 import { type KernelVariants, VARIANT_CANDIDATES, variantName } from '../kernels/variants.ts';
 import type { ModelConfig } from '../model/config.ts';
-import type { WeightFormat } from '../model/formats.ts';
+import type { WeightFormat } from '../weight-format.ts';
 import { SEARCH, type TuneResult } from './autotune.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { packTensor, unpackTensor } from './formats.ts';
+import { packTensor, unpackTensor } from '../weight-format.ts';
 import { concatRows, interleaveRows } from './fused.ts';
 
 /** Rows r of an [N, K] tensor whose every element is 10·r + column: each row is recognisable. */

@@ -1,5 +1,5 @@
 import { InputError } from '../errors.ts';
-import type { PackedTensor } from './formats.ts';
+import type { PackedTensor } from '../weight-format.ts';
 
 /**
  * Weight layouts of the fused graph (src/kernels/fuse.ts), built at load from the model's own

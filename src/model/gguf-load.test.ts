@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, InputError, WeightsError } from '../errors.ts';
+import { ropeRef } from '../kernels/reference.ts';
 import { type ModelConfig, presetConfig } from './config.ts';
 import { parseGgufHeader } from './gguf.ts';
 import { hfRowOfGgufRow, isGguf, loadGgufModel } from './gguf-load.ts';
@@ -13,7 +14,6 @@ import {
   quantizeQ8_0,
   writeGguf,
 } from './gguf-writer.ts';
-import { ropeRef } from './reference.ts';
 import { loadModel } from './source.ts';
 import { LM_HEAD, type ModelWeights, randomWeights, tensorSpecs, weightFormatOf } from './weights.ts';
 

@@ -1,6 +1,6 @@
 import { ConfigError, InputError, WeightsError } from '../errors.ts';
+import { f16Values, type PackedTensor, packedLayout, unpackTensor } from '../weight-format.ts';
 import { type ModelConfig, ModelConfigSchema } from './config.ts';
-import { f16Values, type PackedTensor, packedLayout, unpackTensor } from './formats.ts';
 import {
   GGML_TYPES,
   type GgufHeader,

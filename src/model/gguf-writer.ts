@@ -1,5 +1,5 @@
 import { InputError } from '../errors.ts';
-import { f32ToF16Bits } from './formats.ts';
+import { f32ToF16Bits } from '../weight-format.ts';
 import { ggufName } from './gguf-load.ts';
 import { get, type ModelWeights, type TensorSpec, tensorSpecs } from './weights.ts';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { gguf, type Meta, TINY_LLAMA_META } from '../../test-support/gguf-fixture.ts';
 import { kvBytesPerToken } from '../capacity/kv.ts';
 import { capacityModelFromGguf } from '../capacity/model.ts';
 import { GgufTruncatedError, parseGgufHeader, readGgufHeader } from './gguf.ts';
-import { gguf, type Meta, TINY_LLAMA_META } from './gguf-fixture.ts';
 
 /** A tiny llama GGUF: 2 layers, d 64, 4 heads of 16, 2 KV heads, vocab 1500 (a long token array). */
 const META: Meta[] = [

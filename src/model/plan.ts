@@ -1,7 +1,7 @@
 import { DeviceLimitError } from '../errors.ts';
 import { type KvCacheOptions, kvGeometry } from '../kv/cache.ts';
+import { BYTES, formatOf, packedLayout, type WeightFormats } from '../weight-format.ts';
 import { dims, type ModelConfig } from './config.ts';
-import { BYTES, formatOf, packedLayout, type WeightFormats } from './formats.ts';
 import { elementCount, LM_HEAD, tensorSpecs } from './weights.ts';
 
 /** One GPU buffer the engine will create, with its size, known before anything is allocated. */

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { presetConfig } from './config.ts';
 import {
   argmaxRef,
   attentionRef,
   compare,
   matmulRef,
-  referenceForward,
   rmsNormRef,
   ropeRef,
   swigluRef,
-} from './reference.ts';
+} from '../kernels/reference.ts';
+import { presetConfig } from './config.ts';
+import { referenceForward } from './reference.ts';
 import { ropeTable } from './rope.ts';
 import { randomWeights, weightsChecksum } from './weights.ts';
 

@@ -1,8 +1,9 @@
+import { finiteError, maxError } from '../error-figure.ts';
 import type { Gpu } from '../gpu/device.ts';
-import { finiteError, maxError } from '../results/error-figure.ts';
+import { compare } from '../kernels/reference.ts';
 import type { ModelConfig } from './config.ts';
 import { Model } from './forward.ts';
-import { compare, referenceForward } from './reference.ts';
+import { referenceForward } from './reference.ts';
 import type { LoadedModel } from './source.ts';
 import { type ModelWeights, parameterCount, weightsChecksum } from './weights.ts';
 

@@ -1,6 +1,6 @@
 import { WeightsError } from '../errors.ts';
+import { type PackedTensor, packTensor, unpackTensor, type WeightFormat } from '../weight-format.ts';
 import { dims, type ModelConfig } from './config.ts';
-import { type PackedTensor, packTensor, unpackTensor, type WeightFormat } from './formats.ts';
 
 /** One weight tensor, named and shaped as Hugging Face's `LlamaForCausalLM` names it. Linear weights are [out, in]. */
 export interface TensorSpec {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { makeResult, makeServeResult, scaleTimes } from '../../test-support/fixtures.ts';
 import {
   checkResultFileSize,
   compareResults,
@@ -9,7 +10,6 @@ import {
   RESULT_FILE_LIMITS,
   ResultFileError,
 } from './compare.ts';
-import { makeResult, makeServeResult, scaleTimes } from './fixtures.ts';
 import type { BenchResult } from './schema.ts';
 
 /** A result whose points have the given medians, in fixture order (5 prefill, 3 decode). */

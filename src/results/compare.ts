@@ -3,15 +3,9 @@
  * caller reads the file; this validates it, joins points across runs and renders the comparison,
  * in the manner of llama.cpp's compare-llama-bench.py.
  */
-import {
-  adapterLabel,
-  csvRecord,
-  escapeMarkdown,
-  formatMs,
-  graphText,
-  markdownDelimiter,
-  markdownRow,
-} from './export.ts';
+
+import { escapeMarkdown, formatMs, markdownDelimiter, markdownRow } from '../markdown.ts';
+import { adapterLabel, csvRecord, graphText } from './export.ts';
 import { migrateResult, READABLE_VERSIONS } from './migrate.ts';
 import { type BenchResult, BenchResultSchema, type Point, SCHEMA_VERSION, type Timebase } from './schema.ts';
 import type { ServeRun } from './serve-schema.ts';

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { makeResult } from '../../test-support/fixtures.ts';
+import { escapeMarkdown } from '../markdown.ts';
 import {
   CSV_COLUMNS,
   csvField,
-  escapeMarkdown,
   formatFor,
   MARKDOWN_POINTS_HEADER,
   toCsv,
@@ -10,7 +11,6 @@ import {
   toJsonl,
   toMarkdown,
 } from './export.ts';
-import { makeResult } from './fixtures.ts';
 import { BenchResultSchema } from './schema.ts';
 
 const result = makeResult();

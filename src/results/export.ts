@@ -7,7 +7,16 @@
  * formula characters in CSV.
  */
 
-import { formatError } from './error-figure.ts';
+import { formatError } from '../error-figure.ts';
+import {
+  escapeMarkdown,
+  fixed,
+  formatIntensity,
+  formatMs,
+  MISSING,
+  markdownDelimiter,
+  markdownRow,
+} from '../markdown.ts';
 import { formatSections } from './formats-export.ts';
 import { fusionTable } from './fusion-export.ts';
 import type { BenchResult, Point } from './schema.ts';
@@ -71,36 +80,12 @@ export const MARKDOWN_POINTS_HEADER =
 /** Marks a point whose samples spread too widely to trust its median (Point.highVariance). */
 export const HIGH_VARIANCE_MARK = '⚠';
 
-/** Stands in for a value that cannot be computed, e.g. a rate over zero time. */
-export const MISSING = '–';
-
 /** A short name for an adapter: its description, or vendor/architecture when the browser hides it. */
 export function adapterLabel(adapter: BenchResult['env']['adapter']): string {
   return (
     adapter.description ||
     [adapter.vendor, adapter.architecture].filter(Boolean).join('/') ||
     'unknown adapter'
-  );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Escaping
-
-/**
- * Escapes untrusted text for Markdown, in a table cell or in running text: line breaks and tabs
- * become spaces (a break would end the table row), other control characters are dropped, and
- * the ASCII punctuation that could start emphasis, code, links, images, HTML, entities or a cell
- * boundary is backslash-escaped (CommonMark allows that before any ASCII punctuation, and GFM tables
- * honour `\|`). Characters that only matter at the start of a line (`#`, `-`, `+`, digits)
- * are left alone, because this text never starts a line.
- */
-export function escapeMarkdown(text: string): string {
-  return (
-    text
-      .replace(/\r\n|[\t\r\n\u2028\u2029]/g, ' ')
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point.
-      .replace(/[\u0000-\u001f\u007f]/g, '')
-      .replace(/[\\`*_[\]<>|&~!]/g, '\\$&')
   );
 }
 
@@ -122,36 +107,6 @@ const CSV_EOL = '\r\n';
 
 export function csvRecord(fields: readonly (string | number | boolean | null)[]): string {
   return fields.map(csvField).join(',') + CSV_EOL;
-}
-
-/** A Markdown table row from cells that are already escaped. */
-export function markdownRow(cells: readonly string[]): string {
-  return `| ${cells.join(' | ')} |`;
-}
-
-/**
- * The delimiter row, one letter per column: `l` left-aligns it (text), `r` right-aligns it
- * (numbers, so digits line up in a rendered table).
- */
-export function markdownDelimiter(alignment: string): string {
-  return markdownRow([...alignment].map((a) => (a === 'r' ? '---:' : '---')));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Number formatting for the Markdown report
-
-/** Milliseconds with about four significant digits: 123.4, 12.34, 1.234, 0.123. */
-export function formatMs(ms: number): string {
-  return ms.toFixed(ms >= 100 ? 1 : ms >= 10 ? 2 : 3);
-}
-
-export function fixed(n: number, digits: number): string {
-  return Number.isFinite(n) ? n.toFixed(digits) : MISSING;
-}
-
-/** FLOP per byte spans 0.1 (decode) to hundreds (long prefill). */
-export function formatIntensity(n: number): string {
-  return fixed(n, n >= 10 ? 1 : 2);
 }
 
 /** Prefill points are named by prompt length, decode points by context depth; batch as `×B`. */

@@ -1,5 +1,5 @@
+import { escapeMarkdown, fixed, formatMs, MISSING, markdownDelimiter, markdownRow } from '../markdown.ts';
 import { PRESETS } from '../model/config.ts';
-import { escapeMarkdown, fixed, formatMs, MISSING, markdownDelimiter, markdownRow } from './export.ts';
 import type { BenchResult, FormatSummary, Quality } from './schema.ts';
 
 /** Said wherever the error table is shown: what seeded weights can and cannot tell. */

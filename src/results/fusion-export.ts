@@ -1,5 +1,4 @@
-import { formatPerLayer } from '../measure/targets.ts';
-import { fixed, formatMs, MISSING, markdownDelimiter, markdownRow } from './export.ts';
+import { fixed, formatMs, formatPerLayer, MISSING, markdownDelimiter, markdownRow } from '../markdown.ts';
 import type { FusionSummary } from './schema.ts';
 
 /** What the fusion table's columns are, in the words the report and the page use. */

@@ -1,13 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { evaluateTargets, FUSION_TARGET, fusionTarget } from '../measure/targets.ts';
+import { makeFusionResult, makeResult } from '../../test-support/fixtures.ts';
+import { formatMs } from '../markdown.ts';
+import { evaluateTargets, FUSION_TARGET, fusionTarget } from '../run/targets.ts';
 import { compareResults, comparisonToCsv, comparisonToMarkdown, parseResultFile } from './compare.ts';
-import { formatMs, toCsv, toJson, toMarkdown } from './export.ts';
-import { makeFusionResult, makeResult } from './fixtures.ts';
+import { toCsv, toJson, toMarkdown } from './export.ts';
 import { FUSION_CAPTION } from './fusion-export.ts';
 import type { BenchResult } from './schema.ts';
 
-const v1Quick = readFileSync(new URL('./testdata/v1-ci-tiny-quick.json', import.meta.url), 'utf8');
+const v1Quick = readFileSync(
+  new URL('../../test-support/testdata/v1-ci-tiny-quick.json', import.meta.url),
+  'utf8',
+);
 const peaks = { fmaGflops: 2000, copyGBps: 200, dispatchUs: 8, submitUs: 40 };
 const layers = 30; // smollm2-135m, the fixtures' preset
 

@@ -9,8 +9,14 @@ import { toMarkdown } from './export.ts';
  *   npm run bench -- --suite kernels
  * (at commit b66d195, on SwiftShader). They must keep importing.
  */
-const v1Quick = readFileSync(new URL('./testdata/v1-ci-tiny-quick.json', import.meta.url), 'utf8');
-const v1Kernels = readFileSync(new URL('./testdata/v1-kernels.json', import.meta.url), 'utf8');
+const v1Quick = readFileSync(
+  new URL('../../test-support/testdata/v1-ci-tiny-quick.json', import.meta.url),
+  'utf8',
+);
+const v1Kernels = readFileSync(
+  new URL('../../test-support/testdata/v1-kernels.json', import.meta.url),
+  'utf8',
+);
 
 describe('schema version 1 files', () => {
   it('import as version 2, wall-placed, with per-point latency', () => {

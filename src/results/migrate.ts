@@ -4,7 +4,7 @@
  * warnings, what it could not carry over; the data is untrusted, so a step only reshapes what is
  * there and leaves every check to the schema.
  */
-import { percentiles } from '../measure/stats.ts';
+import { percentiles } from '../stats.ts';
 import { SCHEMA_VERSION } from './schema.ts';
 
 type Json = Record<string, unknown>;

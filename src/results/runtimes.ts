@@ -1,4 +1,5 @@
-import { escapeMarkdown, fixed, formatMs, markdownDelimiter, markdownRow, pointSize } from './export.ts';
+import { escapeMarkdown, fixed, formatMs, markdownDelimiter, markdownRow } from '../markdown.ts';
+import { pointSize } from './export.ts';
 import type { BenchResult, Point } from './schema.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { BenchSpecSchema, QUALITY_SLICES, WorkloadSchema } from '../measure/spec.ts';
 import { ModelConfigSchema } from '../model/config.ts';
-import { WEIGHT_FORMATS } from '../model/formats.ts';
+import { BenchSpecSchema, QUALITY_SLICES, WorkloadSchema } from '../spec/spec.ts';
+import { WEIGHT_FORMATS } from '../weight-format.ts';
 import { BatchScalingPointSchema, ServeResultSchema } from './serve-schema.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { escapeMarkdown, fixed, markdownDelimiter, markdownRow } from './export.ts';
+import { escapeMarkdown, fixed, markdownDelimiter, markdownRow } from '../markdown.ts';
 import type { BatchScalingPoint, ServeResult, ServeRun, ServeSummary } from './serve-schema.ts';
 
 /**

@@ -1,12 +1,12 @@
 import { version } from '../../package.json';
 import { CancelledError } from '../errors.ts';
 import type { Gpu } from '../gpu/device.ts';
-import { type RunEnvironment, runBench } from '../measure/run.ts';
-import { parseBenchSpec } from '../measure/spec.ts';
 import type { TuningStore } from '../measure/tuning-cache.ts';
 import { loadModel } from '../model/source.ts';
 import { verifyModel } from '../model/verify.ts';
-import type { EngineApi, GpuInfo } from '../worker/api.ts';
+import { type RunEnvironment, runBench } from '../run/run.ts';
+import { parseBenchSpec } from '../spec/spec.ts';
+import type { EngineApi, GpuInfo } from './api.ts';
 
 /**
  * What a runtime gives the engine: a device, a description of where it runs, and a place to keep

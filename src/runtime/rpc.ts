@@ -1,5 +1,5 @@
-import type { Progress } from '../measure/run.ts';
-import type { EngineApi, SerializedError } from '../worker/api.ts';
+import type { Progress } from '../run/run.ts';
+import type { EngineApi, SerializedError } from './api.ts';
 
 /**
  * The Node runtime's wire protocol: the CLI and the engine host exchange these over the child

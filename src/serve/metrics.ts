@@ -1,5 +1,5 @@
 import { SpecError } from '../errors.ts';
-import { mean, percentile } from '../measure/stats.ts';
+import { mean, percentile } from '../stats.ts';
 
 /**
  * Per-request records of a serve run reduced to the numbers vLLM's benchmark_serving reports, with

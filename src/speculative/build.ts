@@ -5,7 +5,7 @@ import type { KernelVariants } from '../kernels/variants.ts';
 import { presetConfig } from '../model/config.ts';
 import { Model } from '../model/forward.ts';
 import { type ModelWeights, randomWeights, truncatedWeights } from '../model/weights.ts';
-import { type DrafterSpec, drafterLabel, parseDrafterSpec } from './drafter-spec.ts';
+import { type DrafterSpec, drafterLabel, parseDrafterSpec } from '../spec/drafter.ts';
 import { type Drafter, ngramDrafter, oracleDrafter } from './drafters.ts';
 import { modelDrafter } from './model-drafter.ts';
 

@@ -1,6 +1,6 @@
 import { InputError } from '../errors.ts';
 import { mulberry32 } from '../random.ts';
-import { MAX_DRAFT } from './drafter-spec.ts';
+import { MAX_DRAFT } from '../spec/drafter.ts';
 
 /**
  * A drafter proposes the next tokens of a sequence cheaply; the target model then verifies them in

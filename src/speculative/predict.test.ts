@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDrafterSpec } from './drafter-spec.ts';
+import { parseDrafterSpec } from '../spec/drafter.ts';
 import { curveAt, expectedAcceptanceLength, kneeOf, predictedSpeedup } from './predict.ts';
 
 describe('predicted speed-up', () => {

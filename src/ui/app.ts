@@ -7,7 +7,7 @@ import { isSoftwareAdapter } from '../gpu/device.ts';
 import type { Peaks } from '../measure/peaks.ts';
 import { adapterLabel } from '../results/export.ts';
 import type { BenchResult, Point } from '../results/schema.ts';
-import type { EngineApi, GpuInfo, Progress } from '../worker/api.ts';
+import type { EngineApi, GpuInfo, Progress } from '../runtime/api.ts';
 import { CapacityView } from './capacity/view.ts';
 import { CompareView } from './compare.ts';
 import { DeviceCard } from './device-card.ts';

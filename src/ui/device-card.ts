@@ -4,7 +4,7 @@
  */
 import { type AdapterRecord, isSoftwareAdapter } from '../gpu/device.ts';
 import type { Peaks } from '../measure/peaks.ts';
-import type { GpuInfo } from '../worker/api.ts';
+import type { GpuInfo } from '../runtime/api.ts';
 import { type Child, card, h, setChildren } from './dom.ts';
 import { formatBinaryBytes, formatIntensity, formatNumber } from './format.ts';
 

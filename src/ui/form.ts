@@ -10,7 +10,10 @@
  * formats to sweep, and the sweep fields name its one prompt length and one decode depth.
  */
 import { PAGE_SIZES } from '../kv/cache.ts';
-import { SERVE_DEFAULTS } from '../measure/serve-spec.ts';
+import { isPresetName, PRESET_NAMES, PRESETS, presetConfig } from '../model/config.ts';
+import { parameterCount } from '../model/weights.ts';
+import { parseSlo } from '../serve/metrics.ts';
+import { SERVE_DEFAULTS } from '../spec/serve.ts';
 import {
   type BenchSpec,
   buildSpec,
@@ -19,11 +22,8 @@ import {
   SPEC_DEFAULTS,
   type SpecOptions,
   SUITES,
-} from '../measure/spec.ts';
-import { isPresetName, PRESET_NAMES, PRESETS, presetConfig } from '../model/config.ts';
-import { BYTES, WEIGHT_FORMATS, type WeightFormat } from '../model/formats.ts';
-import { parameterCount } from '../model/weights.ts';
-import { parseSlo } from '../serve/metrics.ts';
+} from '../spec/spec.ts';
+import { BYTES, WEIGHT_FORMATS, type WeightFormat } from '../weight-format.ts';
 import { h, uniqueId } from './dom.ts';
 import { formatCount } from './format.ts';
 

@@ -2,14 +2,9 @@
  * Number formats of the page. The results table must read exactly like the CLI's Markdown report,
  * so the point formats come from src/results/export.ts itself.
  */
-import {
-  fixed,
-  formatIntensity,
-  formatMs,
-  HIGH_VARIANCE_MARK,
-  MISSING,
-  pointSize,
-} from '../results/export.ts';
+
+import { fixed, formatIntensity, formatMs, MISSING } from '../markdown.ts';
+import { HIGH_VARIANCE_MARK, pointSize } from '../results/export.ts';
 import type { Point } from '../results/schema.ts';
 
 export { fixed, formatIntensity, formatMs, HIGH_VARIANCE_MARK, MISSING, pointSize };

@@ -1,7 +1,7 @@
 import './style.css';
 import { proxy, type Remote } from 'comlink';
-import type { BenchResult, EngineApi, Progress } from '../worker/api.ts';
-import { startEngine } from '../worker/client.ts';
+import type { BenchResult, EngineApi, Progress } from '../runtime/api.ts';
+import { startEngine } from '../runtime/browser/client.ts';
 import { App } from './app.ts';
 
 declare global {

@@ -4,7 +4,7 @@
  * indeterminate, since it cannot yet estimate those steps. data-done, data-total and data-workload
  * are hooks for tests.
  */
-import type { Progress } from '../worker/api.ts';
+import type { Progress } from '../runtime/api.ts';
 import { h } from './dom.ts';
 import { formatClock } from './format.ts';
 

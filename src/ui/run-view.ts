@@ -3,8 +3,9 @@
  * the results table, latency percentiles and the exports, and its weight-format (above the charts,
  * whose points it summarises), speculative-decoding, load-test and B-scaling sections when it has them.
  */
+
+import { formatError } from '../error-figure.ts';
 import type { Roofs } from '../measure/roofline.ts';
-import { formatError } from '../results/error-figure.ts';
 import { adapterLabel, EXPORT_FORMATS, type ExportFormat, graphText } from '../results/export.ts';
 import type { BenchResult, Point } from '../results/schema.ts';
 import { ChartSet } from './charts/chart-set.ts';

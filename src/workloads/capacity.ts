@@ -8,8 +8,8 @@ import { KernelRig } from '../kernels/rig.ts';
 import type { PageAllocatorStats } from '../kv/allocator.ts';
 import { KvCache, type KvCacheOptions, type KvCacheShape, pageBytes } from '../kv/cache.ts';
 import { kvRowIndex } from '../kv/layout.ts';
-import { BYTES } from '../model/formats.ts';
 import type { CapacityResult } from '../results/schema.ts';
+import { BYTES } from '../weight-format.ts';
 import type { WorkloadContext, WorkloadRunner } from './workload.ts';
 
 /** Halvings of the pool tried after an out-of-memory error before the probe gives up. */

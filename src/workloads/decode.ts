@@ -3,9 +3,9 @@ import { GpuProfiler, type Span } from '../gpu/profiler.ts';
 import type { AttentionVariant } from '../kernels/variants.ts';
 import { decodeCost, type Graph, graphOf, type PassCost } from '../measure/cost.ts';
 import { kernelBreakdown, PointSamples } from '../measure/samples.ts';
-import { decodePrompt, MAX_TIMED_PASSES, type WorkloadOf } from '../measure/spec.ts';
-import type { WeightFormats } from '../model/formats.ts';
 import type { Model } from '../model/forward.ts';
+import { decodePrompt, MAX_TIMED_PASSES, type WorkloadOf } from '../spec/spec.ts';
+import type { WeightFormats } from '../weight-format.ts';
 import { promptTokens } from './prompts.ts';
 import { requireModel, type WorkloadRunner } from './workload.ts';
 

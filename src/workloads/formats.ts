@@ -1,11 +1,11 @@
 import { InternalError } from '../errors.ts';
 import { kvCapacityTokens } from '../kv/cache.ts';
 import { logitsError } from '../measure/quality.ts';
-import type { QualitySlice } from '../measure/spec.ts';
-import type { WeightFormat } from '../model/formats.ts';
 import { Model } from '../model/forward.ts';
 import { validateModel } from '../model/verify.ts';
 import { quantizeWeights, weightFormatOf, weightFormatsOf, widenWeights } from '../model/weights.ts';
+import type { QualitySlice } from '../spec/spec.ts';
+import type { WeightFormat } from '../weight-format.ts';
 import { decodeSweep } from './decode.ts';
 import { prefillSweep } from './prefill.ts';
 import { promptTokens } from './prompts.ts';

@@ -1,8 +1,8 @@
 import { kvCapacityTokens } from '../kv/cache.ts';
 import type { Graph } from '../measure/cost.ts';
-import { decodePrompt, VALIDATION_TOKENS } from '../measure/spec.ts';
 import { Model } from '../model/forward.ts';
 import { validateModel } from '../model/verify.ts';
+import { decodePrompt, VALIDATION_TOKENS } from '../spec/spec.ts';
 import { decodeSweep } from './decode.ts';
 import { prefillSweep } from './prefill.ts';
 import { promptTokens } from './prompts.ts';

@@ -1,9 +1,9 @@
+import { finiteError } from '../error-figure.ts';
 import { ReferenceMismatchError } from '../errors.ts';
 import { GpuProfiler } from '../gpu/profiler.ts';
 import { KernelRig } from '../kernels/rig.ts';
 import { type SuiteCase, suiteCases } from '../measure/kernel-suite.ts';
 import { KernelTimer } from '../measure/kernel-timer.ts';
-import { finiteError } from '../results/error-figure.ts';
 import type { WorkloadRunner } from './workload.ts';
 
 /**

@@ -2,8 +2,8 @@ import { checkedRun } from '../gpu/device.ts';
 import { GpuProfiler, type Span } from '../gpu/profiler.ts';
 import { graphOf, prefillCost } from '../measure/cost.ts';
 import { kernelBreakdown, PointSamples } from '../measure/samples.ts';
-import { MAX_TIMED_PASSES } from '../measure/spec.ts';
 import type { Model } from '../model/forward.ts';
+import { MAX_TIMED_PASSES } from '../spec/spec.ts';
 import { promptTokens } from './prompts.ts';
 import { requireModel, type WorkloadRunner } from './workload.ts';
 

@@ -1,4 +1,3 @@
-import { SERVE_DEFAULTS, type ServeWorkload } from '../measure/serve-spec.ts';
 import { Model } from '../model/forward.ts';
 import type { ServeRun } from '../results/serve-schema.ts';
 import { type ArmOptions, type ArmRun, runArm } from '../serve/driver.ts';
@@ -13,6 +12,7 @@ import {
   requestTypeMatrix,
   type TraceRequest,
 } from '../serve/traffic.ts';
+import { SERVE_DEFAULTS, type ServeWorkload } from '../spec/serve.ts';
 import type { WorkloadContext, WorkloadRunner } from './workload.ts';
 
 /**

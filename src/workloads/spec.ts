@@ -1,16 +1,16 @@
 import { GpuProfiler } from '../gpu/profiler.ts';
 import { graphOf, verifyCost } from '../measure/cost.ts';
 import { PointSamples } from '../measure/samples.ts';
-import { decodePrompt, specRunContext, type WorkloadOf } from '../measure/spec.ts';
-import { percentile } from '../measure/stats.ts';
 import { type Model, VERIFY_CHUNK } from '../model/forward.ts';
 import { mulberry32 } from '../random.ts';
 import type { SpecRun } from '../results/schema.ts';
+import { type DrafterSpec, drafterLabel, parseDrafterSpec } from '../spec/drafter.ts';
+import { decodePrompt, specRunContext, type WorkloadOf } from '../spec/spec.ts';
 import { createDraftModel, makeDrafter } from '../speculative/build.ts';
-import { type DrafterSpec, drafterLabel, parseDrafterSpec } from '../speculative/drafter-spec.ts';
 import type { Drafter } from '../speculative/drafters.ts';
 import { speculativeDecode } from '../speculative/loop.ts';
 import { curveAt, predictedSpeedup } from '../speculative/predict.ts';
+import { percentile } from '../stats.ts';
 import { promptTokens } from './prompts.ts';
 import { requireModel, type WorkloadContext, type WorkloadRunner } from './workload.ts';
 

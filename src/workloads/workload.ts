@@ -4,14 +4,15 @@ import type { PipelineCache } from '../gpu/pipelines.ts';
 import type { KernelVariants } from '../kernels/variants.ts';
 import type { Cost, Graph, PassCost } from '../measure/cost.ts';
 import type { Roofs } from '../measure/roofline.ts';
-import type { BenchSpec, Workload, WorkloadKind, WorkloadOf } from '../measure/spec.ts';
+import type { ClockSamples, KernelTimeRecord } from '../measure/samples.ts';
 import type { ModelConfig } from '../model/config.ts';
-import type { WeightFormat, WeightFormats } from '../model/formats.ts';
 import type { Model } from '../model/forward.ts';
 import type { ValidationCheck } from '../model/verify.ts';
 import type { ModelWeights } from '../model/weights.ts';
 import type { CapacityResult, Quality, SpecRun } from '../results/schema.ts';
 import type { ServeRun } from '../results/serve-schema.ts';
+import type { BenchSpec, Workload, WorkloadKind, WorkloadOf } from '../spec/spec.ts';
+import type { WeightFormat, WeightFormats } from '../weight-format.ts';
 
 /**
  * The seam every workload plugs into. A workload gets the engine (device, model, kernels, the
@@ -59,25 +60,6 @@ export interface WorkloadContext {
   warn(message: string): void;
   /** Records a check against the CPU reference in the result's validation. */
   check(c: ValidationCheck): void;
-}
-
-/** Samples of one measured quantity in both clocks, one per repetition. */
-export interface ClockSamples {
-  /** Wall clock in the engine worker (`performance.now()`): what a user waits for. */
-  wallMs: number[];
-  /** GPU timestamps (`timestamp-query`); null when the adapter has none. */
-  gpuMs: number[] | null;
-  /** Why the GPU samples cannot be used although they exist (a zero or negative span), if so. */
-  gpuIssue?: string;
-}
-
-/** Per-role GPU time of a pass from profiled runs (one pass per kernel), with the calls recorded. */
-export interface KernelTimeRecord {
-  role: string;
-  /** Median over profiled runs of the role's GPU time per pass, ms. */
-  medianMs: number;
-  /** Dispatches of this role the engine actually recorded in one pass. */
-  calls: number;
 }
 
 /** A whole forward pass measured at one point of a sweep. */

@@ -1,5 +1,5 @@
-import type { Progress } from '../../measure/run.ts';
-import { serializeError } from '../../worker/api.ts';
+import type { Progress } from '../../run/run.ts';
+import { serializeError } from '../api.ts';
 import type { HostReply } from '../rpc.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeFormatsResult, makeResult } from '../../results/fixtures.ts';
+import { makeFormatsResult, makeResult } from '../../../test-support/fixtures.ts';
 import type { FormatSummary } from '../../results/schema.ts';
 import { resultWeights } from '../formats/weights.ts';
 import { formatLines, msAt, splitByFormat, withFormats } from './formats.ts';

@@ -20,8 +20,8 @@
  */
 import * as Plot from '@observablehq/plot';
 import type { Roofs } from '../../measure/roofline.ts';
-import { percentile } from '../../measure/stats.ts';
 import type { Point } from '../../results/schema.ts';
+import { percentile } from '../../stats.ts';
 import { fixed, formatIntensity, formatMs, formatNumber, pointLabel } from '../format.ts';
 import { formatRank, formatsIn, pointFormat } from '../formats/weights.ts';
 import {

@@ -6,7 +6,7 @@
  */
 import * as Plot from '@observablehq/plot';
 import type { SpecResult, SpecRun } from '../../results/schema.ts';
-import { parseDrafterSpec } from '../../speculative/drafter-spec.ts';
+import { parseDrafterSpec } from '../../spec/drafter.ts';
 import { curveAt, expectedAcceptanceLength, predictedSpeedup } from '../../speculative/predict.ts';
 import { fixed, formatMs } from '../format.ts';
 import { baseOptions, chartHeight, type PlotNode, RUN_COLORS } from './common.ts';

@@ -2,8 +2,9 @@
  * The weight format of points and results, in the words the page uses. A point or file from before
  * formats existed carries none: it ran f32, the only format there was.
  */
-import { WEIGHT_FORMATS, type WeightFormat } from '../../model/formats.ts';
+
 import type { BenchResult, Point } from '../../results/schema.ts';
+import { WEIGHT_FORMATS, type WeightFormat } from '../../weight-format.ts';
 
 export type PointFormat = NonNullable<Point['weightFormat']>;
 

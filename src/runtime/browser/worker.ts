@@ -1,9 +1,9 @@
 /// <reference lib="webworker" />
 import { expose } from 'comlink';
-import { acquireGpu } from '../gpu/device.ts';
-import { type BrandVersion, browserFromHints } from '../measure/env.ts';
-import { createEngine } from '../runtime/engine.ts';
-import { installErrorTransfer } from './api.ts';
+import { acquireGpu } from '../../gpu/device.ts';
+import { type BrandVersion, browserFromHints } from '../../measure/env.ts';
+import { installErrorTransfer } from '../api.ts';
+import { createEngine } from '../engine.ts';
 import { indexedDbTuningStore } from './tuning-store.ts';
 
 /** The browser runtime: the engine in a dedicated Web Worker, on navigator.gpu, exposed through comlink. */

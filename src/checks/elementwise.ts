@@ -1,10 +1,10 @@
-import { presetConfig } from '../../model/config.ts';
-import { argmaxRef, compare, embeddingRef, rmsNormRef, ropeRef, swigluRef } from '../../model/reference.ts';
-import { ropeTable } from '../../model/rope.ts';
-import { EmbeddingKernel, ResidualAddKernel, RopeKernel, SwigluKernel } from '../elementwise.ts';
-import type { KernelContext } from '../kernel.ts';
-import { ArgmaxKernel, RmsNormKernel } from '../rowwise.ts';
-import { DEFAULT_VARIANTS, type RmsNormVariant, variantName } from '../variants.ts';
+import { EmbeddingKernel, ResidualAddKernel, RopeKernel, SwigluKernel } from '../kernels/elementwise.ts';
+import type { KernelContext } from '../kernels/kernel.ts';
+import { argmaxRef, compare, embeddingRef, rmsNormRef, ropeRef, swigluRef } from '../kernels/reference.ts';
+import { ArgmaxKernel, RmsNormKernel } from '../kernels/rowwise.ts';
+import { DEFAULT_VARIANTS, type RmsNormVariant, variantName } from '../kernels/variants.ts';
+import { presetConfig } from '../model/config.ts';
+import { ropeTable } from '../model/rope.ts';
 import { type KernelCase, seededData, TOLERANCES } from './case.ts';
 
 /** out[l, :] = table[tokens[l], :] for `rows` tokens spread over a table of `vocab` rows. */

@@ -1,4 +1,4 @@
-import { InputError } from '../errors.ts';
+import { InputError } from './errors.ts';
 
 /**
  * Element sizes, in bytes, of what the engine stores on the GPU. Every byte count in the cost

@@ -3,9 +3,9 @@ import { SpecError } from '../errors.ts';
 import { GEMV_LIMITS, MAX_DECODE_BATCH } from '../kernels/limits.ts';
 import { PAGE_SIZES } from '../kv/cache.ts';
 import { type ModelConfig, PRESETS, presetConfig } from '../model/config.ts';
-import { WEIGHT_FORMATS } from '../model/formats.ts';
 import { ModelSourceSchema } from '../model/source.ts';
-import { DrafterTextSchema, MAX_DRAFT, parseDrafterSpec } from '../speculative/drafter-spec.ts';
+import { WEIGHT_FORMATS } from '../weight-format.ts';
+import { DrafterTextSchema, MAX_DRAFT, parseDrafterSpec } from './drafter.ts';
 import {
   BATCH_SIZES,
   SERVE_DEFAULTS,
@@ -13,7 +13,7 @@ import {
   SloSchema,
   TraceRequestSchema,
   traceContext,
-} from './serve-spec.ts';
+} from './serve.ts';
 
 /**
  * What to measure: a model, the engine settings every workload shares (KV layout, kernel search),

@@ -1,6 +1,7 @@
 import { KERNEL_ROLES } from '../kernels/roles.ts';
+import { place, type Roofs } from '../measure/roofline.ts';
+import type { ClockSamples } from '../measure/samples.ts';
 import type { ModelConfig } from '../model/config.ts';
-import { WEIGHT_FORMATS, type WeightFormat, weightBytes } from '../model/formats.ts';
 import { linearNames, linearShape } from '../model/weights.ts';
 import type {
   FormatSummary,
@@ -12,17 +13,11 @@ import type {
   Timebase,
   VerifyPoint,
 } from '../results/schema.ts';
+import type { BenchSpec } from '../spec/spec.ts';
 import { kneeOf, SPEEDUP_FORMULA } from '../speculative/predict.ts';
-import type {
-  ClockSamples,
-  FusionRecord,
-  KernelRecord,
-  PassRecord,
-  VerifyRecord,
-} from '../workloads/workload.ts';
-import { place, type Roofs } from './roofline.ts';
-import type { BenchSpec } from './spec.ts';
-import { percentile, percentiles, summarize } from './stats.ts';
+import { percentile, percentiles, summarize } from '../stats.ts';
+import { WEIGHT_FORMATS, type WeightFormat, weightBytes } from '../weight-format.ts';
+import type { FusionRecord, KernelRecord, PassRecord, VerifyRecord } from '../workloads/workload.ts';
 
 /** What the run knows about its GPU clock, decided once before any workload runs. */
 export interface ClockInfo {

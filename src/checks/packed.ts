@@ -1,3 +1,12 @@
+import type { KernelCall, KernelContext } from '../kernels/kernel.ts';
+import { PackedGemvKernel, PackedMatmulKernel } from '../kernels/packed.ts';
+import { matmulRef } from '../kernels/reference.ts';
+import {
+  DEFAULT_VARIANTS,
+  type PackedGemvVariant,
+  type PackedMatmulVariant,
+  variantName,
+} from '../kernels/variants.ts';
 import {
   BYTES,
   type PackedFormat,
@@ -5,16 +14,7 @@ import {
   packedLayout,
   packTensor,
   unpackTensor,
-} from '../../model/formats.ts';
-import { matmulRef } from '../../model/reference.ts';
-import type { KernelCall, KernelContext } from '../kernel.ts';
-import { PackedGemvKernel, PackedMatmulKernel } from '../packed.ts';
-import {
-  DEFAULT_VARIANTS,
-  type PackedGemvVariant,
-  type PackedMatmulVariant,
-  variantName,
-} from '../variants.ts';
+} from '../weight-format.ts';
 import { compareRows, type KernelCase, type RowCheck, rowsToCheck, seededData, TOLERANCES } from './case.ts';
 
 /** y[M, N] = x[M, K] · W[N, K]ᵀ with W packed in `format`. */

@@ -1,6 +1,6 @@
 import type { PeaksRecord as Peaks, Point } from '../results/schema.ts';
 import type { BatchScalingPoint, ServeResult, ServeRun } from '../results/serve-schema.ts';
-import { SERVE_DEFAULTS } from './serve-spec.ts';
+import { SERVE_DEFAULTS } from '../spec/serve.ts';
 
 /** What every serve figure is timed with. */
 export const SERVE_CLOCK =

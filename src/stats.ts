@@ -1,4 +1,4 @@
-import { InternalError } from '../errors.ts';
+import { InternalError } from './errors.ts';
 /**
  * Statistics for repeated timings. Percentiles use linear interpolation between order statistics
  * (numpy's default), the confidence interval is Student's t on the mean, and the coefficient of

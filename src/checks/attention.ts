@@ -1,11 +1,11 @@
-import { InputError } from '../../errors.ts';
-import { type KvLayout, kvRowIndex, slotsOf } from '../../kv/layout.ts';
-import { attentionRef, compare } from '../../model/reference.ts';
-import { PagedAttentionDecodeKernel, PagedAttentionPrefillKernel } from '../attention.ts';
-import type { KernelContext } from '../kernel.ts';
-import { KvWriteKernel } from '../kv-write.ts';
-import type { KernelRig } from '../rig.ts';
-import { type AttentionVariant, DEFAULT_VARIANTS, variantName } from '../variants.ts';
+import { InputError } from '../errors.ts';
+import { PagedAttentionDecodeKernel, PagedAttentionPrefillKernel } from '../kernels/attention.ts';
+import type { KernelContext } from '../kernels/kernel.ts';
+import { KvWriteKernel } from '../kernels/kv-write.ts';
+import { attentionRef, compare } from '../kernels/reference.ts';
+import type { KernelRig } from '../kernels/rig.ts';
+import { type AttentionVariant, DEFAULT_VARIANTS, variantName } from '../kernels/variants.ts';
+import { type KvLayout, kvRowIndex, slotsOf } from '../kv/layout.ts';
 import { compareRows, type KernelCase, type RowCheck, rowsToCheck, seededData, TOLERANCES } from './case.ts';
 
 /** Where K/V live: pages of `pageSize` tokens, or (paged: false) one slot of `pageSize` tokens per sequence. */

@@ -1,5 +1,5 @@
 import { type Remote, wrap } from 'comlink';
-import { type EngineApi, installErrorTransfer } from './api.ts';
+import { type EngineApi, installErrorTransfer } from '../api.ts';
 
 /** Starts the engine worker and returns its typed remote. */
 export function startEngine(): Remote<EngineApi> {

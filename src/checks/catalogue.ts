@@ -1,4 +1,4 @@
-import type { KernelContext } from '../kernel.ts';
+import type { KernelContext } from '../kernels/kernel.ts';
 import { attentionDecodeCase, attentionPrefillCase, kvWriteCase } from './attention.ts';
 import type { KernelCase } from './case.ts';
 import {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { BATCH_SIZES } from '../measure/serve-spec.ts';
-import { QUALITY_SLICES } from '../measure/spec.ts';
-import { slowdown, summarize } from '../serve/metrics.ts';
-import { curveAt, kneeOf, predictedSpeedup } from '../speculative/predict.ts';
+import { BenchResultSchema } from '../src/results/schema.ts';
+import { slowdown, summarize } from '../src/serve/metrics.ts';
+import { BATCH_SIZES } from '../src/spec/serve.ts';
+import { QUALITY_SLICES } from '../src/spec/spec.ts';
+import { curveAt, kneeOf, predictedSpeedup } from '../src/speculative/predict.ts';
 import { makeBatchScalingResult, makeFormatsResult, makeServeResult, makeSpecResult } from './fixtures.ts';
-import { BenchResultSchema } from './schema.ts';
 
 describe('makeSpecResult', () => {
   const r = makeSpecResult();

@@ -1,4 +1,4 @@
-import type { TuningStore } from '../measure/tuning-cache.ts';
+import type { TuningStore } from '../../measure/tuning-cache.ts';
 
 /**
  * The browser runtime's tuning store: one IndexedDB object store. Where IndexedDB is missing or

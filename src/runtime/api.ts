@@ -6,15 +6,15 @@
 import { transferHandlers } from 'comlink';
 import { ENGINE_ERRORS } from '../errors.ts';
 import type { AdapterRecord } from '../gpu/device.ts';
-import type { Progress } from '../measure/run.ts';
 import type { ModelSource } from '../model/source.ts';
 import type { VerifyOutcome } from '../model/verify.ts';
 import type { BenchResult } from '../results/schema.ts';
+import type { Progress } from '../run/run.ts';
 
-export type { Progress } from '../measure/run.ts';
-export type { BenchSpec } from '../measure/spec.ts';
 export type { ModelSource } from '../model/source.ts';
 export type { BenchResult } from '../results/schema.ts';
+export type { Progress } from '../run/run.ts';
+export type { BenchSpec } from '../spec/spec.ts';
 
 export interface GpuInfo {
   adapter: AdapterRecord;

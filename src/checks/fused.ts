@@ -1,21 +1,21 @@
-import { slotsOf } from '../../kv/layout.ts';
-import { presetConfig } from '../../model/config.ts';
-import { BYTES, type PackedFormat, packedLayout, packTensor, unpackTensor } from '../../model/formats.ts';
-import { compare, matmulRef, rmsNormRef, ropeRef } from '../../model/reference.ts';
-import { ropeTable } from '../../model/rope.ts';
-import { fusionName, type LinearFusion } from '../fuse.ts';
-import { GemvKernel } from '../gemv.ts';
-import type { KernelCall, KernelContext } from '../kernel.ts';
-import { RopeKvWriteKernel } from '../kv-write.ts';
-import { MatmulKernel } from '../matmul.ts';
-import { PackedGemvKernel, PackedMatmulKernel } from '../packed.ts';
+import { fusionName, type LinearFusion } from '../kernels/fuse.ts';
+import { GemvKernel } from '../kernels/gemv.ts';
+import type { KernelCall, KernelContext } from '../kernels/kernel.ts';
+import { RopeKvWriteKernel } from '../kernels/kv-write.ts';
+import { MatmulKernel } from '../kernels/matmul.ts';
+import { PackedGemvKernel, PackedMatmulKernel } from '../kernels/packed.ts';
+import { compare, matmulRef, rmsNormRef, ropeRef } from '../kernels/reference.ts';
 import {
   type GemvVariant,
   type MatmulVariant,
   type PackedGemvVariant,
   type PackedMatmulVariant,
   variantName,
-} from '../variants.ts';
+} from '../kernels/variants.ts';
+import { slotsOf } from '../kv/layout.ts';
+import { presetConfig } from '../model/config.ts';
+import { ropeTable } from '../model/rope.ts';
+import { BYTES, type PackedFormat, packedLayout, packTensor, unpackTensor } from '../weight-format.ts';
 import { poolReference } from './attention.ts';
 import { type KernelCase, seededData, TOLERANCES } from './case.ts';
 

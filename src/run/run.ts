@@ -1,3 +1,4 @@
+import { formatError, maxError } from '../error-figure.ts';
 import {
   CancelledError,
   errorRecord,
@@ -10,8 +11,12 @@ import { type Gpu, rootCause } from '../gpu/device.ts';
 import { PipelineCache } from '../gpu/pipelines.ts';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../kernels/variants.ts';
 import { kvCapacityTokens } from '../kv/cache.ts';
+import { autotune, autotunePacked } from '../measure/autotune.ts';
+import { type Graph, graphOf } from '../measure/cost.ts';
+import { bestPeaks, measurePeaks, type Peaks, probeTimestamps } from '../measure/peaks.ts';
+import { DRAM_BOUND_MIN_BYTES } from '../measure/roofline.ts';
+import { loadTuning, type TuningStore, tuningKey } from '../measure/tuning-cache.ts';
 import { presetConfig } from '../model/config.ts';
-import { BYTES, type WeightFormat } from '../model/formats.ts';
 import { Model } from '../model/forward.ts';
 import { weightBytesOf } from '../model/plan.ts';
 import { type LoadedModel, loadModel } from '../model/source.ts';
@@ -23,7 +28,6 @@ import {
   weightFormatOf,
   weightFormatsOf,
 } from '../model/weights.ts';
-import { formatError, maxError } from '../results/error-figure.ts';
 import {
   type BenchResult,
   BenchResultSchema,
@@ -36,6 +40,18 @@ import {
   type VerifyPoint,
 } from '../results/schema.ts';
 import type { ServeRun } from '../results/serve-schema.ts';
+import {
+  assertFits,
+  type BenchSpec,
+  drafterErrors,
+  engineNeeds,
+  fitToModel,
+  VALIDATION_TOKENS,
+  type WorkloadKind,
+  workloadLabel,
+  workloadUnits,
+} from '../spec/spec.ts';
+import { BYTES, type WeightFormat } from '../weight-format.ts';
 import { WORKLOADS } from '../workloads/index.ts';
 import { promptTokens } from '../workloads/prompts.ts';
 import type { FusionRecord, WorkloadContext, WorkloadRecord } from '../workloads/workload.ts';
@@ -48,24 +64,8 @@ import {
   placeVerify,
   speculativeResult,
 } from './assemble.ts';
-import { autotune, autotunePacked } from './autotune.ts';
-import { type Graph, graphOf } from './cost.ts';
-import { bestPeaks, measurePeaks, type Peaks, probeTimestamps } from './peaks.ts';
-import { DRAM_BOUND_MIN_BYTES } from './roofline.ts';
 import { batchScaling, serveResult } from './serve-assemble.ts';
-import {
-  assertFits,
-  type BenchSpec,
-  drafterErrors,
-  engineNeeds,
-  fitToModel,
-  VALIDATION_TOKENS,
-  type WorkloadKind,
-  workloadLabel,
-  workloadUnits,
-} from './spec.ts';
 import { evaluateTargets } from './targets.ts';
-import { loadTuning, type TuningStore, tuningKey } from './tuning-cache.ts';
 
 /** Sent as the run goes, so a UI or CLI can show progress and draw records as they land. */
 export interface Progress {

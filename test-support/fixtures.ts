@@ -3,28 +3,11 @@
  * tests later). The numbers come from a small roofline cost model of SmolLM2-135M on a made-up
  * laptop GPU, so ratios between points look like a real run, but nothing here is measured.
  */
-import { PageAllocator } from '../kv/allocator.ts';
-import { formatSummary, fusionSummary } from '../measure/assemble.ts';
-import { decodeCost, prefillCost, verifyCost } from '../measure/cost.ts';
-import { place } from '../measure/roofline.ts';
-import { batchScaling, serveResult } from '../measure/serve-assemble.ts';
-import { BATCH_SIZES, SERVE_DEFAULTS } from '../measure/serve-spec.ts';
-import { SUITES, specFromOptions } from '../measure/spec.ts';
-import { dims, type ModelConfig, PRESETS } from '../model/config.ts';
-import { WEIGHT_FORMATS, type WeightFormat } from '../model/formats.ts';
-import { parameterCount } from '../model/weights.ts';
-import { toRecord } from '../serve/driver.ts';
-import { byClass as serveByClass, slowdown, summarize } from '../serve/metrics.ts';
-import { type KvPort, Scheduler, type ServeRequest } from '../serve/scheduler.ts';
-import {
-  type Arrival,
-  defaultMix,
-  generateTrace,
-  promptTokenIds,
-  type TraceRequest,
-} from '../serve/traffic.ts';
-import { drafterLabel, parseDrafterSpec } from '../speculative/drafter-spec.ts';
-import { curveAt, kneeOf, predictedSpeedup, SPEEDUP_FORMULA } from '../speculative/predict.ts';
+import { PageAllocator } from '../src/kv/allocator.ts';
+import { decodeCost, prefillCost, verifyCost } from '../src/measure/cost.ts';
+import { place } from '../src/measure/roofline.ts';
+import { dims, type ModelConfig, PRESETS } from '../src/model/config.ts';
+import { parameterCount } from '../src/model/weights.ts';
 import {
   type BenchResult,
   BenchResultSchema,
@@ -33,8 +16,25 @@ import {
   SCHEMA_VERSION,
   type SpecRun,
   type VerifyPoint,
-} from './schema.ts';
-import type { ServeRun } from './serve-schema.ts';
+} from '../src/results/schema.ts';
+import type { ServeRun } from '../src/results/serve-schema.ts';
+import { formatSummary, fusionSummary } from '../src/run/assemble.ts';
+import { batchScaling, serveResult } from '../src/run/serve-assemble.ts';
+import { toRecord } from '../src/serve/driver.ts';
+import { byClass as serveByClass, slowdown, summarize } from '../src/serve/metrics.ts';
+import { type KvPort, Scheduler, type ServeRequest } from '../src/serve/scheduler.ts';
+import {
+  type Arrival,
+  defaultMix,
+  generateTrace,
+  promptTokenIds,
+  type TraceRequest,
+} from '../src/serve/traffic.ts';
+import { drafterLabel, parseDrafterSpec } from '../src/spec/drafter.ts';
+import { BATCH_SIZES, SERVE_DEFAULTS } from '../src/spec/serve.ts';
+import { SUITES, specFromOptions } from '../src/spec/spec.ts';
+import { curveAt, kneeOf, predictedSpeedup, SPEEDUP_FORMULA } from '../src/speculative/predict.ts';
+import { WEIGHT_FORMATS, type WeightFormat } from '../src/weight-format.ts';
 
 /** The made-up machine and sweep behind every fixture. */
 const FIXTURE = {

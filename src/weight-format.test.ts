@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { presetConfig } from './config.ts';
+import { presetConfig } from './model/config.ts';
+import { LM_HEAD, quantizeWeights, randomWeights, weightFormatOf, widenWeights } from './model/weights.ts';
 import {
   checkPackable,
   f16BitsToF32,
@@ -8,8 +9,7 @@ import {
   packTensor,
   unpackTensor,
   weightBytes,
-} from './formats.ts';
-import { LM_HEAD, quantizeWeights, randomWeights, weightFormatOf, widenWeights } from './weights.ts';
+} from './weight-format.ts';
 
 describe('f16 conversion', () => {
   it('rounds to nearest even and keeps the special values', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { kernelBreakdown, PointSamples } from '../measure/samples.ts';
 import type { FusionRecord, PassRecord } from '../workloads/workload.ts';
 import {
   chooseTimebase,
@@ -8,7 +9,6 @@ import {
   placeKernelRecord,
   placePass,
 } from './assemble.ts';
-import { kernelBreakdown, PointSamples } from './samples.ts';
 
 const exact = { timestamps: true, quantumNs: null };
 const roofs = { fmaGflops: 10, copyGBps: 2, dispatchUs: 10, submitUs: 300 };

@@ -1,6 +1,7 @@
+import { formatPerLayer } from '../markdown.ts';
+import { DRAM_BOUND_MIN_BYTES, type Roofs } from '../measure/roofline.ts';
 import type { BenchResult } from '../results/schema.ts';
-import { DRAM_BOUND_MIN_BYTES, type Roofs } from './roofline.ts';
-import { QUALITY_SLICES } from './spec.ts';
+import { QUALITY_SLICES } from '../spec/spec.ts';
 
 /** One performance target, judged against roofs measured in the same run. */
 export interface TargetResult {
@@ -239,11 +240,6 @@ export function fusionTarget(r: Omit<BenchResult, 'targets'>): TargetResult | nu
     reached: `${fused.tpotRatio.toFixed(2)} × (${fused.tpotMs.toFixed(2)} against ${unfused.tpotMs.toFixed(2)} ms at depth ${fused.decodeDepth}, wall clock); ${formatPerLayer(perLayer)} dispatches per layer against ${formatPerLayer(unfused.decodePerLayer)}`,
     met: fused.tpotRatio <= tpotRatioMax && perLayer <= dispatchesPerLayerMax,
   };
-}
-
-/** Dispatches per layer: an integer as it is, anything else with two decimals. */
-export function formatPerLayer(n: number): string {
-  return Number.isInteger(n) ? String(n) : n.toFixed(2);
 }
 
 /** The format sweep's TPOT ceilings, as ratios to f32's TPOT in the same run (the issue sets them on smollm2-135m). */

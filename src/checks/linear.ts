@@ -1,8 +1,8 @@
-import { matmulRef } from '../../model/reference.ts';
-import { GemvKernel } from '../gemv.ts';
-import type { KernelCall, KernelContext } from '../kernel.ts';
-import { MatmulKernel } from '../matmul.ts';
-import { DEFAULT_VARIANTS, type GemvVariant, type MatmulVariant, variantName } from '../variants.ts';
+import { GemvKernel } from '../kernels/gemv.ts';
+import type { KernelCall, KernelContext } from '../kernels/kernel.ts';
+import { MatmulKernel } from '../kernels/matmul.ts';
+import { matmulRef } from '../kernels/reference.ts';
+import { DEFAULT_VARIANTS, type GemvVariant, type MatmulVariant, variantName } from '../kernels/variants.ts';
 import { compareRows, type KernelCase, type RowCheck, rowsToCheck, seededData, TOLERANCES } from './case.ts';
 
 /** y[M, N] = x[M, K] · w[N, K]ᵀ. */

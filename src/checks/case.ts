@@ -1,6 +1,6 @@
-import { type Comparison, compare } from '../../model/reference.ts';
-import type { KernelCall } from '../kernel.ts';
-import type { KernelRig } from '../rig.ts';
+import type { KernelCall } from '../kernels/kernel.ts';
+import { type Comparison, compare } from '../kernels/reference.ts';
+import type { KernelRig } from '../kernels/rig.ts';
 
 /**
  * The one tolerance table for every kernel check (browser tests, kernel suite, autotuner): numpy's
