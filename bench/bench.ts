@@ -19,8 +19,11 @@ import { runtimeComparison } from '../src/results/runtimes.ts';
 import type { BenchResult, Progress } from '../src/runtime/api.ts';
 import { parseSlo } from '../src/serve/metrics.ts';
 import { traceFromJsonl, traceToJsonl } from '../src/serve/traffic.ts';
-import { SERVE_DEFAULTS } from '../src/spec/serve.ts';
-import { type BenchSpec, drafterErrors, SPEC_DEFAULTS, SUITES, specFromOptions } from '../src/spec/spec.ts';
+import { modelErrors } from '../src/spec/fit.ts';
+import { specFromOptions } from '../src/spec/options.ts';
+import type { BenchSpec } from '../src/spec/schema.ts';
+import { SPEC_DEFAULTS, SUITES } from '../src/spec/suites.ts';
+import { SERVE_DEFAULTS } from '../src/spec/workloads/serve-settings.ts';
 import { isWeightFormat, WEIGHT_FORMATS } from '../src/weight-format.ts';
 import {
   defaultRuntime,
@@ -401,7 +404,7 @@ if (spec.suite !== 'spec' && (args.drafter || args.k || args['adaptive-k'] || ar
 }
 // A draft preset's vocabulary and a truncation's layer count are known before any engine starts.
 if (spec.model.kind === 'preset') {
-  const problems = drafterErrors(spec, presetConfig(spec.model.preset));
+  const problems = modelErrors(spec, presetConfig(spec.model.preset));
   if (problems.length > 0) usage(problems.join('; '));
 }
 

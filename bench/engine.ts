@@ -1,5 +1,5 @@
 import type { BenchResult, GpuInfo, Progress, VerifyRequest, VerifyResult } from '../src/runtime/api.ts';
-import type { BenchSpec } from '../src/spec/spec.ts';
+import type { BenchSpec } from '../src/spec/schema.ts';
 import { findBrowser, launchBrowser } from './browser.ts';
 import { NativeUnavailableError, openNative } from './native.ts';
 import { DIST_DIR, MODEL_URL_PREFIX, serveApp } from './server.ts';

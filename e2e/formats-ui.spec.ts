@@ -11,8 +11,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
-import { QUALITY_CAVEAT, QUALITY_DEFINITIONS } from '../src/results/formats-export.ts';
 import type { BenchResult } from '../src/results/schema.ts';
+import { QUALITY_CAVEAT, QUALITY_DEFINITIONS } from '../src/spec/workloads/formats.ts';
 import { makeFormatsResult } from '../test-support/fixtures.ts';
 import {
   DESKTOP,

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
 import type { BenchResult } from '../src/results/schema.ts';
-import type { ServeResult, ServeRun } from '../src/results/serve-schema.ts';
+import type { ServeResult, ServeRun } from '../src/spec/workloads/serve-result.ts';
 import { makeBatchScalingResult, makeServeResult } from '../test-support/fixtures.ts';
 import {
   DESKTOP,

@@ -11,7 +11,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
-import type { BenchResult, SpecResult } from '../src/results/schema.ts';
+import type { BenchResult } from '../src/results/schema.ts';
+import type { SpecResult } from '../src/spec/workloads/speculative-result.ts';
 import { SPEEDUP_FORMULA } from '../src/speculative/predict.ts';
 import { makeSpecResult } from '../test-support/fixtures.ts';
 import {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { BenchResultSchema } from '../src/results/schema.ts';
 import { slowdown, summarize } from '../src/serve/metrics.ts';
-import { BATCH_SIZES } from '../src/spec/serve.ts';
-import { QUALITY_SLICES } from '../src/spec/spec.ts';
+import { BATCH_SIZES } from '../src/spec/workloads/decode.ts';
+import { QUALITY_SLICES } from '../src/spec/workloads/formats.ts';
 import { curveAt, kneeOf, predictedSpeedup } from '../src/speculative/predict.ts';
 import { makeBatchScalingResult, makeFormatsResult, makeServeResult, makeSpecResult } from './fixtures.ts';
 

@@ -8,16 +8,7 @@ import { decodeCost, prefillCost, verifyCost } from '../src/measure/cost.ts';
 import { place } from '../src/measure/roofline.ts';
 import { dims, type ModelConfig, PRESETS } from '../src/model/config.ts';
 import { parameterCount } from '../src/model/weights.ts';
-import {
-  type BenchResult,
-  BenchResultSchema,
-  type Point,
-  type Quality,
-  SCHEMA_VERSION,
-  type SpecRun,
-  type VerifyPoint,
-} from '../src/results/schema.ts';
-import type { ServeRun } from '../src/results/serve-schema.ts';
+import { type BenchResult, BenchResultSchema, type Point, SCHEMA_VERSION } from '../src/results/schema.ts';
 import { formatSummary, fusionSummary } from '../src/run/assemble.ts';
 import { batchScaling, serveResult } from '../src/run/serve-assemble.ts';
 import { toRecord } from '../src/serve/driver.ts';
@@ -31,8 +22,13 @@ import {
   type TraceRequest,
 } from '../src/serve/traffic.ts';
 import { drafterLabel, parseDrafterSpec } from '../src/spec/drafter.ts';
-import { BATCH_SIZES, SERVE_DEFAULTS } from '../src/spec/serve.ts';
-import { SUITES, specFromOptions } from '../src/spec/spec.ts';
+import { specFromOptions } from '../src/spec/options.ts';
+import { SUITES } from '../src/spec/suites.ts';
+import { BATCH_SIZES } from '../src/spec/workloads/decode.ts';
+import type { Quality } from '../src/spec/workloads/formats.ts';
+import type { ServeRun } from '../src/spec/workloads/serve-result.ts';
+import { SERVE_DEFAULTS } from '../src/spec/workloads/serve-settings.ts';
+import type { SpecRun, VerifyPoint } from '../src/spec/workloads/speculative-result.ts';
 import { curveAt, kneeOf, predictedSpeedup, SPEEDUP_FORMULA } from '../src/speculative/predict.ts';
 import { WEIGHT_FORMATS, type WeightFormat } from '../src/weight-format.ts';
 

@@ -1,7 +1,7 @@
 import { CancelledError } from '../../src/errors.ts';
 import { acquireGpu, type Gpu } from '../../src/gpu/device.ts';
 import { type RunEnvironment, runBench } from '../../src/run/run.ts';
-import { specFromOptions } from '../../src/spec/spec.ts';
+import { specFromOptions } from '../../src/spec/options.ts';
 
 const ENV: RunEnvironment = {
   userAgent: navigator.userAgent,

@@ -1,4 +1,4 @@
-import type { Bound, Timebase } from '../results/schema.ts';
+import type { Bound, Timebase } from '../spec/fields.ts';
 
 /**
  * Weights smaller than this may sit in a GPU's last-level cache (AMD's Infinity Cache reaches

@@ -5,10 +5,11 @@
  */
 
 import { escapeMarkdown, formatMs, markdownDelimiter, markdownRow } from '../markdown.ts';
+import type { Timebase } from '../spec/fields.ts';
+import type { ServeRun } from '../spec/workloads/serve-result.ts';
 import { adapterLabel, csvRecord, graphText } from './export.ts';
 import { migrateResult, READABLE_VERSIONS } from './migrate.ts';
-import { type BenchResult, BenchResultSchema, type Point, SCHEMA_VERSION, type Timebase } from './schema.ts';
-import type { ServeRun } from './serve-schema.ts';
+import { type BenchResult, BenchResultSchema, type Point, SCHEMA_VERSION } from './schema.ts';
 
 /** Limits on untrusted result files. */
 export const RESULT_FILE_LIMITS = {

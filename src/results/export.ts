@@ -11,16 +11,16 @@ import { formatError } from '../error-figure.ts';
 import {
   escapeMarkdown,
   fixed,
+  formatBytes,
+  formatCount,
   formatIntensity,
   formatMs,
   MISSING,
   markdownDelimiter,
   markdownRow,
 } from '../markdown.ts';
-import { formatSections } from './formats-export.ts';
-import { fusionTable } from './fusion-export.ts';
+import { sectionReports } from '../spec/workloads/index.ts';
 import type { BenchResult, Point } from './schema.ts';
-import { batchScalingTable, serveTables } from './serve-export.ts';
 
 /** The formats a result can be exported as, by their usual file extension. */
 export const EXPORT_FORMATS = ['json', 'jsonl', 'csv', 'md'] as const;
@@ -113,20 +113,6 @@ export function csvRecord(fields: readonly (string | number | boolean | null)[])
 export function pointSize(p: Pick<Point, 'pass' | 'tokens' | 'depth' | 'batch'>): string {
   const n = p.pass === 'prefill' ? p.tokens : p.depth;
   return p.batch > 1 ? `${n} ×${p.batch}` : String(n);
-}
-
-function formatCount(n: number): string {
-  if (n >= 1e9) return `${(n / 1e9).toFixed(2)}B`;
-  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
-  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
-  return String(n);
-}
-
-function formatBytes(n: number): string {
-  if (n >= 1e9) return `${(n / 1e9).toFixed(2)} GB`;
-  if (n >= 1e6) return `${(n / 1e6).toFixed(1)} MB`;
-  if (n >= 1e3) return `${(n / 1e3).toFixed(1)} kB`;
-  return `${n} B`;
 }
 
 /** Rate in units per second from an amount and a time in ms, with a unit scale (1e9 for GFLOP/s). */
@@ -386,128 +372,15 @@ function kernelTable(points: readonly Point[]): string[] {
   ];
 }
 
-/** The capacity probe: predicted against reached concurrency, and the pool's bytes, paged and contiguous. */
-function capacityTable(c: NonNullable<BenchResult['capacity']>): string[] {
-  const bytes = (n: number) => `${n.toLocaleString('en-US')} (${formatBytes(n)})`;
-  const mix = `mean ${c.mix.meanTokens} tokens, ${fixed(c.mix.longShare * 100, 0)}% long at ${c.mix.longFactor}×, seed ${c.mix.seed}`;
-  return [
-    `**Capacity probe** (KV ${c.kvBytesPerToken} bytes per token, pages of ${c.pageSize}, maxSeqLen ${c.maxSeqLen}; ${mix}; slots verified on the GPU: ${c.slotsVerified ? 'yes' : '**no**'}; agreement: ${c.agreement})`,
-    '',
-    '| KV pool | predicted | reached | reserved bytes | used bytes | wasted bytes |',
-    markdownDelimiter('lrrrrr'),
-    markdownRow([
-      'paged',
-      `${c.predicted.paged} (${c.predictedUnrounded} unrounded)`,
-      String(c.reached.paged),
-      bytes(c.reservedBytes),
-      bytes(c.usedBytes),
-      bytes(c.wastedBytes),
-    ]),
-    markdownRow([
-      `contiguous (maxSeqLen each)`,
-      String(c.predicted.contiguous),
-      String(c.reached.contiguous),
-      bytes(c.contiguous.reservedBytes),
-      bytes(c.contiguous.usedBytes),
-      bytes(c.contiguous.wastedBytes),
-    ]),
-    '',
-    `Paged ÷ contiguous concurrency: ${c.pagedOverContiguous === null ? MISSING : `${fixed(c.pagedOverContiguous, 2)}×`}.${c.note ? ` ${escapeMarkdown(c.note)}` : ''}`,
-  ];
-}
-
-/** Speculative decoding: the verify-K curve with its knee, then the runs against plain decode. */
-function speculativeTables(s: NonNullable<BenchResult['speculative']>): string[] {
-  const curve = [
-    `**Verify-K curve** (a verify pass of k tokens against one decode step at the same depth; knee = largest k at ≤ ${fixed(s.kneeRatio, 1)} decode steps: ${s.knee ?? 'none'}${s.kneeByDepth.length > 1 ? `; by depth ${s.kneeByDepth.map((d) => `${d.depth}: ${d.k ?? 'none'}`).join(', ')}` : ''})`,
-    '',
-    markdownRow([
-      'k',
-      'depth',
-      'clock',
-      'verify ms',
-      'decode ms',
-      'ratio',
-      'chunks',
-      'GFLOP/s',
-      'GB/s',
-      'FLOP/B',
-      'bound',
-      '% roof',
-    ]),
-    markdownDelimiter('rrlrrrrrrrlr'),
-    ...s.verifyCurve.map((p) =>
-      markdownRow([
-        String(p.k),
-        String(p.depth),
-        p.timebase,
-        fixed(p.verifyMs, 2),
-        fixed(p.decodeMs, 2),
-        fixed(p.ratio, 2),
-        String(p.chunks),
-        fixed(p.gflops, 2),
-        fixed(p.gbps, 2),
-        fixed(p.intensity, 2),
-        p.bound,
-        fixed(p.roofPct, 1),
-      ]),
-    ),
-  ];
-  if (s.runs.length === 0) return curve;
-  const runs = [
-    `**Speculative runs** (greedy; ${escapeMarkdown(s.clock)})`,
-    '',
-    markdownRow([
-      'drafter',
-      'prompts',
-      'K',
-      'acceptance',
-      'mean accept len',
-      'per position',
-      'draft ms',
-      'verify ms',
-      'TPOT ms',
-      'plain TPOT ms',
-      'speedup',
-      'predicted',
-      'identical',
-    ]),
-    markdownDelimiter('llrrrlrrrrrrl'),
-    ...s.runs.map((r) =>
-      markdownRow([
-        `${escapeMarkdown(r.label)}${r.synthetic ? ' **(synthetic)**' : ''}`,
-        `${r.promptClass} ×${r.prompts}`,
-        `${r.k}${r.adaptiveK ? ' (adaptive)' : ''}`,
-        `${fixed(r.acceptanceRate * 100, 1)}%`,
-        fixed(r.meanAcceptanceLength, 2),
-        r.perPosition.map((v) => fixed(v, 2)).join(' '),
-        fixed(r.draftMs, 2),
-        fixed(r.verifyMs, 2),
-        fixed(r.tpotMs, 2),
-        fixed(r.baselineTpotMs, 2),
-        `${fixed(r.speedup, 2)}×`,
-        `${fixed(r.predictedSpeedup, 2)}×`,
-        r.identical ? 'yes' : `**no** (prompt ${r.firstMismatch?.prompt}, token ${r.firstMismatch?.index})`,
-      ]),
-    ),
-    '',
-    escapeMarkdown(s.formula),
-  ];
-  return [...curve, '', ...runs];
-}
-
 /** A llama-bench-like report: run header, points table, latencies, kernels and warnings. */
 export function toMarkdown(r: BenchResult): string {
   const sections = [headerLines(r)];
   if (r.targets && r.targets.length > 0) sections.push(targetsTable(r.targets));
   if (r.kernelPoints && r.kernelPoints.length > 0) sections.push(kernelPointsTable(r.kernelPoints));
-  if (r.capacity) sections.push(capacityTable(r.capacity));
-  if (r.speculative) sections.push(speculativeTables(r.speculative));
-  if (r.serve) sections.push(serveTables(r.serve));
-  if (r.batchScaling && r.batchScaling.length > 0) sections.push(batchScalingTable(r.batchScaling));
-  sections.push(...formatSections(r));
-  if (r.fusion && r.fusion.length > 0) sections.push(fusionTable(r.fusion));
-  if (r.points.length > 0 || (!r.kernelPoints && !r.capacity && !r.speculative && !r.serve)) {
+  // Each workload's own section, in the registry's order.
+  const own = sectionReports(r, { preset: r.model.preset });
+  sections.push(...own);
+  if (r.points.length > 0 || (!r.kernelPoints && own.length === 0)) {
     sections.push(r.points.length > 0 ? pointsTable(r.points) : ['No measured points.']);
     if (r.points.length > 0) sections.push(latencyTable(r.points));
   }

@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { makeFusionResult, makeResult } from '../../test-support/fixtures.ts';
 import { formatMs } from '../markdown.ts';
 import { evaluateTargets, FUSION_TARGET, fusionTarget } from '../run/targets.ts';
+import { FUSION_CAPTION } from '../spec/workloads/fusion.ts';
 import { compareResults, comparisonToCsv, comparisonToMarkdown, parseResultFile } from './compare.ts';
 import { toCsv, toJson, toMarkdown } from './export.ts';
-import { FUSION_CAPTION } from './fusion-export.ts';
 import type { BenchResult } from './schema.ts';
 
 const v1Quick = readFileSync(

@@ -1,8 +1,16 @@
 import { z } from 'zod';
 import { ModelConfigSchema } from '../model/config.ts';
-import { BenchSpecSchema, QUALITY_SLICES, WorkloadSchema } from '../spec/spec.ts';
-import { WEIGHT_FORMATS } from '../weight-format.ts';
-import { BatchScalingPointSchema, ServeResultSchema } from './serve-schema.ts';
+import {
+  BoundSchema,
+  finite,
+  GraphSchema,
+  nonNegative,
+  PercentilesSchema,
+  TimebaseSchema,
+  WeightFormatSchema,
+} from '../spec/fields.ts';
+import { BenchSpecSchema } from '../spec/schema.ts';
+import { SECTIONS, WorkloadSchema } from '../spec/workloads/index.ts';
 
 /**
  * The versioned result of one benchmark run. The engine validates what it returns against this
@@ -10,22 +18,6 @@ import { BatchScalingPointSchema, ServeResultSchema } from './serve-schema.ts';
  * the edges, for output and for untrusted input alike.
  */
 export const SCHEMA_VERSION = 2;
-
-const finite = z.number().finite();
-const nonNegative = finite.nonnegative();
-/** Percentiles of a latency distribution, in milliseconds. */
-export const PercentilesSchema = z.object({ p50: nonNegative, p95: nonNegative, p99: nonNegative }).strict();
-
-export const BoundSchema = z.enum(['compute', 'bandwidth', 'overhead']);
-export type Bound = z.infer<typeof BoundSchema>;
-
-/**
- * The clock that placed a point on the roofline: 'gpu' (timestamp-query spans, what the kernels
- * cost) where the adapter has timestamps, they are not quantized and every span was positive;
- * 'wall' (performance.now() in the engine worker: submit, GPU work and readback) otherwise.
- */
-export const TimebaseSchema = z.enum(['gpu', 'wall']);
-export type Timebase = z.infer<typeof TimebaseSchema>;
 
 /**
  * GPU time and cost of one kernel role within a pass (profiled runs, one pass per kernel), summed
@@ -66,84 +58,6 @@ const timedFields = {
   /** Percentage of the roof that binds this point (compute, bandwidth or the overhead floor). */
   roofPct: nonNegative,
 };
-
-/** A model's weight format; "mixed" when its linear layers differ (a GGUF file may mix types). */
-export const WeightFormatSchema = z.enum([...WEIGHT_FORMATS, 'mixed']);
-
-/**
- * One format's error on one slice of inputs, against the f32 model on the same inputs: over the
- * slice's next-token distributions (each prompt's prefill, then its decode steps fed f32's greedy
- * tokens, so both models always see the same context).
- */
-export const QualitySchema = z
-  .object({
-    format: z.enum(WEIGHT_FORMATS),
-    slice: z.enum(QUALITY_SLICES),
-    /** Normwise relative error of the logits, ‖format − f32‖₂ / ‖f32‖₂ over every distribution of the slice. */
-    relErr: nonNegative,
-    /** Share of the distributions whose argmax is f32's. */
-    top1Agreement: z.number().min(0).max(1),
-    /** Mean KL(f32 ‖ format) of the next-token distributions, nats. */
-    klDiv: nonNegative,
-    /** First generated token (0-based, over the slice's prompts in order) where greedy output leaves f32's; null: none within `steps`. */
-    divergenceStep: z.number().int().nonnegative().nullable(),
-    prompts: z.number().int().positive(),
-    /** Distributions compared per prompt. */
-    steps: z.number().int().positive(),
-    /** Prompt lengths of the slice, tokens. */
-    promptTokens: z.array(z.number().int().positive()).max(64),
-  })
-  .strict();
-export type Quality = z.infer<typeof QualitySchema>;
-
-/** The format sweep's summary: one row per format, from its prefill and decode points in the same run. */
-export const FormatSummarySchema = z
-  .object({
-    format: z.enum(WEIGHT_FORMATS),
-    /** Bytes of the linear weights and LM head on the GPU (quants, scales, padding). */
-    linearBytes: z.number().int().nonnegative(),
-    /** Compulsory bytes of one decode step at the sweep's depth (cost model, scales included). */
-    decodeBytesPerToken: nonNegative,
-    tpotMs: nonNegative,
-    tokensPerSec: nonNegative,
-    /** TPOT over f32's TPOT in the same run; null without an f32 point. */
-    tpotRatio: nonNegative.nullable(),
-    prefillMs: nonNegative,
-    prefillRatio: nonNegative.nullable(),
-  })
-  .strict();
-export type FormatSummary = z.infer<typeof FormatSummarySchema>;
-
-/** A model's graph: the fused one (6 dispatches per layer) or the unfused reference (16). */
-export const GraphSchema = z.enum(['fused', 'unfused']);
-
-/**
- * The fusion workload's summary: one row per graph, from its prefill and decode points in the same
- * run and the dispatches the engine recorded in those passes (not the cost model's count).
- */
-export const FusionSummarySchema = z
-  .object({
-    /** The graph asked for. */
-    graph: GraphSchema,
-    /** Whether the model really ran the fused graph (the chosen kernel families may not take the fusions). */
-    fused: z.boolean(),
-    /** Dispatches the engine recorded in one prefill of `prefillTokens` and in one decode step, all roles. */
-    prefillDispatches: z.number().int().nonnegative(),
-    decodeDispatches: z.number().int().nonnegative(),
-    /** The same without the dispatches outside the layers (embedding, LM head, argmax, the unfused final norm), per layer. */
-    prefillPerLayer: nonNegative,
-    decodePerLayer: nonNegative,
-    prefillTokens: z.number().int().positive(),
-    decodeDepth: z.number().int().nonnegative(),
-    /** Prefill: TTFT p50 of the point; decode: TPOT p50 (both wall clock, as the points record them). */
-    prefillMs: nonNegative,
-    tpotMs: nonNegative,
-    /** Over the unfused row's in the same run (1 on the unfused row); null without an unfused row. */
-    prefillRatio: nonNegative.nullable(),
-    tpotRatio: nonNegative.nullable(),
-  })
-  .strict();
-export type FusionSummary = z.infer<typeof FusionSummarySchema>;
 
 export const PointSchema = z
   .object({
@@ -257,147 +171,6 @@ export const PeaksSchema = z
   })
   .strict();
 export type PeaksRecord = z.infer<typeof PeaksSchema>;
-
-const count = z.number().int().nonnegative();
-const pagedContiguous = z.object({ paged: count, contiguous: count }).strict();
-const poolBytes = z.object({ reservedBytes: count, usedBytes: count, wastedBytes: count }).strict();
-
-/**
- * The capacity probe (workload 'capacity'): how many sequences of a seeded length mix the real
- * KV pool admitted, paged and contiguous, against what the KV calculator predicts for the same
- * pool bytes and the same lengths.
- */
-export const CapacityResultSchema = z
-  .object({
-    /** 2 · layers · kvHeads · headDim · 4 (the engine's KV is f32), from the calculator. */
-    kvBytesPerToken: count,
-    pageSize: count,
-    maxSeqLen: count,
-    /** The pool asked for, and the per-layer buffer limit of the device that may have capped it. */
-    requestedBytes: count,
-    deviceLimitBytes: count,
-    /** The mix the sequences were drawn from. */
-    mix: z
-      .object({ meanTokens: count, longShare: nonNegative, longFactor: nonNegative, seed: count })
-      .strict(),
-    /** The calculator's admission count for the pool's bytes: pages rounded up, or maxSeqLen reserved each. */
-    predicted: pagedContiguous,
-    /** The same without page rounding (exact tokens): the upper end of "up to page rounding". */
-    predictedUnrounded: count,
-    /** Sequences the allocator admitted before the first failure. */
-    reached: pagedContiguous,
-    /** reached.paged ÷ reached.contiguous (null when contiguous admitted none). */
-    pagedOverContiguous: nonNegative.nullable(),
-    /** The paged pool at its fullest (the top-level figures the issue names). */
-    ...poolBytes.shape,
-    contiguous: poolBytes,
-    /** Every admitted token's slot was written on the GPU and read back holding its own sequence's marker. */
-    slotsVerified: z.boolean(),
-    /** 'exact': reached = predicted; 'page-rounding': between the rounded and the unrounded prediction; else 'mismatch'. */
-    agreement: z.enum(['exact', 'page-rounding', 'mismatch']),
-    /** Why the numbers differ, when they do. */
-    note: z.string().max(2000).nullable(),
-  })
-  .strict();
-export type CapacityResult = z.infer<typeof CapacityResultSchema>;
-
-/**
- * One point of the verify-K curve: a verify pass of k tokens after `depth` cached ones, against one
- * decode step at the same depth, both timed alone in the same clock (`timebase`), and the verify
- * pass placed on the roofline by its own FLOPs and bytes.
- */
-export const VerifyPointSchema = z
-  .object({
-    /** Tokens verified in the pass (a draft of K needs K + 1: the pending token first). */
-    k: z.number().int().positive(),
-    depth: count,
-    reps: count,
-    timebase: TimebaseSchema,
-    /** Medians over the samples, ms. */
-    verifyMs: nonNegative,
-    decodeMs: nonNegative,
-    /** verifyMs ÷ decodeMs: what verifying k tokens costs in decode steps. */
-    ratio: nonNegative,
-    verifySamplesMs: z.array(nonNegative).min(1),
-    decodeSamplesMs: z.array(nonNegative).min(1),
-    /** The same medians by the wall clock (what the decoding loop waits for). */
-    wallVerifyMs: nonNegative,
-    wallDecodeMs: nonNegative,
-    /** Chunks the pass ran in (the GEMV's batch limit): each reads the weights once. */
-    chunks: z.number().int().positive(),
-    flops: nonNegative,
-    bytes: nonNegative,
-    intensity: nonNegative,
-    gflops: nonNegative,
-    gbps: nonNegative,
-    bound: BoundSchema,
-    roofPct: nonNegative,
-    /** The roofline's time for the pass: max(FLOPs/peak, bytes/bandwidth) + dispatch (and, wall, submit) overhead. */
-    predictedMs: nonNegative,
-  })
-  .strict();
-export type VerifyPoint = z.infer<typeof VerifyPointSchema>;
-
-/** One drafter at one draft length on one prompt class, against plain greedy decode of the same prompts. */
-export const SpecRunSchema = z
-  .object({
-    /** The drafter as asked for (`ngram`, `model:PRESET`, `truncated:N`, `oracle:P`). */
-    drafter: z.string().max(100),
-    /** Its name in reports; the synthetic oracle says so. */
-    label: z.string().max(200),
-    /** True for the controlled-acceptance oracle, which knows the answer: calibration, not a method. */
-    synthetic: z.boolean(),
-    k: z.number().int().positive(),
-    adaptiveK: z.boolean(),
-    promptClass: z.string().max(50),
-    prompts: z.number().int().positive(),
-    promptTokens: z.number().int().positive(),
-    /** Tokens generated per prompt (the first from the prefill). */
-    tokens: z.number().int().positive(),
-    /** Verify steps over all prompts. */
-    steps: count,
-    drafted: count,
-    accepted: count,
-    /** accepted ÷ drafted. */
-    acceptanceRate: nonNegative,
-    /** 1 + accepted ÷ steps: tokens per verify step. */
-    meanAcceptanceLength: nonNegative,
-    /** Share of proposals accepted at each draft position (1st, 2nd, …). */
-    perPosition: z.array(nonNegative),
-    /** Mean wall time per step of the drafter's proposal and of the verify pass, ms. */
-    draftMs: nonNegative,
-    verifyMs: nonNegative,
-    /** Wall clock: (time of the last token − time of the first) ÷ (tokens − 1), mean over prompts. */
-    tpotMs: nonNegative,
-    baselineTpotMs: nonNegative,
-    /** baselineTpotMs ÷ tpotMs, both from this run. */
-    speedup: nonNegative,
-    /** What the cost model predicts from the measured acceptance and draft time and the curve (see formula). */
-    predictedSpeedup: nonNegative,
-    /** The output equals plain greedy decode of the same prompts, token for token. */
-    identical: z.boolean(),
-    /** The first differing token, when not identical. */
-    firstMismatch: z.object({ prompt: count, index: count }).strict().nullable(),
-  })
-  .strict();
-export type SpecRun = z.infer<typeof SpecRunSchema>;
-
-/** Speculative decoding (workload 'spec'): the verify-K curve, its knee, and the measured runs. */
-export const SpecResultSchema = z
-  .object({
-    verifyCurve: z.array(VerifyPointSchema),
-    /** The largest k whose verify costs ≤ kneeRatio × a decode step at every depth; null if none does. */
-    knee: z.number().int().positive().nullable(),
-    kneeRatio: nonNegative,
-    kneeByDepth: z.array(z.object({ depth: count, k: z.number().int().positive().nullable() }).strict()),
-    runs: z.array(SpecRunSchema),
-    /** The predicted-speedup formula, in words. */
-    formula: z.string().max(1000),
-    /** The clock of the runs' times. */
-    clock: z.string().max(300),
-  })
-  .strict();
-export type SpecResult = z.infer<typeof SpecResultSchema>;
 
 export const BenchResultSchema = z
   .object({
@@ -523,22 +296,8 @@ export const BenchResultSchema = z
       .optional(),
     points: z.array(PointSchema),
     kernelPoints: z.array(KernelPointSchema).optional(),
-    capacity: CapacityResultSchema.optional(),
-    /**
-     * Speculative decoding. The issue called these fields spec.verifyCurve and spec.runs, but
-     * `spec` has been the run's own spec since schema v2, so they live here.
-     */
-    speculative: SpecResultSchema.optional(),
-    /** The load test (`--suite serve`): one run per experiment arm, every request's timeline kept. */
-    serve: ServeResultSchema.optional(),
-    /** The B-scaling sweep (`--suite batch`): one decode step of B sequences against its roofline bound. */
-    batchScaling: z.array(BatchScalingPointSchema).optional(),
-    /** The format sweep (`--suite formats`): per format, bytes per decode token, TPOT and ratios to f32. */
-    formats: z.array(FormatSummarySchema).optional(),
-    /** Error by slice of each format against f32 on the same inputs (the format sweep). */
-    quality: z.array(QualitySchema).optional(),
-    /** The fused graph against the unfused one (`--suite fusion`, and the quick suite's last workload). */
-    fusion: z.array(FusionSummarySchema).optional(),
+    /** Each workload's own section (capacity, speculative, serve, batchScaling, formats, quality, fusion, …): see its descriptor. */
+    ...SECTIONS,
     /** Performance targets judged against this run's own roofs. */
     targets: z
       .array(

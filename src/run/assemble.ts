@@ -3,17 +3,12 @@ import { place, type Roofs } from '../measure/roofline.ts';
 import type { ClockSamples } from '../measure/samples.ts';
 import type { ModelConfig } from '../model/config.ts';
 import { linearNames, linearShape } from '../model/weights.ts';
-import type {
-  FormatSummary,
-  FusionSummary,
-  KernelPoint,
-  Point,
-  SpecResult,
-  SpecRun,
-  Timebase,
-  VerifyPoint,
-} from '../results/schema.ts';
-import type { BenchSpec } from '../spec/spec.ts';
+import type { KernelPoint, Point } from '../results/schema.ts';
+import type { Timebase } from '../spec/fields.ts';
+import type { BenchSpec } from '../spec/schema.ts';
+import type { FormatSummary } from '../spec/workloads/formats.ts';
+import type { FusionSummary } from '../spec/workloads/fusion.ts';
+import type { SpecResult, SpecRun, VerifyPoint } from '../spec/workloads/speculative-result.ts';
 import { kneeOf, SPEEDUP_FORMULA } from '../speculative/predict.ts';
 import { percentile, percentiles, summarize } from '../stats.ts';
 import { WEIGHT_FORMATS, type WeightFormat, weightBytes } from '../weight-format.ts';

@@ -31,26 +31,19 @@ import {
 import {
   type BenchResult,
   BenchResultSchema,
-  type CapacityResult,
   type KernelPoint,
   type Point,
-  type Quality,
   SCHEMA_VERSION,
-  type SpecRun,
-  type VerifyPoint,
 } from '../results/schema.ts';
-import type { ServeRun } from '../results/serve-schema.ts';
-import {
-  assertFits,
-  type BenchSpec,
-  drafterErrors,
-  engineNeeds,
-  fitToModel,
-  VALIDATION_TOKENS,
-  type WorkloadKind,
-  workloadLabel,
-  workloadUnits,
-} from '../spec/spec.ts';
+import { assertFits, fitToModel, modelErrors } from '../spec/fit.ts';
+import { engineNeeds } from '../spec/needs.ts';
+import type { BenchSpec } from '../spec/schema.ts';
+import { VALIDATION_TOKENS } from '../spec/workload.ts';
+import type { CapacityResult } from '../spec/workloads/capacity.ts';
+import type { Quality } from '../spec/workloads/formats.ts';
+import { type WorkloadKind, workloadLabel, workloadUnits } from '../spec/workloads/index.ts';
+import type { ServeRun } from '../spec/workloads/serve-result.ts';
+import type { SpecRun, VerifyPoint } from '../spec/workloads/speculative-result.ts';
 import { BYTES, type WeightFormat } from '../weight-format.ts';
 import { WORKLOADS } from '../workloads/index.ts';
 import { promptTokens } from '../workloads/prompts.ts';
@@ -181,7 +174,7 @@ export async function runBench(
   warnings.push(...loaded.warnings);
   const fitted = fitToModel(spec, config.maxSeqLen);
   assertFits(fitted.errors);
-  const badDrafters = drafterErrors(spec, config);
+  const badDrafters = modelErrors(spec, config);
   if (badDrafters.length > 0) throw new SpecError(badDrafters.join('; '));
   for (const d of fitted.dropped) warnings.push(`Skipped ${d.message}.`);
   if (fitted.spec.workloads.length === 0) {

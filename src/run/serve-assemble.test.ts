@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PeaksRecord, Point } from '../results/schema.ts';
-import type { ServeRun } from '../results/serve-schema.ts';
+import type { ServeRun } from '../spec/workloads/serve-result.ts';
 import { batchScaling, serveResult } from './serve-assemble.ts';
 
 const peaks = { fmaGflops: 10, copyGBps: 2, submitUs: 500 } as PeaksRecord;

@@ -1,6 +1,7 @@
 import type { PeaksRecord as Peaks, Point } from '../results/schema.ts';
-import type { BatchScalingPoint, ServeResult, ServeRun } from '../results/serve-schema.ts';
-import { SERVE_DEFAULTS } from '../spec/serve.ts';
+import type { BatchScalingPoint } from '../spec/workloads/decode.ts';
+import type { ServeResult, ServeRun } from '../spec/workloads/serve-result.ts';
+import { SERVE_DEFAULTS } from '../spec/workloads/serve-settings.ts';
 
 /** What every serve figure is timed with. */
 export const SERVE_CLOCK =

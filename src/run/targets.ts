@@ -1,7 +1,7 @@
 import { formatPerLayer } from '../markdown.ts';
 import { DRAM_BOUND_MIN_BYTES, type Roofs } from '../measure/roofline.ts';
 import type { BenchResult } from '../results/schema.ts';
-import { QUALITY_SLICES } from '../spec/spec.ts';
+import { QUALITY_SLICES } from '../spec/workloads/formats.ts';
 
 /** One performance target, judged against roofs measured in the same run. */
 export interface TargetResult {

@@ -14,7 +14,7 @@ import type { Progress } from '../run/run.ts';
 export type { ModelSource } from '../model/source.ts';
 export type { BenchResult } from '../results/schema.ts';
 export type { Progress } from '../run/run.ts';
-export type { BenchSpec } from '../spec/spec.ts';
+export type { BenchSpec } from '../spec/schema.ts';
 
 export interface GpuInfo {
   adapter: AdapterRecord;

@@ -5,7 +5,7 @@ import type { TuningStore } from '../measure/tuning-cache.ts';
 import { loadModel } from '../model/source.ts';
 import { verifyModel } from '../model/verify.ts';
 import { type RunEnvironment, runBench } from '../run/run.ts';
-import { parseBenchSpec } from '../spec/spec.ts';
+import { parseBenchSpec } from '../spec/schema.ts';
 import type { EngineApi, GpuInfo } from './api.ts';
 
 /**

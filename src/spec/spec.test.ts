@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { SpecError } from '../errors.ts';
 import { kvCapacityTokens } from '../kv/cache.ts';
-import { buildSpec, engineNeeds, fitToModel, parseBenchSpec, specFromOptions } from './spec.ts';
+import { fitToModel } from './fit.ts';
+import { engineNeeds } from './needs.ts';
+import { buildSpec, specFromOptions } from './options.ts';
+import { parseBenchSpec } from './schema.ts';
 
 const preset = { kind: 'preset', preset: 'ci-tiny', seed: 0 } as const;
 

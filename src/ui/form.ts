@@ -13,16 +13,11 @@ import { PAGE_SIZES } from '../kv/cache.ts';
 import { isPresetName, PRESET_NAMES, PRESETS, presetConfig } from '../model/config.ts';
 import { parameterCount } from '../model/weights.ts';
 import { parseSlo } from '../serve/metrics.ts';
-import { SERVE_DEFAULTS } from '../spec/serve.ts';
-import {
-  type BenchSpec,
-  buildSpec,
-  drafterErrors,
-  fitToModel,
-  SPEC_DEFAULTS,
-  type SpecOptions,
-  SUITES,
-} from '../spec/spec.ts';
+import { fitToModel, modelErrors } from '../spec/fit.ts';
+import { buildSpec, type SpecOptions } from '../spec/options.ts';
+import type { BenchSpec } from '../spec/schema.ts';
+import { SPEC_DEFAULTS, SUITES } from '../spec/suites.ts';
+import { SERVE_DEFAULTS } from '../spec/workloads/serve-settings.ts';
 import { BYTES, WEIGHT_FORMATS, type WeightFormat } from '../weight-format.ts';
 import { h, uniqueId } from './dom.ts';
 import { formatCount } from './format.ts';
@@ -733,7 +728,7 @@ export class ConfigForm {
           if (isField(u.option) && !errors.has(u.option)) errors.set(u.option, u.message);
         }
         // Drafters this model cannot use (a truncation as deep as the model, another vocabulary).
-        const drafters = drafterErrors(result, config);
+        const drafters = modelErrors(result, config);
         if (drafters.length > 0 && !errors.has('drafters')) errors.set('drafters', drafters.join('; '));
       }
     }

@@ -4,8 +4,10 @@
  * Markdown report's columns and number formats (src/results/fusion-export.ts), and a headline.
  * Hidden when the result has no fusion rows.
  */
-import { FUSION_CAPTION, fusionGraphLabel } from '../results/fusion-export.ts';
-import type { BenchResult, FusionSummary } from '../results/schema.ts';
+
+import type { BenchResult } from '../results/schema.ts';
+import type { FusionSummary } from '../spec/workloads/fusion.ts';
+import { FUSION_CAPTION, fusionGraphLabel } from '../spec/workloads/fusion.ts';
 import { h, setChildren } from './dom.ts';
 import { fixed, formatMs, MISSING } from './format.ts';
 

@@ -8,7 +8,7 @@ import { KernelRig } from '../kernels/rig.ts';
 import type { PageAllocatorStats } from '../kv/allocator.ts';
 import { KvCache, type KvCacheOptions, type KvCacheShape, pageBytes } from '../kv/cache.ts';
 import { kvRowIndex } from '../kv/layout.ts';
-import type { CapacityResult } from '../results/schema.ts';
+import type { CapacityResult } from '../spec/workloads/capacity.ts';
 import { BYTES } from '../weight-format.ts';
 import type { WorkloadContext, WorkloadRunner } from './workload.ts';
 

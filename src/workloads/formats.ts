@@ -4,7 +4,7 @@ import { logitsError } from '../measure/quality.ts';
 import { Model } from '../model/forward.ts';
 import { validateModel } from '../model/verify.ts';
 import { quantizeWeights, weightFormatOf, weightFormatsOf, widenWeights } from '../model/weights.ts';
-import type { QualitySlice } from '../spec/spec.ts';
+import type { QualitySlice } from '../spec/workloads/formats.ts';
 import type { WeightFormat } from '../weight-format.ts';
 import { decodeSweep } from './decode.ts';
 import { prefillSweep } from './prefill.ts';

@@ -2,7 +2,7 @@ import { kvCapacityTokens } from '../kv/cache.ts';
 import type { Graph } from '../measure/cost.ts';
 import { Model } from '../model/forward.ts';
 import { validateModel } from '../model/verify.ts';
-import { decodePrompt, VALIDATION_TOKENS } from '../spec/spec.ts';
+import { decodePrompt, VALIDATION_TOKENS } from '../spec/workload.ts';
 import { decodeSweep } from './decode.ts';
 import { prefillSweep } from './prefill.ts';
 import { promptTokens } from './prompts.ts';

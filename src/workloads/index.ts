@@ -1,4 +1,4 @@
-import type { WorkloadKind } from '../spec/spec.ts';
+import type { WorkloadKind } from '../spec/workloads/index.ts';
 import { capacityProbe } from './capacity.ts';
 import { decodeSweep } from './decode.ts';
 import { formatSweep } from './formats.ts';

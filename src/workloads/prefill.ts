@@ -3,7 +3,7 @@ import { GpuProfiler, type Span } from '../gpu/profiler.ts';
 import { graphOf, prefillCost } from '../measure/cost.ts';
 import { kernelBreakdown, PointSamples } from '../measure/samples.ts';
 import type { Model } from '../model/forward.ts';
-import { MAX_TIMED_PASSES } from '../spec/spec.ts';
+import { MAX_TIMED_PASSES } from '../spec/workload.ts';
 import { promptTokens } from './prompts.ts';
 import { requireModel, type WorkloadRunner } from './workload.ts';
 

@@ -1,5 +1,4 @@
 import { Model } from '../model/forward.ts';
-import type { ServeRun } from '../results/serve-schema.ts';
 import { type ArmOptions, type ArmRun, runArm } from '../serve/driver.ts';
 import { byClass, type RequestRecord, type Slo, slowdown, summarize } from '../serve/metrics.ts';
 import { saturationRate } from '../serve/saturation.ts';
@@ -12,7 +11,8 @@ import {
   requestTypeMatrix,
   type TraceRequest,
 } from '../serve/traffic.ts';
-import { SERVE_DEFAULTS, type ServeWorkload } from '../spec/serve.ts';
+import type { ServeRun } from '../spec/workloads/serve-result.ts';
+import { SERVE_DEFAULTS, type ServeWorkload } from '../spec/workloads/serve-settings.ts';
 import type { WorkloadContext, WorkloadRunner } from './workload.ts';
 
 /**

@@ -9,9 +9,12 @@ import type { ModelConfig } from '../model/config.ts';
 import type { Model } from '../model/forward.ts';
 import type { ValidationCheck } from '../model/verify.ts';
 import type { ModelWeights } from '../model/weights.ts';
-import type { CapacityResult, Quality, SpecRun } from '../results/schema.ts';
-import type { ServeRun } from '../results/serve-schema.ts';
-import type { BenchSpec, Workload, WorkloadKind, WorkloadOf } from '../spec/spec.ts';
+import type { BenchSpec } from '../spec/schema.ts';
+import type { CapacityResult } from '../spec/workloads/capacity.ts';
+import type { Quality } from '../spec/workloads/formats.ts';
+import type { Workload, WorkloadKind, WorkloadOf } from '../spec/workloads/index.ts';
+import type { ServeRun } from '../spec/workloads/serve-result.ts';
+import type { SpecRun } from '../spec/workloads/speculative-result.ts';
 import type { WeightFormat, WeightFormats } from '../weight-format.ts';
 
 /**

@@ -7,7 +7,7 @@
  * kernels) took over.
  */
 import * as Plot from '@observablehq/plot';
-import type { BatchScalingPoint } from '../../results/serve-schema.ts';
+import type { BatchScalingPoint } from '../../spec/workloads/decode.ts';
 import { fixed, formatNumber } from '../format.ts';
 import { baseOptions } from './common.ts';
 import { HALO } from './serve-common.ts';

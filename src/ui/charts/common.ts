@@ -4,7 +4,8 @@
  */
 import type * as Plot from '@observablehq/plot';
 import type { Roofs } from '../../measure/roofline.ts';
-import type { Point, VerifyPoint } from '../../results/schema.ts';
+import type { Point } from '../../results/schema.ts';
+import type { VerifyPoint } from '../../spec/workloads/speculative-result.ts';
 
 /** A rendered chart: Plot's SVG, or a figure holding legends and the SVG. */
 export type PlotNode = (SVGSVGElement | HTMLElement) & Plot.Plot;

@@ -12,7 +12,7 @@
  * so their legends name the format; the roofline joins a pass's formats in one series itself.
  */
 import * as Plot from '@observablehq/plot';
-import type { FormatSummary } from '../../results/schema.ts';
+import type { FormatSummary } from '../../spec/workloads/formats.ts';
 import { fixed, formatMs, formatNumber } from '../format.ts';
 import { formatsIn, pointFormat } from '../formats/weights.ts';
 import { baseOptions, type ChartRun, chartHeight, PASS_COLORS } from './common.ts';

@@ -6,7 +6,7 @@
  * Latency is on a log axis: the classes span two orders of magnitude.
  */
 import * as Plot from '@observablehq/plot';
-import type { ServeRun } from '../../results/serve-schema.ts';
+import type { ServeRun } from '../../spec/workloads/serve-result.ts';
 import { fixed } from '../format.ts';
 import { baseOptions, type PlotNode } from './common.ts';
 import { armScale, classOrder, HALO, type Phases, phasesOf } from './serve-common.ts';

@@ -4,7 +4,7 @@
  * vLLM's definitions (src/serve/metrics.ts): queue = admitted − arrival, TTFT = first token −
  * arrival, so TTFT = queue + prefill exactly and a stacked bar of the two is the TTFT.
  */
-import type { ServeResult, ServeRun } from '../../results/serve-schema.ts';
+import type { ServeResult, ServeRun } from '../../spec/workloads/serve-result.ts';
 import { PASS_COLORS, RUN_COLORS } from './common.ts';
 
 export type ServeRequest = ServeRun['requests'][number];

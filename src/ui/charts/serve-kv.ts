@@ -5,7 +5,7 @@
  * wait; static batching drains it to a few long requests while the queue grows.
  */
 import * as Plot from '@observablehq/plot';
-import type { ServeRun } from '../../results/serve-schema.ts';
+import type { ServeRun } from '../../spec/workloads/serve-result.ts';
 import { fixed } from '../format.ts';
 import { baseOptions } from './common.ts';
 import { HALO, longestSeconds } from './serve-common.ts';

@@ -6,7 +6,7 @@
  * goodput falls: the server is busier, not better.
  */
 import * as Plot from '@observablehq/plot';
-import type { ServeResult } from '../../results/serve-schema.ts';
+import type { ServeResult } from '../../spec/workloads/serve-result.ts';
 import { fixed } from '../format.ts';
 import { baseOptions } from './common.ts';
 import { HALO } from './serve-common.ts';

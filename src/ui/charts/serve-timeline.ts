@@ -6,7 +6,7 @@
  * refills a slot the step after it frees.
  */
 import * as Plot from '@observablehq/plot';
-import type { ServeRun } from '../../results/serve-schema.ts';
+import type { ServeRun } from '../../spec/workloads/serve-result.ts';
 import { fixed } from '../format.ts';
 import { baseOptions } from './common.ts';
 import { ALERT_COLOR, classOrder, classScale, HALO, longestSeconds } from './serve-common.ts';

@@ -5,7 +5,7 @@
  * of a bar sum to the class's mean TTFT exactly, written at the bar's end.
  */
 import * as Plot from '@observablehq/plot';
-import type { ServeRun } from '../../results/serve-schema.ts';
+import type { ServeRun } from '../../spec/workloads/serve-result.ts';
 import { fixed } from '../format.ts';
 import { baseOptions, type PlotNode } from './common.ts';
 import { CHAR_WIDTH, classOrder, HALO, PHASE_COLORS, phasesOf } from './serve-common.ts';

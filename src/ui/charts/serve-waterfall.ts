@@ -5,7 +5,7 @@
  * preempted is marked: its later waits sit inside its prefill or decode bar.
  */
 import * as Plot from '@observablehq/plot';
-import type { ServeRun } from '../../results/serve-schema.ts';
+import type { ServeRun } from '../../spec/workloads/serve-result.ts';
 import { fixed } from '../format.ts';
 import { baseOptions } from './common.ts';
 import { ALERT_COLOR, CHAR_WIDTH, HALO, PHASE_COLORS, phasesOf, type ServeRequest } from './serve-common.ts';

@@ -5,8 +5,8 @@
  * passes on the roofline are drawn by the roofline chart itself (ChartRun.verify).
  */
 import * as Plot from '@observablehq/plot';
-import type { SpecResult, SpecRun } from '../../results/schema.ts';
 import { parseDrafterSpec } from '../../spec/drafter.ts';
+import type { SpecResult, SpecRun } from '../../spec/workloads/speculative-result.ts';
 import { curveAt, expectedAcceptanceLength, predictedSpeedup } from '../../speculative/predict.ts';
 import { fixed, formatMs } from '../format.ts';
 import { baseOptions, chartHeight, type PlotNode, RUN_COLORS } from './common.ts';

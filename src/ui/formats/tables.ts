@@ -4,8 +4,9 @@
  * on every slice, one row per format and slice. The error table is never folded into an average:
  * a format can be fine on short prompts and drift on long ones, and only the slices show it.
  */
-import { QUALITY_CAVEAT, QUALITY_DEFINITIONS, qualitySource } from '../../results/formats-export.ts';
-import type { FormatSummary, Quality } from '../../results/schema.ts';
+
+import type { FormatSummary, Quality } from '../../spec/workloads/formats.ts';
+import { QUALITY_CAVEAT, QUALITY_DEFINITIONS, qualitySource } from '../../spec/workloads/formats.ts';
 import { h } from '../dom.ts';
 import { fixed, formatMs, MISSING } from '../format.ts';
 

@@ -5,7 +5,8 @@
  * f32 by slice, with what seeded weights can tell said above it and what each column means below.
  * The run view shows one for the run on screen; the compare view one per compared file that has it.
  */
-import type { BenchResult, FormatSummary } from '../../results/schema.ts';
+import type { BenchResult } from '../../results/schema.ts';
+import type { FormatSummary } from '../../spec/workloads/formats.ts';
 import { formatComparisonChart } from '../charts/formats.ts';
 import { ChartPanel } from '../charts/panel.ts';
 import { h, setChildren } from '../dom.ts';

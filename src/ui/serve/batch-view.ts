@@ -4,7 +4,7 @@
  * and as a chart of step time and tokens/s against B.
  */
 import type { BenchResult } from '../../results/schema.ts';
-import type { BatchScalingPoint } from '../../results/serve-schema.ts';
+import type { BatchScalingPoint } from '../../spec/workloads/decode.ts';
 import { batchScalingChart } from '../charts/batch-scaling.ts';
 import { ChartPanel } from '../charts/panel.ts';
 import { h, setChildren } from '../dom.ts';

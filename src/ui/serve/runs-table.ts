@@ -4,7 +4,7 @@
  * class for every arm. Headers explain their columns on hover; an arm whose tokens differed from
  * the solo runs is shown loudly.
  */
-import type { ServeRun, ServeSummary } from '../../results/serve-schema.ts';
+import type { ServeRun, ServeSummary } from '../../spec/workloads/serve-result.ts';
 import { classOrder, classScale } from '../charts/serve-common.ts';
 import { h } from '../dom.ts';
 import { fixed } from '../format.ts';

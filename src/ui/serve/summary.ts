@@ -5,8 +5,8 @@
  * same request run alone; then the A/B deltas, goodput and slowdown in words (the Markdown report's
  * lines), and a loud notice of any request whose tokens differed.
  */
-import { abDeltas, shortP95Ttft } from '../../results/serve-export.ts';
-import type { ServeResult, ServeRun } from '../../results/serve-schema.ts';
+import { abDeltas, shortP95Ttft } from '../../spec/workloads/serve-report.ts';
+import type { ServeResult, ServeRun } from '../../spec/workloads/serve-result.ts';
 import { type Child, h } from '../dom.ts';
 import { fixed } from '../format.ts';
 

@@ -7,7 +7,7 @@
  * compare view one per compared file that has it.
  */
 import type { BenchResult } from '../../results/schema.ts';
-import type { ServeResult, ServeRun } from '../../results/serve-schema.ts';
+import type { ServeResult, ServeRun } from '../../spec/workloads/serve-result.ts';
 import { ChartPanel } from '../charts/panel.ts';
 import { CDF_METRICS, type CdfMetric, latencyCdfChart } from '../charts/serve-cdf.ts';
 import { chartArms } from '../charts/serve-common.ts';

@@ -4,7 +4,7 @@
  * speed-ups, and whether the output was identical to greedy decode. A synthetic drafter says so
  * in its row; an output that differs is shown loudly, with where it first differed.
  */
-import type { SpecRun } from '../../results/schema.ts';
+import type { SpecRun } from '../../spec/workloads/speculative-result.ts';
 import { h } from '../dom.ts';
 import { fixed, formatMs } from '../format.ts';
 

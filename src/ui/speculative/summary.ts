@@ -3,7 +3,7 @@
  * the best speed-up a real (not synthetic) drafter reached, and whether every output equalled
  * greedy decode; then the knee at each depth in words, and a loud notice of any output that differed.
  */
-import type { SpecResult, SpecRun } from '../../results/schema.ts';
+import type { SpecResult, SpecRun } from '../../spec/workloads/speculative-result.ts';
 import { runName } from '../charts/speculative.ts';
 import { type Child, h } from '../dom.ts';
 import { fixed, MISSING } from '../format.ts';

@@ -1,5 +1,5 @@
-import { escapeMarkdown, fixed, markdownDelimiter, markdownRow } from '../markdown.ts';
-import type { BatchScalingPoint, ServeResult, ServeRun, ServeSummary } from './serve-schema.ts';
+import { escapeMarkdown, fixed, markdownDelimiter, markdownRow } from '../../markdown.ts';
+import type { ServeResult, ServeRun, ServeSummary } from './serve-result.ts';
 
 /**
  * The load test's Markdown: the arms side by side, latency by class, the A/B deltas, the goodput
@@ -189,22 +189,4 @@ export function serveTables(s: ServeResult): string[] {
   }
   out.push(...classTable(s.runs), '', escapeMarkdown(s.definitions));
   return out;
-}
-
-export function batchScalingTable(points: readonly BatchScalingPoint[]): string[] {
-  return [
-    '**B-scaling** (one decode step of B sequences; bound = max(FLOPs ÷ FMA peak, bytes ÷ copy bandwidth) + submit overhead)',
-    '',
-    markdownRow(['B', 'step ms', 'tokens/s', 'bound ms', 'step ÷ bound']),
-    markdownDelimiter('rrrrr'),
-    ...points.map((p) =>
-      markdownRow([
-        String(p.batch),
-        fixed(p.stepMs, 2),
-        fixed(p.tokensPerSec, 1),
-        fixed(p.boundMs, 2),
-        fixed(p.ratio, 2),
-      ]),
-    ),
-  ];
 }

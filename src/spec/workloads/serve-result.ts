@@ -166,16 +166,3 @@ export const ServeResultSchema = z
   })
   .strict();
 export type ServeResult = z.infer<typeof ServeResultSchema>;
-
-export const BatchScalingPointSchema = z
-  .object({
-    batch: count,
-    /** Median decode step, ms (the point's placing clock). */
-    stepMs: ms,
-    tokensPerSec: rate,
-    /** max(FLOPs ÷ FMA peak, bytes ÷ copy bandwidth) + the measured submit overhead, ms. */
-    boundMs: ms,
-    ratio: rate,
-  })
-  .strict();
-export type BatchScalingPoint = z.infer<typeof BatchScalingPointSchema>;

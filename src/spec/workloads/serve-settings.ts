@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_DECODE_BATCH } from '../kernels/limits.ts';
+import { MAX_DECODE_BATCH } from '../../kernels/limits.ts';
 
 /**
  * The load test's settings (`--suite serve`): traffic, scheduler and experiment. Imports no
@@ -41,6 +41,8 @@ export const TraceRequestSchema = z
     priority: z.number().int(),
   })
   .strict();
+
+export type TraceRequest = z.infer<typeof TraceRequestSchema>;
 
 export const SERVE_MIXES = ['default', 'matrix'] as const;
 
@@ -97,9 +99,6 @@ export const ServeWorkloadSchema = z
   })
   .strict();
 export type ServeWorkload = z.infer<typeof ServeWorkloadSchema>;
-
-/** The B-scaling sweep (`--suite batch`): one decode step of B sequences, for each B. */
-export const BATCH_SIZES = [1, 2, 4, 8, 16, 32] as const;
 
 export const SERVE_DEFAULTS = {
   requests: 40,

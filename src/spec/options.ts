@@ -1,0 +1,199 @@
+import { z } from 'zod';
+import { SpecError } from '../errors.ts';
+import { WEIGHT_FORMATS } from '../weight-format.ts';
+import { type BenchSpec, BenchSpecSchema } from './schema.ts';
+import { ownSuite, SPEC_DEFAULTS, SUITE_NAMES, SUITES, type SuiteName } from './suites.ts';
+import { depth, length, repetitions } from './workload.ts';
+import { CapacityWorkloadSchema } from './workloads/capacity.ts';
+import { DecodeWorkloadSchema } from './workloads/decode.ts';
+import { fusion } from './workloads/fusion.ts';
+import { WORKLOADS, type Workload } from './workloads/index.ts';
+import {
+  SERVE_DEFAULTS,
+  ServeWorkloadSchema,
+  SloSchema,
+  TraceRequestSchema,
+} from './workloads/serve-settings.ts';
+import { SpecWorkloadSchema } from './workloads/speculative.ts';
+
+/** The suites where --weights takes a list, for the message that says where to go. */
+const WEIGHT_LIST_SUITES = WORKLOADS.flatMap((d) => (d.suite?.weightList ? [d.suite.name] : [])).join(' or ');
+
+/**
+ * The flat settings the CLI's flags and the page's form fill in; every one optional. Named by
+ * the flag/field, so a validation issue points at what the person typed.
+ */
+export const SpecOptionsSchema = z
+  .object({
+    suite: z.enum(SUITE_NAMES).default(SPEC_DEFAULTS.suite),
+    prefill: z.array(length).max(64).optional(),
+    depths: z.array(depth).max(64).optional(),
+    gen: DecodeWorkloadSchema.shape.gen.optional(),
+    reps: repetitions.reps.optional(),
+    warmup: repetitions.warmup.default(SPEC_DEFAULTS.warmup),
+    pageSize: BenchSpecSchema.shape.kv.shape.pageSize.default(SPEC_DEFAULTS.pageSize),
+    kvMode: BenchSpecSchema.shape.kv.shape.mode.default(SPEC_DEFAULTS.kvMode),
+    batch: DecodeWorkloadSchema.shape.batch.default(SPEC_DEFAULTS.batch),
+    profile: z.boolean().default(SPEC_DEFAULTS.profile),
+    autotune: z.boolean().default(SPEC_DEFAULTS.autotune),
+    /** --no-fuse: build the run's model on the unfused graph. */
+    fuse: z.boolean().default(SPEC_DEFAULTS.fuse),
+    /** --suite formats: measure the error by slice (--no-quality: time the formats only). */
+    quality: z.boolean().default(true),
+    /** --weights: one format, or (with --suite formats) the formats to sweep. */
+    weights: z
+      .array(z.enum(WEIGHT_FORMATS))
+      .min(1)
+      .max(WEIGHT_FORMATS.length)
+      .refine((f) => new Set(f).size === f.length, { message: 'a format is listed twice' })
+      .optional(),
+    poolMiB: CapacityWorkloadSchema.shape.poolMiB.default(SPEC_DEFAULTS.poolMiB),
+    /** --suite spec: the drafters, the draft length K, adaptive K, and the curve's verify sizes. */
+    drafters: SpecWorkloadSchema.shape.drafters.optional(),
+    k: SpecWorkloadSchema.shape.k.default(SPEC_DEFAULTS.draftK),
+    adaptiveK: z.boolean().default(false),
+    verifyKs: SpecWorkloadSchema.shape.verifyKs.optional(),
+    /** --suite serve: traffic (rate in requests/s, Infinity: all at t = 0), scheduler and experiment. */
+    rate: z.union([z.number().positive(), z.literal(Number.POSITIVE_INFINITY)]).optional(),
+    concurrency: z.number().int().min(1).max(1024).optional(),
+    burstiness: z.number().positive().max(1000).default(SERVE_DEFAULTS.burstiness),
+    requests: ServeWorkloadSchema.shape.requests.default(SERVE_DEFAULTS.requests),
+    durationS: z.number().positive().max(86_400).optional(),
+    mix: ServeWorkloadSchema.shape.mix.default('default'),
+    prefixTokens: ServeWorkloadSchema.shape.prefixTokens.default(0),
+    prefixShare: ServeWorkloadSchema.shape.prefixShare.default(SERVE_DEFAULTS.prefixShare),
+    priorityShare: ServeWorkloadSchema.shape.priorityShare.default(SERVE_DEFAULTS.priorityShare),
+    policy: ServeWorkloadSchema.shape.policy.default(SERVE_DEFAULTS.policy),
+    slo: SloSchema.default({}),
+    batching: z.enum(['continuous', 'static', 'both']).default('both'),
+    prefixCache: z.enum(['on', 'off', 'both']).default('off'),
+    tokenBudget: ServeWorkloadSchema.shape.tokenBudget.default(SERVE_DEFAULTS.tokenBudget),
+    maxBatch: ServeWorkloadSchema.shape.maxBatch.default(SERVE_DEFAULTS.maxBatch),
+    kvTokens: z
+      .number()
+      .int()
+      .min(1)
+      .max(1 << 24)
+      .optional(),
+    sweep: ServeWorkloadSchema.shape.sweep.default(0),
+    solo: z.boolean().default(true),
+    trace: z.array(TraceRequestSchema).min(1).max(5000).optional(),
+  })
+  .strict()
+  .refine((o) => ownSuite(o.suite)?.weightList || (o.weights?.length ?? 1) === 1, {
+    message: `several weight formats make a format sweep: add --suite ${WEIGHT_LIST_SUITES}, or give one format`,
+    path: ['weights'],
+  })
+  .refine((o) => o.rate === undefined || o.concurrency === undefined, {
+    message: 'give --rate or --concurrency, not both',
+    path: ['concurrency'],
+  })
+  .refine((o) => o.trace === undefined || (o.sweep === 0 && o.mix === 'default'), {
+    message:
+      'an imported trace sets its own arrivals and classes: it cannot be swept or split into the matrix',
+    path: ['trace'],
+  });
+export type SpecOptions = z.input<typeof SpecOptionsSchema>;
+
+/** Validation problems of a set of options, each with the option it belongs to. */
+export interface SpecIssue {
+  /** The option (flag or form field) at fault, or null for the spec as a whole. */
+  option: keyof SpecOptions | 'model' | null;
+  /** Position in a list option, counting from 0. */
+  index?: number;
+  message: string;
+}
+
+export type SpecBuild = { ok: true; spec: BenchSpec } | { ok: false; issues: SpecIssue[] };
+
+/**
+ * Builds the workload list from flat options: a named suite gives the sweep values, explicit
+ * prefill/depths make it custom, and the other settings fill every workload. `--suite kernels`
+ * is the kernel suite alone. Never throws; see `specFromOptions` for the throwing form.
+ */
+export function buildSpec(model: unknown, options: SpecOptions): SpecBuild {
+  const parsed = SpecOptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      issues: parsed.error.issues.map((i) => {
+        const [head, index] = i.path;
+        return {
+          option: typeof head === 'string' ? (head as keyof SpecOptions) : null,
+          index: typeof index === 'number' ? index : undefined,
+          message: i.message,
+        };
+      }),
+    };
+  }
+  const o = parsed.data;
+  const own = ownSuite(o.suite);
+  const custom = o.prefill !== undefined || o.depths !== undefined;
+  const suite: SuiteName = own ? o.suite : custom ? 'custom' : o.suite;
+  const base = SUITES[o.suite === 'custom' ? 'quick' : o.suite];
+  const resolved = { ...o, reps: o.reps ?? base.reps };
+  const workloads: Workload[] = own ? own.build(resolved) : combinedSuite(suite, resolved);
+  const spec = BenchSpecSchema.safeParse({
+    model,
+    suite,
+    kv: { mode: o.kvMode, pageSize: o.pageSize },
+    autotune: o.autotune,
+    fuse: o.fuse,
+    weights: own?.weightList ? 'f32' : (o.weights?.[0] ?? 'f32'),
+    workloads,
+  });
+  if (spec.success) return { ok: true, spec: spec.data };
+  // The options were validated above with the same field schemas, so what remains is the model
+  // source or an empty workload list.
+  return {
+    ok: false,
+    issues: spec.error.issues.map((i) =>
+      i.path[0] === 'model'
+        ? { option: 'model', message: `${i.path.slice(1).join('.') || 'model'}: ${i.message}` }
+        : { option: null, message: i.message },
+    ),
+  };
+}
+
+/** `buildSpec` that throws a SpecError naming every problem. */
+export function specFromOptions(model: unknown, options: SpecOptions): BenchSpec {
+  const r = buildSpec(model, options);
+  if (r.ok) return r.spec;
+  throw new SpecError(
+    `Invalid benchmark spec: ${r.issues
+      .map((i) => `${i.option ?? '(spec)'}${i.index === undefined ? '' : `[${i.index}]`}: ${i.message}`)
+      .join('; ')}`,
+  );
+}
+
+type ResolvedOptions = z.output<typeof SpecOptionsSchema> & { reps: number };
+
+/**
+ * The suites of several workloads: the prefill sweep and the decode sweep over the suite's (or the
+ * person's) values; the quick suite ends with the fused graph against the unfused one, at its
+ * largest L and first depth.
+ */
+function combinedSuite(suite: SuiteName, o: ResolvedOptions): Workload[] {
+  const base = SUITES[suite === 'custom' ? 'quick' : (suite as 'quick' | 'full')];
+  const lengths = o.prefill ?? [...base.prefill];
+  const depths = o.depths ?? [...base.depths];
+  const common = { reps: o.reps, warmup: o.warmup, profile: o.profile };
+  const workloads: Workload[] = [];
+  if (lengths.length > 0) workloads.push({ kind: 'prefill', lengths, ...common });
+  if (depths.length > 0) {
+    workloads.push({ kind: 'decode', depths, gen: o.gen ?? base.gen, batch: o.batch, ...common });
+  }
+  if (suite === 'quick') {
+    const q = SUITES.quick;
+    workloads.push(
+      ...fusion.suite.build({
+        prefill: [Math.max(...q.prefill)],
+        depths: [q.depths[0]],
+        gen: o.gen ?? q.gen,
+        reps: o.reps,
+        warmup: o.warmup,
+      }),
+    );
+  }
+  return workloads;
+}

@@ -1,0 +1,224 @@
+import { z } from 'zod';
+import { escapeMarkdown, fixed, formatMs, MISSING, markdownDelimiter, markdownRow } from '../../markdown.ts';
+import { PRESETS } from '../../model/config.ts';
+import { WEIGHT_FORMATS, type WeightFormat } from '../../weight-format.ts';
+import { nonNegative } from '../fields.ts';
+import {
+  type CommonOptions,
+  depth,
+  length,
+  MAX_TIMED_PASSES,
+  pointNeeds,
+  pointUnfit,
+  repetitions,
+  type WorkloadDescriptor,
+} from '../workload.ts';
+
+/** Quality slices of the format sweep: where quantization error is measured against f32. */
+export const QUALITY_SLICES = ['short', 'long', 'repeated', 'rare', 'long-decode'] as const;
+export type QualitySlice = (typeof QUALITY_SLICES)[number];
+
+/**
+ * One format's error on one slice of inputs, against the f32 model on the same inputs: over the
+ * slice's next-token distributions (each prompt's prefill, then its decode steps fed f32's greedy
+ * tokens, so both models always see the same context).
+ */
+export const QualitySchema = z
+  .object({
+    format: z.enum(WEIGHT_FORMATS),
+    slice: z.enum(QUALITY_SLICES),
+    /** Normwise relative error of the logits, ‖format − f32‖₂ / ‖f32‖₂ over every distribution of the slice. */
+    relErr: nonNegative,
+    /** Share of the distributions whose argmax is f32's. */
+    top1Agreement: z.number().min(0).max(1),
+    /** Mean KL(f32 ‖ format) of the next-token distributions, nats. */
+    klDiv: nonNegative,
+    /** First generated token (0-based, over the slice's prompts in order) where greedy output leaves f32's; null: none within `steps`. */
+    divergenceStep: z.number().int().nonnegative().nullable(),
+    prompts: z.number().int().positive(),
+    /** Distributions compared per prompt. */
+    steps: z.number().int().positive(),
+    /** Prompt lengths of the slice, tokens. */
+    promptTokens: z.array(z.number().int().positive()).max(64),
+  })
+  .strict();
+
+export type Quality = z.infer<typeof QualitySchema>;
+
+/** The format sweep's summary: one row per format, from its prefill and decode points in the same run. */
+export const FormatSummarySchema = z
+  .object({
+    format: z.enum(WEIGHT_FORMATS),
+    /** Bytes of the linear weights and LM head on the GPU (quants, scales, padding). */
+    linearBytes: z.number().int().nonnegative(),
+    /** Compulsory bytes of one decode step at the sweep's depth (cost model, scales included). */
+    decodeBytesPerToken: nonNegative,
+    tpotMs: nonNegative,
+    tokensPerSec: nonNegative,
+    /** TPOT over f32's TPOT in the same run; null without an f32 point. */
+    tpotRatio: nonNegative.nullable(),
+    prefillMs: nonNegative,
+    prefillRatio: nonNegative.nullable(),
+  })
+  .strict();
+
+export type FormatSummary = z.infer<typeof FormatSummarySchema>;
+
+/**
+ * The format sweep: for each weight format, the same model quantized on load, a prefill at one L
+ * and a decode at one depth (timed as the prefill and decode sweeps time them), then, with
+ * `quality`, the error of each format's next-token distributions against f32 on every slice.
+ */
+export const FormatsWorkloadSchema = z
+  .object({
+    kind: z.literal('formats'),
+    formats: z
+      .array(z.enum(WEIGHT_FORMATS))
+      .min(1)
+      .max(WEIGHT_FORMATS.length)
+      .refine((f) => new Set(f).size === f.length, { message: 'a format is listed twice' }),
+    length,
+    depth,
+    gen: z.number().int().min(2).max(MAX_TIMED_PASSES),
+    /** Error by slice against f32 (f32 is added to the list when missing: it is the reference). */
+    quality: z.boolean(),
+    ...repetitions,
+  })
+  .strict();
+
+/** Every format, a prefill of 64 and a decode at depth 64 of 16 tokens. */
+export const FORMATS_SUITE = { prefill: [64], depths: [64], gen: 16, reps: 3 } as const;
+
+type FormatsWorkload = z.infer<typeof FormatsWorkloadSchema>;
+
+const section = {
+  /** The format sweep (`--suite formats`): per format, bytes per decode token, TPOT and ratios to f32. */
+  formats: z.array(FormatSummarySchema).optional(),
+  /** Error by slice of each format against f32 on the same inputs (the format sweep). */
+  quality: z.array(QualitySchema).optional(),
+};
+
+/** The format sweep: each format builds its own model (one sequence at a time); the run's model validates. */
+export const formats = {
+  kind: 'formats',
+  settings: FormatsWorkloadSchema,
+  unitName: 'points',
+  // A prefill and a decode point per format, and its quality slices.
+  units: (w) => w.formats.length * 2 + (w.quality ? w.formats.length : 0),
+  label: (w) =>
+    `weight formats (${w.formats.join(', ')}: prefill L = ${w.length}, decode at depth ${w.depth}${w.quality ? ', error by slice' : ''})`,
+  unfit: pointUnfit,
+  fit: (w, maxSeqLen) => (pointUnfit(w, maxSeqLen).length === 0 ? w : null),
+  modelErrors: () => [],
+  needs: pointNeeds,
+  section,
+  suite: {
+    name: 'formats',
+    help: "the format sweep: for f32, f16, int8 and int4 (or --weights LIST), a prefill and a decode at one depth, each format's TPOT against f32's, and its error against f32 by slice (--prefill, --depth: the one L and depth; --no-quality: time the formats only, no error by slice)",
+    /** Every format, a prefill of 64 and a decode at depth 64 of 16 tokens, and the error by slice. */
+    defaults: FORMATS_SUITE,
+    weightList: true,
+    // --prefill and --depth name the one L and the one depth each format is timed at.
+    build: (o: CommonOptions & { weights?: WeightFormat[]; quality: boolean }): FormatsWorkload[] => [
+      {
+        kind: 'formats',
+        formats: o.weights ?? [...WEIGHT_FORMATS],
+        length: o.prefill?.[0] ?? FORMATS_SUITE.prefill[0],
+        depth: o.depths?.[0] ?? FORMATS_SUITE.depths[0],
+        gen: o.gen ?? FORMATS_SUITE.gen,
+        quality: o.quality,
+        reps: o.reps,
+        warmup: o.warmup,
+      },
+    ],
+  },
+  report: (s, run) => formatSections(s, run.preset),
+} satisfies WorkloadDescriptor<FormatsWorkload, typeof section>;
+
+/** Said wherever the error table is shown: what seeded weights can and cannot tell. */
+export const QUALITY_CAVEAT =
+  'Seeded random weights measure numerical error, not task quality; a loaded real model measures both.';
+
+/** What each error column means, in the words the report and the page use. */
+export const QUALITY_DEFINITIONS =
+  'Each slice compares next-token distributions with f32 on the same inputs: every prompt’s prefill, then decode steps fed f32’s greedy tokens. rel err = ‖logits − f32‖₂ ÷ ‖f32‖₂ over the slice; top-1 = share of distributions with f32’s argmax; KL = mean KL(f32 ‖ format), nats; diverges at = the first generated token (0-based) where greedy output leaves f32’s, – if none.';
+
+const MiB = 2 ** 20;
+
+export function formatsTable(rows: readonly FormatSummary[]): string[] {
+  return [
+    '**Weight formats** (same preset, same run; TPOT and prefill are wall-clock medians; bytes per token from the cost model, scales included)',
+    '',
+    markdownRow([
+      'format',
+      'linear weights MiB',
+      'bytes / decode token',
+      'TPOT ms',
+      'tokens/s',
+      'TPOT ÷ f32',
+      'prefill ms',
+      'prefill ÷ f32',
+    ]),
+    markdownDelimiter('lrrrrrrr'),
+    ...rows.map((f) =>
+      markdownRow([
+        f.format,
+        fixed(f.linearBytes / MiB, 2),
+        `${fixed(f.decodeBytesPerToken / MiB, 2)} MiB`,
+        formatMs(f.tpotMs),
+        fixed(f.tokensPerSec, 1),
+        f.tpotRatio === null ? MISSING : fixed(f.tpotRatio, 2),
+        formatMs(f.prefillMs),
+        f.prefillRatio === null ? MISSING : fixed(f.prefillRatio, 2),
+      ]),
+    ),
+  ];
+}
+
+/** Whether the run's weights were seeded random ones (a preset) or a loaded model's. */
+export function qualitySource(preset: string): string {
+  return preset in PRESETS ? 'this run: seeded random weights' : 'this run: a loaded model';
+}
+
+export function qualityTable(rows: readonly Quality[], preset: string): string[] {
+  return [
+    `**Error against f32, by slice** (${qualitySource(preset)}). ${QUALITY_CAVEAT}`,
+    '',
+    markdownRow([
+      'format',
+      'slice',
+      'prompts × steps',
+      'prompt tokens',
+      'rel err',
+      'top-1',
+      'KL',
+      'diverges at',
+    ]),
+    markdownDelimiter('llrrrrrr'),
+    ...rows.map((q) =>
+      markdownRow([
+        q.format,
+        q.slice,
+        `${q.prompts} × ${q.steps}`,
+        q.promptTokens.join(', '),
+        q.relErr.toExponential(2),
+        `${fixed(q.top1Agreement * 100, 1)}%`,
+        q.klDiv.toExponential(2),
+        q.divergenceStep === null ? MISSING : String(q.divergenceStep),
+      ]),
+    ),
+    '',
+    escapeMarkdown(QUALITY_DEFINITIONS),
+  ];
+}
+
+/** The format sweep's sections of the Markdown report. */
+export function formatSections(
+  s: { formats?: readonly FormatSummary[]; quality?: readonly Quality[] },
+  preset: string,
+): string[][] {
+  const out: string[][] = [];
+  if (s.formats && s.formats.length > 0) out.push(formatsTable(s.formats));
+  if (s.quality && s.quality.length > 0) out.push(qualityTable(s.quality, preset));
+  return out;
+}

@@ -1,0 +1,114 @@
+import { GEMV_LIMITS } from '../../kernels/limits.ts';
+import { NO_NEEDS, type WorkloadDescriptor } from '../workload.ts';
+import { serveTables } from './serve-report.ts';
+import { ServeResultSchema } from './serve-result.ts';
+import {
+  type ServeArrival,
+  type ServeWorkload,
+  ServeWorkloadSchema,
+  type TraceRequest,
+  traceContext,
+} from './serve-settings.ts';
+
+/** The flat options the load test reads (the CLI's flags and the page's fields). */
+interface ServeOptions {
+  rate?: number;
+  concurrency?: number;
+  burstiness: number;
+  requests: number;
+  durationS?: number;
+  mix: ServeWorkload['mix'];
+  prefixTokens: number;
+  prefixShare: number;
+  priorityShare: number;
+  policy: ServeWorkload['policy'];
+  slo: ServeWorkload['slo'];
+  batching: 'continuous' | 'static' | 'both';
+  prefixCache: 'on' | 'off' | 'both';
+  tokenBudget: number;
+  maxBatch: number;
+  pageSize: number;
+  kvTokens?: number;
+  sweep: number;
+  solo: boolean;
+  trace?: TraceRequest[];
+}
+
+function arrival(o: ServeOptions): ServeArrival {
+  if (o.concurrency !== undefined) return { kind: 'concurrency', concurrency: o.concurrency };
+  if (o.rate === Number.POSITIVE_INFINITY) return { kind: 'all-at-once' };
+  return { kind: 'poisson', rateRps: o.rate ?? null, burstiness: o.burstiness };
+}
+
+const section = {
+  /** The load test (`--suite serve`): one run per experiment arm, every request's timeline kept. */
+  serve: ServeResultSchema.optional(),
+};
+
+/**
+ * The load test. Its arms build their own models (their own KV pools), so the run's model only
+ * validates; its traffic's context is known before the model only for an imported trace.
+ */
+export const serve = {
+  kind: 'serve',
+  settings: ServeWorkloadSchema,
+  unitName: 'requests',
+  // Requests, summed over the arms: the workload reports its own count once it knows it.
+  units: () => 0,
+  label: (w) =>
+    `load test (${w.sweep > 0 ? `rate sweep of ${w.sweep}` : w.mix === 'matrix' ? 'request-type matrix' : `${w.batching.join(' vs ')} batching${w.prefixCache.length > 1 ? ', prefix cache off vs on' : w.prefixCache[0] ? ', prefix cache' : ''}`}; ${w.trace ? `an imported trace of ${w.trace.length}` : w.requests} requests)`,
+  unfit: (w, maxSeqLen) => {
+    const need = traceContext(w);
+    return need > maxSeqLen
+      ? [
+          {
+            kind: w.kind,
+            option: 'trace',
+            value: need,
+            message: `a request of the trace needs ${need} tokens of context (prompt + output), past the model's maxSeqLen of ${maxSeqLen}`,
+          },
+        ]
+      : [];
+  },
+  fit: (w) => w,
+  modelErrors: () => [],
+  needs: (w) => ({
+    ...NO_NEEDS,
+    model: true,
+    kernels: true,
+    gemvBatches: [Math.min(GEMV_LIMITS.maxBatch, w.maxBatch)],
+  }),
+  section,
+  suite: {
+    name: 'serve',
+    help: 'a load test: requests of the default mix (60% short Q&A, 25% long RAG prompts, 15% long generations) at 90% of the measured saturation rate, continuous against static batching, then each request alone',
+    /** Continuous against static batching on the default mix, near saturation. */
+    defaults: { prefill: [], depths: [], gen: 16, reps: 3 },
+    weightList: false,
+    build: (o: ServeOptions): ServeWorkload[] => [
+      {
+        kind: 'serve',
+        arrival: arrival(o),
+        requests: o.trace?.length ?? o.requests,
+        durationS: o.durationS ?? null,
+        mix: o.mix,
+        prefixTokens: o.prefixTokens,
+        prefixShare: o.prefixTokens > 0 ? o.prefixShare : 0,
+        priorityShare: o.priorityShare,
+        policy: o.policy,
+        slo: o.slo,
+        batching: o.batching === 'both' ? ['continuous', 'static'] : [o.batching],
+        prefixCache: o.prefixCache === 'both' ? [false, true] : [o.prefixCache === 'on'],
+        tokenBudget: o.tokenBudget,
+        maxBatch: o.maxBatch,
+        pageSize: o.pageSize,
+        kvTokens: o.kvTokens ?? null,
+        sweep: o.sweep,
+        solo: o.solo,
+        seed: 0,
+        trace: o.trace ?? null,
+      },
+    ],
+  },
+  report: (s) => (s.serve ? [serveTables(s.serve)] : []),
+} satisfies WorkloadDescriptor<ServeWorkload, typeof section>;
