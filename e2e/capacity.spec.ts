@@ -5,7 +5,7 @@ import { expect, test } from '@playwright/test';
 import { firstLengths } from '../src/capacity/lengths.ts';
 import type { CapacityReport } from '../src/capacity/report.ts';
 import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
-import { makeResult } from '../test-support/fixtures.ts';
+import { makeResult } from '../test-support/fixtures/base.ts';
 import { gguf, type Meta, TINY_LLAMA_META } from '../test-support/gguf-fixture.ts';
 import { runCli } from './cli.ts';
 

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
 import type { BenchResult, SpecResult } from '../src/results/schema.ts';
 import { SPEEDUP_FORMULA } from '../src/speculative/predict.ts';
-import { makeSpecResult } from '../test-support/fixtures.ts';
+import { makeSpecResult } from '../test-support/fixtures/speculative.ts';
 import {
   DESKTOP,
   expectNoHorizontalOverflow,
