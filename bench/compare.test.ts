@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { makeResult, scaleTimes } from '../test-support/fixtures.ts';
+import { makeResult, scaleTimes } from '../test-support/fixtures/base.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..');
 const dir = mkdtempSync(join(tmpdir(), 'compare-cli-'));

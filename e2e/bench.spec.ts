@@ -7,7 +7,7 @@ import { presetConfig } from '../src/model/config.ts';
 import { saveHfModel } from '../src/model/hf.ts';
 import { randomWeights } from '../src/model/weights.ts';
 import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
-import { makeResult } from '../test-support/fixtures.ts';
+import { makeResult } from '../test-support/fixtures/base.ts';
 import { runCli } from './cli.ts';
 
 const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));

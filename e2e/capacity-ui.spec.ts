@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
 import { roofsFromResult } from '../src/capacity/roofs.ts';
 import { BenchResultSchema } from '../src/results/schema.ts';
-import { makeResult } from '../test-support/fixtures.ts';
+import { makeResult } from '../test-support/fixtures/base.ts';
 import { DESKTOP, PHONE, watchConsole } from './page-helpers.ts';
 
 const ARTIFACTS = join(import.meta.dirname, 'artifacts');

@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { firstLengths } from '../src/capacity/lengths.ts';
 import type { CapacityReport } from '../src/capacity/report.ts';
+import type { MetaEntry } from '../src/model/gguf-writer.ts';
 import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
-import { makeResult } from '../test-support/fixtures.ts';
-import { gguf, type Meta, TINY_LLAMA_META } from '../test-support/gguf-fixture.ts';
+import { makeResult } from '../test-support/fixtures/base.ts';
+import { gguf, TINY_LLAMA_META } from '../test-support/gguf-fixture.ts';
 import { runCli } from './cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'capacity-'));
@@ -76,7 +77,7 @@ test('bench --suite capacity: the pool admits exactly what the calculator predic
   expect(r.peaks.fmaGflops).toBeGreaterThan(0);
 });
 
-const META: Meta[] = [...TINY_LLAMA_META, ['tokenizer.ggml.tokens', 'strs', ['a', 'b', 'c']]];
+const META: MetaEntry[] = [...TINY_LLAMA_META, ['tokenizer.ggml.tokens', { strs: ['a', 'b', 'c'] }]];
 const capacity = (args: string[]) => runCli('bench/capacity.ts', args);
 const traffic = ['--gpu-mem', '1GB', '--input', '100', '--output', '28', '--sessions', '20'];
 

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
 import type { BenchResult } from '../src/results/schema.ts';
 import { QUALITY_CAVEAT, QUALITY_DEFINITIONS } from '../src/spec/workloads/formats.ts';
-import { makeFormatsResult } from '../test-support/fixtures.ts';
+import { makeFormatsResult } from '../test-support/fixtures/formats.ts';
 import {
   DESKTOP,
   expectNoHorizontalOverflow,

@@ -6,7 +6,7 @@
  * rows, and the time charts' legends. Screenshots go to e2e/artifacts/fusion-*.png.
  */
 import { expect, test } from '@playwright/test';
-import { makeFusionResult } from '../test-support/fixtures.ts';
+import { makeFusionResult } from '../test-support/fixtures/fusion.ts';
 import {
   DESKTOP,
   expectNoHorizontalOverflow,

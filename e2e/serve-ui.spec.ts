@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
 import type { BenchResult } from '../src/results/schema.ts';
 import type { ServeResult, ServeRun } from '../src/spec/workloads/serve-result.ts';
-import { makeBatchScalingResult, makeServeResult } from '../test-support/fixtures.ts';
+import { makeBatchScalingResult } from '../test-support/fixtures/batch.ts';
+import { makeServeResult } from '../test-support/fixtures/serve.ts';
 import {
   DESKTOP,
   expectNoHorizontalOverflow,

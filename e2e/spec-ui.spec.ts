@@ -14,7 +14,7 @@ import { expect, type Page, test } from '@playwright/test';
 import type { BenchResult } from '../src/results/schema.ts';
 import type { SpecResult } from '../src/spec/workloads/speculative-result.ts';
 import { SPEEDUP_FORMULA } from '../src/speculative/predict.ts';
-import { makeSpecResult } from '../test-support/fixtures.ts';
+import { makeSpecResult } from '../test-support/fixtures/speculative.ts';
 import {
   DESKTOP,
   expectNoHorizontalOverflow,

@@ -13,7 +13,7 @@ import { saveHfModel } from '../src/model/hf.ts';
 import { randomWeights } from '../src/model/weights.ts';
 import { MARKDOWN_POINTS_HEADER, toMarkdown } from '../src/results/export.ts';
 import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
-import { makeResult, scaleTimes } from '../test-support/fixtures.ts';
+import { makeResult, scaleTimes } from '../test-support/fixtures/base.ts';
 import { DESKTOP, PHONE, watchConsole } from './page-helpers.ts';
 
 const ARTIFACTS = join(import.meta.dirname, 'artifacts');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeResult } from '../../test-support/fixtures.ts';
+import { makeResult } from '../../test-support/fixtures/base.ts';
 import { capacityInput, estimateCapacity, parseBytes, parseCapacityInput } from './estimate.ts';
 import {
   admittedInOrder,

@@ -1,15 +1,18 @@
 import { InputError } from '../errors.ts';
 import { f32ToF16Bits } from '../weight-format.ts';
+import type { GgufTensorInfo } from './gguf.ts';
 import { ggufName } from './gguf-load.ts';
 import { get, type ModelWeights, type TensorSpec, tensorSpecs } from './weights.ts';
 
 /**
- * A GGUF v3 (or v2) writer for tests: builds a llama.cpp-style file from ModelWeights the way
- * convert_hf_to_gguf.py and ggml would (Q/K rows permuted for llama.cpp's RoPE, Q8_0 and Q4_0
- * quantized by ggml's reference rules in f32 arithmetic, f16 block scales), so that the loader in
- * gguf-load.ts is tested against files it did not write itself. It is written from the format's
- * description, not from the loader's code: the permutation is numpy's reshape/swapaxes spelled out,
- * not the loader's inverse.
+ * The project's one GGUF v3 (or v2) writer, for tests: builds a llama.cpp-style file from
+ * ModelWeights the way convert_hf_to_gguf.py and ggml would (Q/K rows permuted for llama.cpp's RoPE,
+ * Q8_0 and Q4_0 quantized by ggml's reference rules in f32 arithmetic, f16 block scales), so that the
+ * loader in gguf-load.ts is tested against files it did not write itself. It is written from the
+ * format's description, not from the loader's code: the permutation is numpy's reshape/swapaxes
+ * spelled out, not the loader's inverse. Three levels: `writeGguf` (a model's whole file),
+ * `encodeGguf` (a file from parts a test may edit first, to break it) and `encodeGgufHeader` (the
+ * header alone, for the header reader in gguf.ts and the capacity estimator, which read no weights).
  */
 
 export type GgufType = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0';
@@ -26,6 +29,9 @@ export type MetaValue =
   | { u64: bigint }
   | { strs: string[] };
 
+/** One metadata key and its value, in file order. */
+export type MetaEntry = [key: string, value: MetaValue];
+
 /** One tensor as it goes into the file; `offset` (from the data section) overrides the computed one. */
 export interface RawTensor {
   name: string;
@@ -36,10 +42,17 @@ export interface RawTensor {
   offset?: number;
 }
 
+/** What a GGUF header holds: everything before the data section, each tensor's offset given. */
+export interface GgufHeaderParts {
+  version: number;
+  meta: MetaEntry[];
+  tensors: GgufTensorInfo[];
+}
+
 /** Everything a GGUF file holds, before encoding; tests edit these to build broken files. */
 export interface GgufParts {
   version: number;
-  meta: [string, MetaValue][];
+  meta: MetaEntry[];
   tensors: RawTensor[];
   /** The data section's alignment the encoder lays tensors out on (general.alignment should say so). */
   alignment: number;
@@ -101,56 +114,81 @@ class Sink {
   }
 }
 
+/** "GGUF", version, counts, metadata, then the tensor table, ending where the table does. */
+function putHeader(s: Sink, header: GgufHeaderParts) {
+  s.bytes(new TextEncoder().encode('GGUF'));
+  s.u32(header.version);
+  s.u64(header.tensors.length);
+  s.u64(header.meta.length);
+  for (const [key, value] of header.meta) {
+    s.str(key);
+    putValue(s, value);
+  }
+  for (const t of header.tensors) {
+    s.str(t.name);
+    s.u32(t.dims.length);
+    for (const d of t.dims) s.u64(d);
+    s.u32(t.type);
+    s.u64(t.offset);
+  }
+}
+
+/** A metadata value: its GGUF value type code, then the value. */
+function putValue(s: Sink, value: MetaValue) {
+  if ('u32' in value) {
+    s.u32(4);
+    s.u32(value.u32);
+  } else if ('i32' in value) {
+    s.u32(5);
+    s.i32(value.i32);
+  } else if ('f32' in value) {
+    s.u32(6);
+    s.f32(value.f32);
+  } else if ('bool' in value) {
+    s.u32(7);
+    s.u8(value.bool ? 1 : 0);
+  } else if ('str' in value) {
+    s.u32(8);
+    s.str(value.str);
+  } else if ('u64' in value) {
+    s.u32(10);
+    s.u64(value.u64);
+  } else {
+    s.u32(9);
+    s.u32(8);
+    s.u64(value.strs.length);
+    for (const x of value.strs) s.str(x);
+  }
+}
+
 /**
- * The file's bytes: "GGUF", version, counts, metadata, the tensor table, then the data section at
- * the next multiple of `alignment`, each tensor at its offset (by default the next aligned one).
+ * The header's bytes and nothing after them: no padding to the alignment, no data section. The
+ * offsets are written as given, so they may point past the end of the file: header readers
+ * (gguf.ts, the capacity estimator) never look there.
+ */
+export function encodeGgufHeader(header: GgufHeaderParts): Uint8Array<ArrayBuffer> {
+  const s = new Sink();
+  putHeader(s, header);
+  return s.result();
+}
+
+/**
+ * The file's bytes: the header (see putHeader), then the data section at the next multiple of
+ * `alignment`, each tensor at its offset (by default the next aligned one).
  */
 export function encodeGguf(parts: GgufParts): Uint8Array<ArrayBuffer> {
-  const s = new Sink();
-  s.bytes(new TextEncoder().encode('GGUF'));
-  s.u32(parts.version);
-  s.u64(parts.tensors.length);
-  s.u64(parts.meta.length);
-  for (const [key, value] of parts.meta) {
-    s.str(key);
-    if ('u32' in value) {
-      s.u32(4);
-      s.u32(value.u32);
-    } else if ('i32' in value) {
-      s.u32(5);
-      s.i32(value.i32);
-    } else if ('f32' in value) {
-      s.u32(6);
-      s.f32(value.f32);
-    } else if ('bool' in value) {
-      s.u32(7);
-      s.u8(value.bool ? 1 : 0);
-    } else if ('str' in value) {
-      s.u32(8);
-      s.str(value.str);
-    } else if ('u64' in value) {
-      s.u32(10);
-      s.u64(value.u64);
-    } else {
-      s.u32(9);
-      s.u32(8);
-      s.u64(value.strs.length);
-      for (const x of value.strs) s.str(x);
-    }
-  }
   let next = 0;
   const offsets = parts.tensors.map((t) => {
     const at = t.offset ?? next;
     next = Math.ceil(Math.max(next, at + t.data.length) / parts.alignment) * parts.alignment;
     return at;
   });
-  for (const [i, t] of parts.tensors.entries()) {
-    s.str(t.name);
-    s.u32(t.dims.length);
-    for (const d of t.dims) s.u64(d);
-    s.u32(t.type);
-    s.u64(offsets[i]);
-  }
+  const s = new Sink();
+  putHeader(s, {
+    version: parts.version,
+    meta: parts.meta,
+    tensors: parts.tensors.map(({ name, dims, type }, i) => ({ name, dims, type, offset: offsets[i] })),
+  });
   s.padTo(parts.alignment);
   const dataStart = s.length;
   // In offset order, so an overridden offset past the others leaves a gap (or nothing) as asked.
@@ -295,7 +333,7 @@ export function ggufParts(w: ModelWeights, opts: GgufWriteOptions = {}): GgufPar
       : (_: string, kind: TensorSpec['kind']) =>
           kind === 'norm' ? 'F32' : ((opts.type as GgufType) ?? 'F32');
   const alignment = opts.alignment ?? 32;
-  const meta: [string, MetaValue][] = [
+  const meta: MetaEntry[] = [
     ['general.architecture', { str: 'llama' }],
     ['general.name', { str: opts.name ?? 'test model' }],
     ['llama.context_length', { u32: c.maxSeqLen }],

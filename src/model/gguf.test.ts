@@ -1,15 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { gguf, type Meta, TINY_LLAMA_META } from '../../test-support/gguf-fixture.ts';
+import { gguf, TINY_LLAMA_META } from '../../test-support/gguf-fixture.ts';
 import { kvBytesPerToken } from '../capacity/kv.ts';
 import { capacityModelFromGguf } from '../capacity/model.ts';
 import { GgufTruncatedError, parseGgufHeader, readGgufHeader } from './gguf.ts';
+import type { MetaEntry } from './gguf-writer.ts';
 
 /** A tiny llama GGUF: 2 layers, d 64, 4 heads of 16, 2 KV heads, vocab 1500 (a long token array). */
-const META: Meta[] = [
+const META: MetaEntry[] = [
   ...TINY_LLAMA_META,
-  ['general.name', 'str', 'tiny'],
-  ['llama.rope.freq_base', 'f32', 10000],
-  ['tokenizer.ggml.tokens', 'strs', Array.from({ length: 1500 }, (_, i) => `t${i}`)],
+  ['general.name', { str: 'tiny' }],
+  ['llama.rope.freq_base', { f32: 10000 }],
+  ['tokenizer.ggml.tokens', { strs: Array.from({ length: 1500 }, (_, i) => `t${i}`) }],
 ];
 
 describe('GGUF header', () => {
@@ -72,7 +73,7 @@ describe('GGUF header', () => {
     v1[4] = 1;
     expect(() => parseGgufHeader(v1)).toThrow(/GGUF version 1 is not supported/);
     const bad = gguf(
-      META.map((m): Meta => (m[0] === 'llama.attention.head_count_kv' ? [m[0], 'u32', 3] : m)),
+      META.map((m): MetaEntry => (m[0] === 'llama.attention.head_count_kv' ? [m[0], { u32: 3 }] : m)),
       [],
     );
     expect(() => capacityModelFromGguf(parseGgufHeader(bad))).toThrow(

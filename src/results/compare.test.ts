@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { makeResult, makeServeResult, scaleTimes } from '../../test-support/fixtures.ts';
+import { makeResult, scaleTimes } from '../../test-support/fixtures/base.ts';
+import { makeServeResult } from '../../test-support/fixtures/serve.ts';
 import {
   checkResultFileSize,
   compareResults,

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { makeFusionResult, makeResult } from '../../test-support/fixtures.ts';
+import { makeResult } from '../../test-support/fixtures/base.ts';
+import { makeFusionResult } from '../../test-support/fixtures/fusion.ts';
 import { formatMs } from '../markdown.ts';
 import { evaluateTargets, FUSION_TARGET, fusionTarget } from '../run/targets.ts';
 import { FUSION_CAPTION } from '../spec/workloads/fusion.ts';

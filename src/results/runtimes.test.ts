@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeResult, scaleTimes } from '../../test-support/fixtures.ts';
+import { makeResult, scaleTimes } from '../../test-support/fixtures/base.ts';
 import { runtimeComparison } from './runtimes.ts';
 
 describe('browser against native', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { makeFormatsResult, makeResult } from '../../../test-support/fixtures.ts';
+import { makeResult } from '../../../test-support/fixtures/base.ts';
+import { makeFormatsResult } from '../../../test-support/fixtures/formats.ts';
 import type { FormatSummary } from '../../spec/workloads/formats.ts';
 import { resultWeights } from '../formats/weights.ts';
 import { formatLines, msAt, splitByFormat, withFormats } from './formats.ts';

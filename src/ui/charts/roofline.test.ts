@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeResult } from '../../../test-support/fixtures.ts';
+import { makeResult } from '../../../test-support/fixtures/base.ts';
 import { overheadCeiling } from './roofline.ts';
 
 describe('overheadCeiling', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeServeResult } from '../../../test-support/fixtures.ts';
+import { makeServeResult } from '../../../test-support/fixtures/serve.ts';
 import { cdfSteps } from './serve-cdf.ts';
 import { chartArms, classOrder, phasesOf } from './serve-common.ts';
 import { ttftSplit } from './serve-ttft-split.ts';

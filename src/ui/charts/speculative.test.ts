@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeSpecResult } from '../../../test-support/fixtures.ts';
+import { makeSpecResult } from '../../../test-support/fixtures/speculative.ts';
 import { curveAt } from '../../speculative/predict.ts';
 import { freeDrafterLines } from './speculative.ts';
 
