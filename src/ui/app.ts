@@ -13,7 +13,7 @@ import { CompareView } from './compare.ts';
 import { DeviceCard } from './device-card.ts';
 import { button, card, h } from './dom.ts';
 import { ErrorBanner } from './error-banner.ts';
-import { ConfigForm } from './form.ts';
+import { ConfigForm } from './form/form.ts';
 import { formatDate } from './format.ts';
 import { saveRun } from './history.ts';
 import { HistoryList } from './history-list.ts';

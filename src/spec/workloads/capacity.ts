@@ -138,7 +138,7 @@ export const capacity = {
   needs: () => NO_NEEDS,
   section,
   suite: {
-    name: 'capacity',
+    name: 'capacity' as const,
     help: 'the capacity probe: builds a real KV pool (--pool-mib), admits seeded sequences until allocation fails, paged then contiguous, and checks the counts against the KV calculator (see npm run capacity for the estimator)',
     defaults: { prefill: [], depths: [], gen: 16, reps: 3 },
     weightList: false,

@@ -120,7 +120,7 @@ export const decode = {
   },
   section,
   suite: {
-    name: 'batch',
+    name: 'batch' as const,
     help: 'the B-scaling sweep: one decode step of B = 1, 2, 4, 8, 16, 32 sequences against its roofline bound',
     /** A decode step of B = 1…32 sequences, 8-token prompts, 8 tokens each. */
     defaults: BATCH_SUITE,

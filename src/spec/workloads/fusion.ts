@@ -120,7 +120,7 @@ export const fusion = {
   needs: pointNeeds,
   section,
   suite: {
-    name: 'fusion',
+    name: 'fusion' as const,
     help: 'the fused graph against the unfused one in the same run: a model of each, checked against the CPU forward, a prefill and a decode at one depth each, the dispatches per layer the engine recorded, TPOT fused ÷ unfused (--prefill, --depth: the one L and depth)',
     /** A prefill of 256 and 16 tokens at depth 16, per graph. */
     defaults: FUSION_SUITE,

@@ -34,7 +34,7 @@ export const kernels = {
   needs: () => ({ ...NO_NEEDS, kernels: true }),
   section: NO_SECTION,
   suite: {
-    name: 'kernels',
+    name: 'kernels' as const,
     help: "the kernel suite, each kernel alone at the model's shapes (matmul, GEMV, attention, element-wise), validated then timed",
     defaults: { prefill: [], depths: [], gen: 16, reps: 3 },
     weightList: false,

@@ -80,7 +80,7 @@ export const serve = {
   }),
   section,
   suite: {
-    name: 'serve',
+    name: 'serve' as const,
     help: 'a load test: requests of the default mix (60% short Q&A, 25% long RAG prompts, 15% long generations) at 90% of the measured saturation rate, continuous against static batching, then each request alone',
     /** Continuous against static batching on the default mix, near saturation. */
     defaults: { prefill: [], depths: [], gen: 16, reps: 3 },

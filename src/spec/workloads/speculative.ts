@@ -88,7 +88,7 @@ export function specRunContext(w: SpecWorkload): number {
  * Drafters a model cannot use, each with the cause: a draft preset whose vocabulary differs from the
  * target's, an unknown preset, or a truncation that keeps all of the target's layers or more.
  */
-function drafterErrors(w: SpecWorkload, config: ModelConfig): string[] {
+function modelErrors(w: SpecWorkload, config: ModelConfig): string[] {
   const out: string[] = [];
   for (const text of w.drafters) {
     const d = parseDrafterSpec(text);
@@ -161,7 +161,7 @@ export const speculative = {
     const depths = w.depths.filter((d) => specCurveContext(w, d) <= maxSeqLen);
     return depths.length > 0 && specRunContext(w) <= maxSeqLen ? { ...w, depths } : null;
   },
-  modelErrors: drafterErrors,
+  modelErrors: modelErrors,
   needs: (w) => ({
     ...NO_NEEDS,
     model: true,
@@ -175,7 +175,7 @@ export const speculative = {
   }),
   section,
   suite: {
-    name: 'spec',
+    name: 'spec' as const,
     help: 'speculative decoding: the verify-K curve at each --depth, then each drafter on repetitive and random prompts, against plain greedy decode of the same prompts (--gen: tokens per prompt)',
     /** The verify-K curve at depth 64, then three drafters at K = 4 over 64 tokens per prompt. */
     defaults: SPEC_SUITE,
