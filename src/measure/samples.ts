@@ -1,4 +1,5 @@
 import { type Span, spanValid } from '../gpu/profiler.ts';
+import type { Timebase } from '../spec/fields.ts';
 import { percentile } from '../stats.ts';
 import type { PassCost } from './cost.ts';
 
@@ -84,4 +85,30 @@ export interface KernelTimeRecord {
   medianMs: number;
   /** Dispatches of this role the engine actually recorded in one pass. */
   calls: number;
+}
+
+/** What the run knows about its GPU clock, decided once before any workload runs. */
+export interface ClockInfo {
+  /** The adapter has `timestamp-query`. */
+  timestamps: boolean;
+  /** The tick spans are quantized to, or null when they are not. */
+  quantumNs: number | null;
+}
+
+/**
+ * Which clock places a point: GPU time where the adapter has timestamps, they are not quantized and
+ * every span of the point was positive; wall time otherwise, with the reason. Returns the samples
+ * of that clock.
+ */
+export function chooseTimebase(
+  s: ClockSamples,
+  clock: ClockInfo,
+): { timebase: Timebase; samplesMs: number[]; note?: string } {
+  if (s.gpuMs && clock.quantumNs === null) return { timebase: 'gpu', samplesMs: s.gpuMs };
+  const note =
+    s.gpuIssue ??
+    (s.gpuMs && clock.quantumNs !== null
+      ? `GPU timestamps are quantized to ${clock.quantumNs / 1000} µs`
+      : undefined);
+  return { timebase: 'wall', samplesMs: s.wallMs, ...(note ? { note } : {}) };
 }

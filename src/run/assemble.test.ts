@@ -1,14 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { kernelBreakdown, PointSamples } from '../measure/samples.ts';
-import type { FusionRecord, PassRecord } from '../workloads/workload.ts';
-import {
-  chooseTimebase,
-  dispatchesPerLayer,
-  formatSummary,
-  fusionSummary,
-  placeKernelRecord,
-  placePass,
-} from './assemble.ts';
+import { chooseTimebase, kernelBreakdown, PointSamples } from '../measure/samples.ts';
+import { formatSummary } from '../workloads/formats.ts';
+import type { FusionRecord } from '../workloads/fusion.ts';
+import { dispatchesPerLayer, fusionSummary } from '../workloads/fusion.ts';
+import type { PassRecord } from '../workloads/workload.ts';
+import { placeKernelRecord, placePass } from './assemble.ts';
 
 const exact = { timestamps: true, quantumNs: null };
 const roofs = { fmaGflops: 10, copyGBps: 2, dispatchUs: 10, submitUs: 300 };

@@ -10,7 +10,7 @@ import { KvCache, type KvCacheOptions, type KvCacheShape, pageBytes } from '../k
 import { kvRowIndex } from '../kv/layout.ts';
 import type { CapacityResult } from '../spec/workloads/capacity.ts';
 import { BYTES } from '../weight-format.ts';
-import type { WorkloadContext, WorkloadRunner } from './workload.ts';
+import type { WorkloadContext, WorkloadEngine, WorkloadRunner } from './workload.ts';
 
 /** Halvings of the pool tried after an out-of-memory error before the probe gives up. */
 const OOM_RETRIES = 4;
@@ -34,7 +34,7 @@ interface Admission {
  * past the pool's end, would fail the check. The same is done for a contiguous cache of the same
  * bytes in which every sequence reserves maxSeqLen, and both are compared with the calculator.
  */
-export const capacityProbe: WorkloadRunner<'capacity'> = async (ctx, w) => {
+export const capacityProbe: WorkloadRunner<'capacity', CapacityRecord> = async (ctx, w) => {
   const c = ctx.config;
   const shape: KvCacheShape = {
     layers: c.numLayers,
@@ -172,7 +172,7 @@ function emptyStats(pageSize: number): PageAllocatorStats {
 
 /** Builds a cache, admits sequences from `mix` until the allocator refuses one, and checks their slots on the GPU. */
 async function admit(
-  ctx: WorkloadContext,
+  ctx: WorkloadContext<CapacityRecord>,
   shape: KvCacheShape,
   options: KvCacheOptions,
   mix: LengthMix,
@@ -214,7 +214,11 @@ async function admit(
  * must hold its own sequence's markers, and exactly as many K rows as admitted tokens may be
  * non-zero (the pool starts zeroed), so no slot was shared and none fell outside the pool.
  */
-async function verifySlots(ctx: WorkloadContext, cache: KvCache, slots: number[][]): Promise<boolean> {
+async function verifySlots(
+  ctx: WorkloadContext<CapacityRecord>,
+  cache: KvCache,
+  slots: number[][],
+): Promise<boolean> {
   const { kvHeads, headDim } = cache.shape;
   const width = kvHeads * headDim;
   const rows = slots.flatMap((s, seq) => s.map((slot) => ({ slot, marker: seq + 1 })));
@@ -271,3 +275,19 @@ async function verifySlots(ctx: WorkloadContext, cache: KvCache, slots: number[]
   for (let i = 0; i < data.length; i += headDim) if (data[i] > 0) written++;
   return written === rows.length * kvHeads;
 }
+
+/** The capacity probe's one record: admission counts and pool bytes, nothing timed. */
+export interface CapacityRecord {
+  type: 'capacity';
+  result: CapacityResult;
+}
+
+/** The capacity probe's engine: its one record is its section. */
+export const capacityEngine: WorkloadEngine<'capacity', CapacityRecord> = {
+  run: capacityProbe,
+  describe: () => 'capacity probe: admission counted and checked',
+  collect: (records) => {
+    const last = records.at(-1);
+    return last ? { capacity: last.result } : {};
+  },
+};

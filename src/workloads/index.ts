@@ -1,25 +1,25 @@
 import type { WorkloadKind } from '../spec/workloads/index.ts';
-import { capacityProbe } from './capacity.ts';
-import { decodeSweep } from './decode.ts';
-import { formatSweep } from './formats.ts';
-import { fusionCompare } from './fusion.ts';
-import { kernelSuite } from './kernels.ts';
-import { prefillSweep } from './prefill.ts';
-import { serveLoad } from './serve.ts';
-import { specDecoding } from './spec.ts';
-import type { WorkloadRunner } from './workload.ts';
+import { capacityEngine } from './capacity.ts';
+import { decodeEngine } from './decode.ts';
+import { formatsEngine } from './formats.ts';
+import { fusionEngine } from './fusion.ts';
+import { kernelsEngine } from './kernels.ts';
+import { prefillEngine } from './prefill.ts';
+import { serveEngine } from './serve.ts';
+import { specEngine } from './spec.ts';
+import type { WorkloadEngine } from './workload.ts';
 
 /**
- * Every workload, by the `kind` its spec section names. A new workload is one file here, one
- * entry in this table and one section in measure/spec.ts; the type makes a missing entry an error.
+ * The engine side of every workload, by the kind its descriptor (spec/workloads/) names. The type
+ * is over the registry's kinds, so a descriptor without its engine here fails to compile.
  */
-export const WORKLOADS: { [K in WorkloadKind]: WorkloadRunner<K> } = {
-  prefill: prefillSweep,
-  decode: decodeSweep,
-  kernels: kernelSuite,
-  capacity: capacityProbe,
-  spec: specDecoding,
-  serve: serveLoad,
-  formats: formatSweep,
-  fusion: fusionCompare,
+export const ENGINES: { [K in WorkloadKind]: WorkloadEngine<K, { type: string }> } = {
+  prefill: prefillEngine,
+  decode: decodeEngine,
+  kernels: kernelsEngine,
+  capacity: capacityEngine,
+  spec: specEngine,
+  serve: serveEngine,
+  formats: formatsEngine,
+  fusion: fusionEngine,
 };

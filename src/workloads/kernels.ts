@@ -4,7 +4,7 @@ import { GpuProfiler } from '../gpu/profiler.ts';
 import { KernelRig } from '../kernels/rig.ts';
 import { type SuiteCase, suiteCases } from '../measure/kernel-suite.ts';
 import { KernelTimer } from '../measure/kernel-timer.ts';
-import type { WorkloadRunner } from './workload.ts';
+import type { WorkloadEngine, WorkloadRunner } from './workload.ts';
 
 /**
  * The kernel suite: each kernel alone at the shapes the model really uses. Every case is first
@@ -69,4 +69,11 @@ export const kernelSuite: WorkloadRunner<'kernels'> = async (ctx, w) => {
       `Kernels differ from the CPU reference, so they were not timed: ${failures.join('; ')}`,
     );
   }
+};
+
+/** The kernel suite's engine: its points are the run's generic ones, so it collects no section of its own. */
+export const kernelsEngine: WorkloadEngine<'kernels'> = {
+  run: kernelSuite,
+  describe: () => '',
+  collect: () => ({}),
 };

@@ -5,7 +5,7 @@ import { kernelBreakdown, PointSamples } from '../measure/samples.ts';
 import type { Model } from '../model/forward.ts';
 import { MAX_TIMED_PASSES } from '../spec/workload.ts';
 import { promptTokens } from './prompts.ts';
-import { requireModel, type WorkloadRunner } from './workload.ts';
+import { requireModel, type WorkloadEngine, type WorkloadRunner } from './workload.ts';
 
 /**
  * The prefill sweep: for each prompt length L, warm-ups then `reps` whole prefills of a fresh
@@ -78,3 +78,10 @@ async function timedPrefill(model: Model, profiler: GpuProfiler, tokens: number[
     model.freeSequence(seq);
   }
 }
+
+/** The prefill sweep's engine: its points are the run's generic ones, so it collects no section of its own. */
+export const prefillEngine: WorkloadEngine<'prefill'> = {
+  run: prefillSweep,
+  describe: () => '',
+  collect: () => ({}),
+};

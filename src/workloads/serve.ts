@@ -11,9 +11,9 @@ import {
   requestTypeMatrix,
   type TraceRequest,
 } from '../serve/traffic.ts';
-import type { ServeRun } from '../spec/workloads/serve-result.ts';
+import type { ServeResult, ServeRun } from '../spec/workloads/serve-result.ts';
 import { SERVE_DEFAULTS, type ServeWorkload } from '../spec/workloads/serve-settings.ts';
-import type { WorkloadContext, WorkloadRunner } from './workload.ts';
+import type { WorkloadContext, WorkloadEngine, WorkloadRunner } from './workload.ts';
 
 /**
  * The load test on the real engine. One trace (generated from the seed, or imported), then the
@@ -22,7 +22,7 @@ import type { WorkloadContext, WorkloadRunner } from './workload.ts';
  * sweep; or the request-type matrix. Then every request alone on an idle engine: its solo TTFT and
  * E2E (the slowdown baseline) and its tokens, which every arm's tokens must equal exactly.
  */
-export const serveLoad: WorkloadRunner<'serve'> = async (ctx, w) => {
+export const serveLoad: WorkloadRunner<'serve', ServeRunRecord> = async (ctx, w) => {
   const config = ctx.config;
   const vocab = config.vocabSize;
   const classes = w.mix === 'matrix' ? requestTypeMatrix(config.maxSeqLen) : defaultMix(config.maxSeqLen);
@@ -192,7 +192,12 @@ function burstinessOf(w: ServeWorkload): number {
   return w.arrival.kind === 'poisson' ? w.arrival.burstiness : 1;
 }
 
-async function buildModel(ctx: WorkloadContext, w: ServeWorkload, kvTokens: number, prefixCache: boolean) {
+async function buildModel(
+  ctx: WorkloadContext<ServeRunRecord>,
+  w: ServeWorkload,
+  kvTokens: number,
+  prefixCache: boolean,
+) {
   return Model.create(
     ctx.gpu,
     ctx.weights,
@@ -235,7 +240,7 @@ interface Solo {
 
 /** Each request alone on an idle engine (no prefix cache): one prefill of its prompt, then its decode steps. */
 async function soloRuns(
-  ctx: WorkloadContext,
+  ctx: WorkloadContext<ServeRunRecord>,
   w: ServeWorkload,
   kvTokens: number,
   t: readonly TraceRequest[],
@@ -276,7 +281,7 @@ const SHORT_CLASSES = new Set(['short', 'short-in/short-out']);
 
 /** Adds the solo baselines and the identical-output check to an arm, records the check, and emits the arm. */
 function finishArm(
-  ctx: WorkloadContext,
+  ctx: WorkloadContext<ServeRunRecord>,
   r: { run: ServeRun; raw: ArmRun },
   solo: Solo | null,
   runs: ServeRun[],
@@ -363,3 +368,57 @@ function toRun(
       : {}),
   };
 }
+
+/** What every serve figure is timed with. */
+export const SERVE_CLOCK =
+  'wall: performance.now() in the engine worker; a token is stamped when the readback of the step that produced it returns (each step is one submit of decode rows and prompt chunks)';
+
+export const SERVE_DEFINITIONS =
+  "vLLM's: queue = admission − arrival; TTFT = first token − arrival; TPOT = (E2E − TTFT) ÷ (output tokens − 1); ITL = every gap between consecutive tokens; E2E = finish − arrival; goodput = finished requests meeting every SLO given ÷ duration; percentiles by linear interpolation between closest ranks (numpy's default). Only finished requests count in latencies.";
+
+/** The serve section: the arms as the workload emitted them, and the rate sweep read off the swept arms. */
+export function serveResult(runs: readonly ServeRun[]): ServeResult {
+  const swept = runs.filter((r) => r.experiment === 'sweep');
+  const attainment = SERVE_DEFAULTS.sloAttainment;
+  const points = swept.map((r) => {
+    const s = r.summary;
+    const offered =
+      r.arrival.kind === 'poisson' && r.arrival.rateRps !== undefined ? r.arrival.rateRps : s.requestsPerSec;
+    return {
+      label: r.label,
+      rateRps: offered,
+      requestsPerSec: s.requestsPerSec,
+      goodputRps: s.goodputRps,
+      p95TtftMs: s.ttftMs?.p95 ?? null,
+      // Without an SLO every finished request would count as meeting it: no rate is said to meet one.
+      meetsSlo: hasSlo(r) && s.completed > 0 && s.goodputRps >= attainment * s.requestsPerSec,
+    };
+  });
+  const meeting = points.filter((p) => p.meetsSlo).map((p) => p.rateRps);
+  return {
+    runs: [...runs],
+    sweep:
+      points.length > 0
+        ? { points, attainment, maxRateMeetingSlo: meeting.length > 0 ? Math.max(...meeting) : null }
+        : null,
+    clock: SERVE_CLOCK,
+    definitions: SERVE_DEFINITIONS,
+  };
+}
+
+function hasSlo(r: ServeRun): boolean {
+  return r.slo.ttftMs !== undefined || r.slo.tpotMs !== undefined || r.slo.e2elMs !== undefined;
+}
+
+/** One arm of the load test: every request's timeline and the aggregates; nothing to place. */
+export interface ServeRunRecord {
+  type: 'serveRun';
+  run: ServeRun;
+}
+
+/** The load test's engine: its arms as it emitted them, and the rate sweep read off the swept arms. */
+export const serveEngine: WorkloadEngine<'serve', ServeRunRecord> = {
+  run: serveLoad,
+  describe: (r) => `load test: ${r.run.label} done`,
+  collect: (records) => (records.length > 0 ? { serve: serveResult(records.map((r) => r.run)) } : {}),
+};

@@ -1,20 +1,18 @@
+import type { z } from 'zod';
 import { InternalError } from '../errors.ts';
 import type { Gpu } from '../gpu/device.ts';
 import type { PipelineCache } from '../gpu/pipelines.ts';
 import type { KernelVariants } from '../kernels/variants.ts';
 import type { Cost, Graph, PassCost } from '../measure/cost.ts';
 import type { Roofs } from '../measure/roofline.ts';
-import type { ClockSamples, KernelTimeRecord } from '../measure/samples.ts';
+import type { ClockInfo, ClockSamples, KernelTimeRecord } from '../measure/samples.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { Model } from '../model/forward.ts';
 import type { ValidationCheck } from '../model/verify.ts';
 import type { ModelWeights } from '../model/weights.ts';
+import type { PeaksRecord, Point } from '../results/schema.ts';
 import type { BenchSpec } from '../spec/schema.ts';
-import type { CapacityResult } from '../spec/workloads/capacity.ts';
-import type { Quality } from '../spec/workloads/formats.ts';
-import type { Workload, WorkloadKind, WorkloadOf } from '../spec/workloads/index.ts';
-import type { ServeRun } from '../spec/workloads/serve-result.ts';
-import type { SpecRun } from '../spec/workloads/speculative-result.ts';
+import type { WORKLOADS, Workload, WorkloadKind, WorkloadOf } from '../spec/workloads/index.ts';
 import type { WeightFormat, WeightFormats } from '../weight-format.ts';
 
 /**
@@ -23,7 +21,7 @@ import type { WeightFormat, WeightFormats } from '../weight-format.ts';
  * measurement to `emit` as a record. It never places anything on the roofline and never builds the
  * result: the assembler does both, once, for every record of every workload.
  */
-export interface WorkloadContext {
+export interface WorkloadContext<R = never> {
   readonly gpu: Gpu;
   readonly config: ModelConfig;
   /** The model's weights on the CPU, in the run's format (a truncated draft model is built from them). */
@@ -55,8 +53,11 @@ export interface WorkloadContext {
   readonly roofs: Roofs;
   /** Aborted on cancel; a workload checks it between repetitions (`signal.throwIfAborted()`). */
   readonly signal: AbortSignal;
-  /** Hands a finished measurement to the assembler. */
-  emit(record: WorkloadRecord): void;
+  /**
+   * Hands a finished measurement to the assembler: a pass or a kernel (placed on the roofline as it
+   * lands, and streamed), or one of the workload's own records (kept for its collector).
+   */
+  emit(record: PassRecord | KernelRecord | R): void;
   /** Says how far the workload has got, in its own units (points), and what it does now. */
   progress(done: number, total: number, label: string): void;
   /** Something the reader of the result should know. */
@@ -99,76 +100,47 @@ export interface KernelRecord {
   cost: Cost;
 }
 
-/** The capacity probe's one record: admission counts and pool bytes, nothing timed. */
-export interface CapacityRecord {
-  type: 'capacity';
-  result: CapacityResult;
+/** What a collector may read beside its own records: the run's placed points and what they were placed against. */
+export interface CollectContext<K extends WorkloadKind> {
+  /** Every workload of this kind in the run, as fitted. */
+  readonly workloads: readonly WorkloadOf<K>[];
+  /** Every pass point of the run, placed (the workload's own among them). */
+  readonly points: readonly Point[];
+  readonly config: ModelConfig;
+  /** The roofs the points were placed against (measured before the workloads). */
+  readonly peaks: PeaksRecord;
+  /** What the run knows about its GPU clock. */
+  readonly clock: ClockInfo;
 }
 
-/** One point of the verify-K curve: verify passes of k tokens and decode steps at one depth, interleaved. */
-export interface VerifyRecord {
-  type: 'verify';
-  k: number;
-  depth: number;
-  reps: number;
-  chunks: number;
-  verify: ClockSamples;
-  decode: ClockSamples;
-  /** The verify pass's FLOPs and bytes (it is what goes on the roofline). */
-  cost: PassCost;
-}
-
-/** One drafter on one prompt class, against plain decode of the same prompts; nothing to place. */
-export interface SpecRunRecord {
-  type: 'specRun';
-  run: SpecRun;
-}
-
-/** One format's error on one slice against f32 (the format sweep); nothing to place. */
-export interface QualityRecord {
-  type: 'quality';
-  quality: Quality;
-}
+/** A workload's own section of the result, as its descriptor (spec/workloads/) declares it. */
+export type SectionOf<K extends WorkloadKind> = Partial<
+  z.infer<z.ZodObject<Extract<(typeof WORKLOADS)[number], { kind: K }>['section']>>
+>;
 
 /**
- * One graph of the fusion workload: the graph asked for, the one the model ran, its layers, and the
- * dispatches by role the engine recorded in the last prefill and the last decode step it timed.
+ * The engine side of a workload: its runner, and the collector that turns its own records into its
+ * section of the result. One file in src/workloads/ per kind, one entry in its table (index.ts),
+ * whose type names every kind of the registry (spec/workloads/index.ts).
  */
-export interface FusionRecord {
-  type: 'fusion';
-  graph: Graph;
-  fused: boolean;
-  layers: number;
-  prefill: { tokens: number; dispatches: Record<string, number> };
-  decode: { depth: number; dispatches: Record<string, number> };
+export interface WorkloadEngine<K extends WorkloadKind, R extends { type: string } = never> {
+  run(ctx: WorkloadContext<R>, settings: WorkloadOf<K>): Promise<void>;
+  /** What the progress line says when one of its own records lands. */
+  describe(record: R): string;
+  /** Its section, once every workload has run, from its own records (all workloads of this kind together). */
+  collect(records: readonly R[], run: CollectContext<K>): SectionOf<K>;
 }
 
-/** One arm of the load test: every request's timeline and the aggregates; nothing to place. */
-export interface ServeRunRecord {
-  type: 'serveRun';
-  run: ServeRun;
-}
-
-export type WorkloadRecord =
-  | PassRecord
-  | KernelRecord
-  | CapacityRecord
-  | VerifyRecord
-  | SpecRunRecord
-  | ServeRunRecord
-  | QualityRecord
-  | FusionRecord;
-
-/** Runs one workload. One file in src/workloads/ per kind; see index.ts for the registry. */
-export type WorkloadRunner<K extends WorkloadKind> = (
-  ctx: WorkloadContext,
-  settings: WorkloadOf<K>,
-) => Promise<void>;
+/** A workload's runner, as its engine holds it. */
+export type WorkloadRunner<K extends WorkloadKind, R extends { type: string } = never> = WorkloadEngine<
+  K,
+  R
+>['run'];
 
 export type { Workload };
 
 /** The model, for workloads that run whole passes; the engine builds it whenever one is in the spec. */
-export function requireModel(ctx: WorkloadContext): Model {
+export function requireModel<R>(ctx: WorkloadContext<R>): Model {
   if (!ctx.model) throw new InternalError('this workload needs the model, and the engine built none');
   return ctx.model;
 }
