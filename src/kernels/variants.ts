@@ -244,7 +244,7 @@ export function familyFuses<K extends keyof typeof FUSABLE_FAMILIES>(op: K, v: K
 }
 
 /**
- * Whether a model can run the fused graph (src/model/forward.ts): every linear kernel it runs must
+ * Whether a model can run the fused graph (src/model/graph.ts): every linear kernel it runs must
  * take the fusions; `packed` when some of its weights are packed (f16, int8, int4).
  */
 export function graphFuses(v: KernelVariants, packed: boolean): boolean {

@@ -142,7 +142,7 @@ function add(
  * `lmRows` is how many rows go through the LM head (1 per sequence: only the next token is needed).
  */
 /**
- * Which graph a pass runs (src/model/forward.ts): the unfused one, 16 dispatches per layer, or the
+ * Which graph a pass runs (src/model/graph.ts): the unfused one, 16 dispatches per layer, or the
  * fused one, 6 per layer (src/kernels/fuse.ts), whose fused kernels never write or read back the
  * normed rows, the projections before the residual adds, or gate/up before SwiGLU.
  */
@@ -232,7 +232,7 @@ function normed(linear: Cost, rows: number, d: number): Cost {
 }
 
 /**
- * The fused graph's layers (forward.ts, fuse.ts), per layer:
+ * The fused graph's layers (src/model/graph.ts, fuse.ts), per layer:
  * - norm → [Wq; Wk; Wv]: the three weights, x read once, q/k/v written side by side;
  * - RoPE + KV write: q/k/v read, q written, K and V written into the pool, positions and the
  *   angles of the rotated heads read;

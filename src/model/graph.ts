@@ -1,0 +1,279 @@
+import { InputError } from '../errors.ts';
+import type { PagedAttentionDecodeKernel, PagedAttentionPrefillKernel } from '../kernels/attention.ts';
+import type { EmbeddingKernel, ResidualAddKernel, RopeKernel, SwigluKernel } from '../kernels/elementwise.ts';
+import { type LinearFusion, PLAIN } from '../kernels/fuse.ts';
+import { type KernelCall, withRole } from '../kernels/kernel.ts';
+import type { KvWriteKernel, RopeKvWriteKernel } from '../kernels/kv-write.ts';
+import { KERNEL_ROLES } from '../kernels/roles.ts';
+import type { ArgmaxKernel, RmsNormKernel } from '../kernels/rowwise.ts';
+import type { KvCache } from '../kv/cache.ts';
+import { dims, type ModelConfig } from './config.ts';
+import type { GpuWeights, LinearWeight } from './upload.ts';
+
+/**
+ * The transformer's graph: which kernel calls a pass consists of, in order, for the fused and the
+ * unfused graph (src/measure/cost.ts counts the same calls). Pure: it records calls on the buffers
+ * it is given and submits or reads back nothing.
+ */
+
+/**
+ * The fusions the fused graph's linear kernels run (fuse.ts): the q/k/v and the LM head with the
+ * RMSNorm before them, the o and down projections with the residual add, gate/up with the norm and
+ * SwiGLU. The unfused graph runs every product plain.
+ */
+export const FUSIONS = {
+  plain: PLAIN,
+  norm: { norm: true, epilogue: 'store' },
+  add: { norm: false, epilogue: 'add' },
+  normSwiglu: { norm: true, epilogue: 'swiglu' },
+} as const satisfies Record<string, LinearFusion>;
+export type FusionKey = keyof typeof FUSIONS;
+
+/** The fusion keys a graph's products use. */
+const GRAPH_FUSIONS: Record<'fused' | 'unfused', readonly FusionKey[]> = {
+  fused: ['norm', 'add', 'normSwiglu'],
+  unfused: ['plain'],
+};
+
+/** The fusion keys the fused or the unfused graph runs. */
+export function graphFusions(fused: boolean): readonly FusionKey[] {
+  return GRAPH_FUSIONS[fused ? 'fused' : 'unfused'];
+}
+
+/**
+ * Records y[M, N] = x[M, K] · W[N, K]ᵀ with the kernel for W's format and, in the fused graph, a
+ * fusion: `gamma` is the fused RMSNorm's weight (with the 'norm' fusions).
+ */
+export type LinearCall = (
+  x: GPUBuffer,
+  w: LinearWeight,
+  y: GPUBuffer,
+  N: number,
+  K: number,
+  fuse?: { key: FusionKey; gamma?: GPUBuffer },
+) => KernelCall;
+
+/**
+ * The kernels the graph calls besides the linear ones, built once per model (kernel-set.ts). The
+ * linear kernels are compiled per shape; a pass gets them as a LinearCall.
+ */
+export interface Kernels {
+  embedding: EmbeddingKernel;
+  rmsNorm: RmsNormKernel;
+  rope: RopeKernel;
+  add: ResidualAddKernel;
+  swiglu: SwigluKernel;
+  argmax: ArgmaxKernel;
+  kvWrite: KvWriteKernel;
+  ropeKvWrite: RopeKvWriteKernel;
+  attentionPrefill: PagedAttentionPrefillKernel;
+  attentionDecode: PagedAttentionDecodeKernel;
+}
+
+/** What a pass's graph is built from: the model's configuration, graph, kernels, weights and KV cache. */
+export interface GraphModel {
+  config: ModelConfig;
+  /** Whether the model runs the fused graph; its weights are laid out for it (upload.ts). */
+  fused: boolean;
+  kernels: Kernels;
+  weights: GpuWeights;
+  kv: KvCache;
+}
+
+/**
+ * The activations of one pass, each [rows, width]: what the shared transformer body reads and
+ * writes. The unfused graph uses `split`; the fused one `qkv` instead (its normed rows, projections
+ * before the residual add and gate/up outputs are never written).
+ */
+export interface PassBuffers {
+  tokens: GPUBuffer; // u32[rows]
+  positions: GPUBuffer; // u32[rows]
+  slots: GPUBuffer; // u32[rows] KV slot of each token
+  x: GPUBuffer; // [rows, d] residual stream
+  q: GPUBuffer; // [rows, heads, headDim]
+  attn: GPUBuffer; // [rows, heads, headDim]
+  act: GPUBuffer; // [rows, ffn]
+  split?: {
+    h: GPUBuffer; // [rows, d] normed
+    k: GPUBuffer; // [rows, kvHeads, headDim]
+    v: GPUBuffer; // [rows, kvHeads, headDim]
+    proj: GPUBuffer; // [rows, d]
+    gate: GPUBuffer; // [rows, ffn]
+    up: GPUBuffer; // [rows, ffn]
+  };
+  qkv?: GPUBuffer; // [rows, heads + 2 kvHeads, headDim]
+}
+
+/**
+ * The activation buffers of a pass over `rows` tokens, for the model's graph. `alloc` names and
+ * sizes each ([rows, width] f32).
+ */
+export async function passBuffers(
+  g: GraphModel,
+  rows: number,
+  alloc: (label: string, floats: number) => GPUBuffer | Promise<GPUBuffer>,
+  io: { tokens: GPUBuffer; positions: GPUBuffer; slots: GPUBuffer },
+): Promise<PassBuffers> {
+  const { d, ffn, qWidth, kvWidth } = dims(g.config);
+  const common = {
+    ...io,
+    x: await alloc('x', rows * d), // [rows, d] residual stream
+    q: await alloc('q', rows * qWidth), // [rows, heads, headDim]
+    attn: await alloc('attn', rows * qWidth), // [rows, heads, headDim]
+    act: await alloc('act', rows * ffn), // [rows, ffn]
+  };
+  if (g.fused) return { ...common, qkv: await alloc('qkv', rows * (qWidth + 2 * kvWidth)) };
+  return {
+    ...common,
+    split: {
+      h: await alloc('h', rows * d), // [rows, d] normed
+      k: await alloc('k', rows * kvWidth), // [rows, kvHeads, headDim]
+      v: await alloc('v', rows * kvWidth), // [rows, kvHeads, headDim]
+      proj: await alloc('proj', rows * d), // [rows, d]
+      gate: await alloc('gate', rows * ffn), // [rows, ffn]
+      up: await alloc('up', rows * ffn), // [rows, ffn]
+    },
+  };
+}
+
+/** What the LM head reads: the final norm's output (unfused) or the residual stream (fused). */
+export function headInput(b: PassBuffers): GPUBuffer {
+  return b.split ? b.split.h : b.x;
+}
+
+/**
+ * The transformer body both passes share, for `rows` tokens: embedding, then every layer, then
+ * (unfused) the final RMSNorm. Only the projection kernel (matmul for prefill, GEMV for decode)
+ * and the attention call differ between passes.
+ *
+ * Unfused, per layer (16 dispatches): RMSNorm, q, k and v projections, RoPE of q and of k, KV
+ * write, attention, o projection, residual add, RMSNorm, gate and up projections, SwiGLU, down
+ * projection, residual add. Fused (6): [norm → q/k/v] in one product, RoPE + KV write, attention,
+ * [o projection → residual add], [norm → gate/up → SwiGLU], [down projection → residual add];
+ * the final norm runs inside the LM head. The unfused graph is the fused one's reference.
+ */
+export function bodyCalls(
+  g: GraphModel,
+  rows: number,
+  b: PassBuffers,
+  linear: LinearCall,
+  /** One call, or several (split-K decode: slices, then their merge), each in the attention role. */
+  attention: (pool: GPUBuffer) => KernelCall | KernelCall[],
+): KernelCall[] {
+  const { d, ffn, vocab, heads, kvHeads, headDim, qWidth, kvWidth } = dims(g.config);
+  const k = g.kernels;
+  const R = KERNEL_ROLES;
+  const eps = g.config.rmsNormEps;
+  const { embedding, layers, finalNorm, ropeCos, ropeSin } = g.weights;
+  const { x, q, attn, act } = b;
+  const rope = (xIn: GPUBuffer, n: number) =>
+    k.rope.call({
+      x: xIn,
+      positions: b.positions,
+      cos: ropeCos,
+      sin: ropeSin,
+      rows,
+      heads: n,
+      headDim,
+    });
+  const calls = [
+    withRole(R.embedding, k.embedding.call({ tokens: b.tokens, table: embedding, out: x, rows, d, vocab })),
+  ];
+  layers.forEach((w, layer) => {
+    const pool = g.kv.pools[layer];
+    if (w.attn.kind === 'fused' && w.mlp.kind === 'fused' && b.qkv) {
+      const qkv = b.qkv;
+      calls.push(
+        withRole(
+          R.qkv,
+          linear(x, w.attn.wqkv, qkv, qWidth + 2 * kvWidth, d, { key: 'norm', gamma: w.inputNorm }),
+        ),
+        withRole(
+          R.ropeKvWrite,
+          k.ropeKvWrite.call({
+            qkv,
+            positions: b.positions,
+            cos: ropeCos,
+            sin: ropeSin,
+            slots: b.slots,
+            q,
+            pool,
+            rows,
+            heads,
+            kvHeads,
+            headDim,
+            pageSize: g.kv.pageSize,
+          }),
+        ),
+        ...[attention(pool)].flat().map((call) => withRole(R.attention, call)),
+        withRole(R.oProj, linear(attn, w.wo, x, d, qWidth, { key: 'add' })),
+        withRole(
+          R.gateUp,
+          linear(x, w.mlp.wGateUp, act, 2 * ffn, d, { key: 'normSwiglu', gamma: w.postNorm }),
+        ),
+        withRole(R.down, linear(act, w.wDown, x, d, ffn, { key: 'add' })),
+      );
+      return;
+    }
+    if (w.attn.kind !== 'split' || w.mlp.kind !== 'split' || !b.split)
+      throw new InputError('a layer mixes the fused and unfused graphs');
+    const { h, proj, gate, up } = b.split;
+    calls.push(
+      withRole(R.norm, k.rmsNorm.call({ x, weight: w.inputNorm, out: h, rows, d, eps })),
+      withRole(R.qkv, linear(h, w.attn.wq, q, qWidth, d)),
+      withRole(R.qkv, linear(h, w.attn.wk, b.split.k, kvWidth, d)),
+      withRole(R.qkv, linear(h, w.attn.wv, b.split.v, kvWidth, d)),
+      withRole(R.rope, rope(q, heads)),
+      withRole(R.rope, rope(b.split.k, kvHeads)),
+      withRole(
+        R.kvWrite,
+        k.kvWrite.call({
+          k: b.split.k,
+          v: b.split.v,
+          slots: b.slots,
+          pool,
+          rows,
+          kvHeads,
+          headDim,
+          pageSize: g.kv.pageSize,
+        }),
+      ),
+      ...[attention(pool)].flat().map((call) => withRole(R.attention, call)),
+      withRole(R.oProj, linear(attn, w.wo, proj, d, qWidth)),
+      withRole(R.residual, k.add.call({ x, y: proj, n: rows * d })),
+      withRole(R.norm, k.rmsNorm.call({ x, weight: w.postNorm, out: h, rows, d, eps })),
+      withRole(R.gateUp, linear(h, w.mlp.wGate, gate, ffn, d)),
+      withRole(R.gateUp, linear(h, w.mlp.wUp, up, ffn, d)),
+      withRole(R.swiglu, k.swiglu.call({ gate, up, out: act, n: rows * ffn })),
+      withRole(R.down, linear(act, w.wDown, proj, d, ffn)),
+      withRole(R.residual, k.add.call({ x, y: proj, n: rows * d })),
+    );
+  });
+  if (b.split)
+    calls.push(withRole(R.norm, k.rmsNorm.call({ x, weight: finalNorm, out: b.split.h, rows, d, eps })));
+  return calls;
+}
+
+/**
+ * The LM head over `rows` rows of `hidden` (headInput's buffer, or its last row copied out) into
+ * `logits` [rows, vocab], then the greedy token of each row into `next` u32[rows]. In the fused
+ * graph the final RMSNorm runs in the head's prologue.
+ */
+export function headCalls(
+  g: GraphModel,
+  rows: number,
+  hidden: GPUBuffer,
+  linear: LinearCall,
+  logits: GPUBuffer,
+  next: GPUBuffer,
+): KernelCall[] {
+  const { d, vocab } = dims(g.config);
+  const R = KERNEL_ROLES;
+  const fuse: { key: FusionKey; gamma?: GPUBuffer } = g.fused
+    ? { key: 'norm', gamma: g.weights.finalNorm }
+    : { key: 'plain' };
+  return [
+    withRole(R.lmHead, linear(hidden, g.weights.lmHead, logits, vocab, d, fuse)),
+    withRole(R.argmax, g.kernels.argmax.call({ x: logits, out: next, rows, n: vocab })),
+  ];
+}

@@ -1,0 +1,148 @@
+import { InputError } from '../errors.ts';
+import type { BufferPool } from '../gpu/buffers.ts';
+import { graphFuses, type KernelVariants } from '../kernels/variants.ts';
+import type { PackedFormat, WeightFormat } from '../weight-format.ts';
+import { dims } from './config.ts';
+import { concatRows, interleaveRows, type RowTensor } from './fused.ts';
+import { ropeTable } from './rope.ts';
+import { get, LM_HEAD, type ModelWeights, tensorSpecs } from './weights.ts';
+
+/**
+ * A linear weight W[N, K] on the GPU: f32 floats, or a packed format's words and, for int8 and
+ * int4, its scales (src/model/formats.ts has the layout).
+ */
+export interface LinearWeight {
+  format: WeightFormat;
+  w: GPUBuffer;
+  scales?: GPUBuffer;
+}
+
+/**
+ * A layer's weights. The unfused graph holds each projection as loaded; the fused graph holds
+ * [Wq; Wk; Wv] as one weight and gate/up interleaved (src/model/fused.ts), each in one format.
+ */
+interface LayerBuffers {
+  inputNorm: GPUBuffer; // [d]
+  attn:
+    | { kind: 'split'; wq: LinearWeight; wk: LinearWeight; wv: LinearWeight } // [qWidth | kvWidth, d]
+    | { kind: 'fused'; wqkv: LinearWeight }; // [qWidth + 2 kvWidth, d]
+  wo: LinearWeight; // [d, qWidth]
+  postNorm: GPUBuffer; // [d]
+  mlp:
+    | { kind: 'split'; wGate: LinearWeight; wUp: LinearWeight } // [ffn, d]
+    | { kind: 'fused'; wGateUp: LinearWeight }; // [2 ffn, d], gate row j at 2j, up row j at 2j + 1
+  wDown: LinearWeight; // [d, ffn]
+}
+
+/** A model's weights on the GPU, laid out for the graph it runs, and the RoPE table. */
+export interface GpuWeights {
+  embedding: GPUBuffer; // [vocab, d]
+  layers: LayerBuffers[];
+  finalNorm: GPUBuffer; // [d]
+  lmHead: LinearWeight; // [vocab, d]
+  ropeCos: GPUBuffer; // [maxSeqLen, headDim/2]
+  ropeSin: GPUBuffer; // [maxSeqLen, headDim/2]
+}
+
+/** The packed formats a model's weights hold. */
+export function packedFormatsOf(weights: ModelWeights): Set<PackedFormat> {
+  return new Set([...(weights.packed?.values() ?? [])].map((p) => p.format));
+}
+
+/**
+ * Whether the model runs the fused graph (src/kernels/fuse.ts): unless `fuse` is false, it needs
+ * families that take its fusions, and q/k/v (and gate/up) of a layer in one format each, since each
+ * group becomes one weight; otherwise the model runs unfused.
+ */
+export function runsFused(weights: ModelWeights, variants: KernelVariants, fuse: boolean): boolean {
+  const sameFormat = (names: string[]) =>
+    new Set(names.map((n) => weights.packed?.get(n)?.format ?? 'f32')).size === 1;
+  const { layers } = dims(weights.config);
+  return (
+    fuse &&
+    graphFuses(variants, packedFormatsOf(weights).size > 0) &&
+    Array.from({ length: layers }, (_, l) => `model.layers.${l}`).every(
+      (p) =>
+        sameFormat([
+          `${p}.self_attn.q_proj.weight`,
+          `${p}.self_attn.k_proj.weight`,
+          `${p}.self_attn.v_proj.weight`,
+        ]) && sameFormat([`${p}.mlp.gate_proj.weight`, `${p}.mlp.up_proj.weight`]),
+    )
+  );
+}
+
+/**
+ * Uploads every weight into `buffers`, laid out for the fused graph when `fused` (q/k/v as one
+ * weight, gate/up interleaved) and as loaded otherwise, then the RoPE table.
+ */
+export async function uploadWeights(
+  buffers: BufferPool,
+  weights: ModelWeights,
+  fused: boolean,
+): Promise<GpuWeights> {
+  const config = weights.config;
+  const { layers } = dims(config);
+  const upload = (tensor: string) => buffers.upload(tensor, get(weights, tensor));
+  // A linear weight goes up in its format: the packed words and scales when it has them.
+  const uploadRows = async (label: string, t: RowTensor): Promise<LinearWeight> => {
+    if ('f32' in t) return { format: 'f32', w: await buffers.upload(label, t.f32) };
+    const p = t.packed;
+    return {
+      format: p.format,
+      w: await buffers.upload(`${label} (${p.format})`, p.words),
+      scales: p.scales.length > 0 ? await buffers.upload(`${label} scales`, p.scales) : undefined,
+    };
+  };
+  const rowsOf = (tensor: string): RowTensor => {
+    const p = weights.packed?.get(tensor);
+    if (p) return { N: p.N, K: p.K, packed: p };
+    const spec = tensorSpecs(config).find((t) => t.name === tensor);
+    const [N, K] = spec?.shape ?? [0, 0];
+    return { N, K, f32: get(weights, tensor) };
+  };
+  const linear = (tensor: string) => uploadRows(tensor, rowsOf(tensor));
+  for (const spec of tensorSpecs(config)) {
+    if (spec.shape.length === 2 && spec.shape[1] % 4 !== 0) {
+      throw new InputError(`${spec.name}: inner width ${spec.shape[1]} is not a multiple of 4`);
+    }
+  }
+  const embedding = await upload('model.embed_tokens.weight');
+  const layerBuffers: LayerBuffers[] = [];
+  for (let l = 0; l < layers; l++) {
+    const p = `model.layers.${l}`;
+    const [q, k, v] = ['q', 'k', 'v'].map((n) => `${p}.self_attn.${n}_proj.weight`);
+    const [gate, up] = ['gate', 'up'].map((n) => `${p}.mlp.${n}_proj.weight`);
+    layerBuffers.push({
+      inputNorm: await upload(`${p}.input_layernorm.weight`),
+      attn: fused
+        ? {
+            kind: 'fused',
+            wqkv: await uploadRows(`${p} qkv`, concatRows(`${p} q/k/v`, [q, k, v].map(rowsOf))),
+          }
+        : { kind: 'split', wq: await linear(q), wk: await linear(k), wv: await linear(v) },
+      wo: await linear(`${p}.self_attn.o_proj.weight`),
+      postNorm: await upload(`${p}.post_attention_layernorm.weight`),
+      mlp: fused
+        ? {
+            kind: 'fused',
+            wGateUp: await uploadRows(
+              `${p} gate/up`,
+              interleaveRows(`${p} gate/up`, rowsOf(gate), rowsOf(up)),
+            ),
+          }
+        : { kind: 'split', wGate: await linear(gate), wUp: await linear(up) },
+      wDown: await linear(`${p}.mlp.down_proj.weight`),
+    });
+  }
+  const finalNorm = await upload('model.norm.weight');
+  // A tied head in f32 is the embedding buffer itself; packed, it is its own packed copy.
+  const lmHead: LinearWeight =
+    config.tieWordEmbeddings && !weights.packed?.has(LM_HEAD)
+      ? { format: 'f32', w: embedding }
+      : await linear(LM_HEAD);
+  const table = ropeTable(config);
+  const ropeCos = await buffers.upload('rope cos', table.cos);
+  const ropeSin = await buffers.upload('rope sin', table.sin);
+  return { embedding, layers: layerBuffers, finalNorm, lmHead, ropeCos, ropeSin };
+}
