@@ -22,7 +22,8 @@ import { traceFromJsonl, traceToJsonl } from '../src/serve/traffic.ts';
 import { modelErrors } from '../src/spec/fit.ts';
 import { specFromOptions } from '../src/spec/options.ts';
 import type { BenchSpec } from '../src/spec/schema.ts';
-import { SPEC_DEFAULTS, SUITES } from '../src/spec/suites.ts';
+import { SPEC_DEFAULTS, SUITE_NAMES, SUITES } from '../src/spec/suites.ts';
+import { WORKLOADS } from '../src/spec/workloads/index.ts';
 import { SERVE_DEFAULTS } from '../src/spec/workloads/serve-settings.ts';
 import { isWeightFormat, WEIGHT_FORMATS } from '../src/weight-format.ts';
 import {
@@ -37,6 +38,23 @@ import {
 } from './engine.ts';
 import { servedModel } from './server.ts';
 import { ADAPTER_CHOICES, type AdapterChoice } from './vulkan.ts';
+
+/** Where a suite's description starts in --help. */
+const HELP_INDENT = 27;
+
+/** Text wrapped to lines of at most 110 characters, each indented by `indent` spaces. */
+function wrap(text: string, indent: number): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && indent + line.length + 1 + word.length > 110) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  lines.push(line);
+  return lines.map((l) => ' '.repeat(indent) + l).join('\n');
+}
 
 /** Exit codes, documented in --help and the README. */
 const EXIT = { ok: 0, failed: 1, regression: 1, usage: 2, fallback: 3, cancelled: 130 } as const;
@@ -56,32 +74,11 @@ Model
                          with --suite formats, a comma-separated list of formats to sweep
 
 Workloads
-  --suite quick|full|kernels|capacity|spec|serve|batch|formats|fusion   a preset list of workloads (default ${SPEC_DEFAULTS.suite}):
+  --suite ${SUITE_NAMES.filter((n) => n !== 'custom').join('|')}   a preset list of workloads (default ${SPEC_DEFAULTS.suite}):
                            quick: prefill sweep L=${SUITES.quick.prefill.join(',')}; decode sweep depth=${SUITES.quick.depths.join(',')}, gen ${SUITES.quick.gen}; reps ${SUITES.quick.reps};
                            then fused against unfused graph at L=${Math.max(...SUITES.quick.prefill)} and depth ${SUITES.quick.depths[0]} (as fusion)
                            full:  prefill sweep L=${SUITES.full.prefill.join(',')}; decode sweep depth=${SUITES.full.depths.join(',')}, gen ${SUITES.full.gen}; reps ${SUITES.full.reps}
-                           kernels: the kernel suite, each kernel alone at the model's shapes (matmul,
-                           GEMV, attention, element-wise), validated then timed
-                           capacity: the capacity probe: builds a real KV pool (--pool-mib), admits seeded
-                           sequences until allocation fails, paged then contiguous, and checks the counts
-                           against the KV calculator (see npm run capacity for the estimator)
-                           spec: speculative decoding: the verify-K curve (k=${SPEC_DEFAULTS.verifyKs.join(',')}) at depth ${SUITES.spec.depths.join(',')},
-                           then each drafter at K=${SPEC_DEFAULTS.draftK} on repetitive and random prompts of ${SPEC_DEFAULTS.specPromptTokens} tokens,
-                           ${SUITES.spec.gen} tokens each, against plain greedy decode of the same prompts (--depth: the
-                           curve's depths, --gen: tokens per prompt)
-                           serve: a load test: ${SERVE_DEFAULTS.requests} requests of the default mix (60% short Q&A, 25% long
-                           RAG prompts, 15% long generations) at 90% of the measured saturation rate,
-                           continuous against static batching, then each request alone
-                           batch: the B-scaling sweep: one decode step of B = 1, 2, 4, 8, 16, 32 sequences
-                           against its roofline bound
-                           formats: the format sweep: for f32, f16, int8 and int4 (or --weights LIST),
-                           a prefill of L=${SUITES.formats.prefill[0]} and ${SUITES.formats.gen} tokens at depth ${SUITES.formats.depths[0]}, each format's TPOT
-                           against f32's, and its error against f32 by slice (--prefill, --depth: the one L
-                           and depth; --no-quality: time the formats only, no error by slice)
-                           fusion: the fused graph against the unfused one in the same run: a model of
-                           each, checked against the CPU forward, a prefill of L=${SUITES.fusion.prefill[0]} and ${SUITES.fusion.gen} tokens at
-                           depth ${SUITES.fusion.depths[0]} each, the dispatches per layer the engine recorded, TPOT
-                           fused ÷ unfused (--prefill, --depth: the one L and depth)
+${WORKLOADS.flatMap((d) => (d.suite ? [wrap(`${d.suite.name}: ${d.suite.help}`, HELP_INDENT)] : [])).join('\n')}
   --prefill L,L,...      prompt lengths of the prefill sweep ("" for none); makes the list custom
   --depth D,D,...        context depths of the decode sweep ("" for none; 0 is a one-token prompt)
   --gen N                tokens generated per decode repetition (≥ 2); one TPOT sample per repetition

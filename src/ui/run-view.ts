@@ -8,17 +8,14 @@ import { formatError } from '../error-figure.ts';
 import type { Roofs } from '../measure/roofline.ts';
 import { adapterLabel, EXPORT_FORMATS, type ExportFormat, graphText } from '../results/export.ts';
 import type { BenchResult, Point } from '../results/schema.ts';
+import { WORKLOAD_KINDS } from '../spec/workloads/index.ts';
 import { ChartSet } from './charts/chart-set.ts';
 import { button, h } from './dom.ts';
 import { downloadResult, resultFileStem } from './export.ts';
 import { formatCount, formatDate, formatMs } from './format.ts';
-import { FormatsView } from './formats/view.ts';
 import { resultWeights } from './formats/weights.ts';
-import { FusionView } from './fusion-view.ts';
 import { latencyTable, resultsTable } from './results-table.ts';
-import { BatchScalingView } from './serve/batch-view.ts';
-import { ServeView } from './serve/view.ts';
-import { SpecView } from './speculative/view.ts';
+import { VIEWS, type ViewSlot } from './views/index.ts';
 
 /** Export buttons: label and test id per format. */
 const EXPORTS: Record<ExportFormat, { label: string; testId: string }> = {
@@ -27,21 +24,6 @@ const EXPORTS: Record<ExportFormat, { label: string; testId: string }> = {
   csv: { label: 'CSV', testId: 'export-csv' },
   md: { label: 'Markdown', testId: 'export-md' },
 };
-
-/** The speculative section in a few words, for the summary line; empty without one. */
-function specSummary(r: BenchResult): string {
-  const s = r.speculative;
-  if (!s) return '';
-  return ` · speculative decoding: ${s.runs.length} run${s.runs.length === 1 ? '' : 's'}, ${s.verifyCurve.length} verify-curve points`;
-}
-
-/** The load test in a few words, for the summary line; empty without one. */
-function serveSummary(r: BenchResult): string {
-  const s = r.serve;
-  if (!s) return '';
-  const requests = s.runs.reduce((n, run) => n + run.requests.length, 0);
-  return ` · load test: ${s.runs.length} arm${s.runs.length === 1 ? '' : 's'}, ${requests} requests`;
-}
 
 export class RunView {
   readonly element: HTMLElement;
@@ -56,24 +38,21 @@ export class RunView {
     idPrefix: '',
     fileStem: () => (this.result ? resultFileStem(this.result) : 'live-run'),
   });
-  private readonly spec = new SpecView({
-    idPrefix: '',
-    fileStem: () => (this.result ? resultFileStem(this.result) : 'run'),
+  /** Each workload's own section, in the registry's order, where its view sits. */
+  private readonly views = WORKLOAD_KINDS.flatMap((kind) => {
+    const slot = VIEWS[kind];
+    return slot
+      ? [
+          {
+            slot,
+            view: slot.make({
+              idPrefix: '',
+              fileStem: () => (this.result ? resultFileStem(this.result) : 'run'),
+            }),
+          },
+        ]
+      : [];
   });
-  private readonly serve = new ServeView({
-    idPrefix: '',
-    fileStem: () => (this.result ? resultFileStem(this.result) : 'run'),
-  });
-  private readonly batch = new BatchScalingView({
-    idPrefix: '',
-    fileStem: () => (this.result ? resultFileStem(this.result) : 'run'),
-  });
-  private readonly formats = new FormatsView({
-    idPrefix: '',
-    fileStem: () => (this.result ? resultFileStem(this.result) : 'run'),
-  });
-
-  private readonly fusion = new FusionView();
 
   constructor() {
     this.exportButtons = EXPORT_FORMATS.map((format) =>
@@ -105,12 +84,9 @@ export class RunView {
         this.tableHost,
         this.latencyHost,
       ]),
-      this.formats.element,
-      this.fusion.element,
+      ...this.viewsAt('above-charts'),
       this.charts.element,
-      this.spec.element,
-      this.serve.element,
-      this.batch.element,
+      ...this.viewsAt('below-charts'),
     ]);
     this.element = h('div', { className: 'run-view' }, [this.intro, this.content]);
   }
@@ -134,11 +110,7 @@ export class RunView {
     this.latencyHost.replaceChildren();
     this.charts.element.hidden = false;
     this.charts.update(points.length > 0 || peaks ? [{ label, points, peaks }] : []);
-    this.spec.show(null);
-    this.serve.show(null);
-    this.batch.show(null);
-    this.formats.show(null);
-    this.fusion.show(null);
+    for (const { view } of this.views) view.show(null);
   }
 
   /** A finished run (complete, cancelled or failed), from the engine or from history. */
@@ -149,7 +121,7 @@ export class RunView {
     this.summary.replaceChildren(...this.summaryLines(r));
     // A speculative run or a load test alone has no prefill or decode points: its own section below
     // says it all, so the empty point charts give way to it.
-    const section = r.speculative ? 'speculative decoding' : r.serve ? 'a load test' : null;
+    const section = this.views.map(({ slot }) => slot.alone(r)).find((s) => s !== null) ?? null;
     const sectionOnly = r.points.length === 0 && section !== null;
     this.tableHost.replaceChildren(
       r.points.length > 0
@@ -164,11 +136,11 @@ export class RunView {
     this.latencyHost.replaceChildren(r.points.length > 0 ? latencyTable(r.points) : '');
     this.charts.element.hidden = sectionOnly;
     this.charts.update([{ label: adapterLabel(r.env.adapter), points: r.points, peaks: r.peaks }]);
-    this.spec.show(r);
-    this.serve.show(r);
-    this.batch.show(r);
-    this.formats.show(r);
-    this.fusion.show(r);
+    for (const { view } of this.views) view.show(r);
+  }
+
+  private viewsAt(place: ViewSlot['place']): HTMLElement[] {
+    return this.views.filter(({ slot }) => slot.place === place).map(({ view }) => view.element);
   }
 
   private reveal(): void {
@@ -186,7 +158,7 @@ export class RunView {
     const lines: HTMLElement[] = [
       h('p', { className: 'summary-line' }, [
         status,
-        ` ${r.points.length} points${specSummary(r)}${serveSummary(r)} · ${r.model.preset} (${formatCount(r.model.params)} params, d=${c.hiddenSize}, ${c.numLayers} layers) · weights ${resultWeights(r)}${r.model.graph ? ` · ${graphText(r)} graph` : ''} · ${formatDate(r.createdAt)}`,
+        ` ${r.points.length} points${this.views.map(({ slot }) => slot.summary(r)).join('')} · ${r.model.preset} (${formatCount(r.model.params)} params, d=${c.hiddenSize}, ${c.numLayers} layers) · weights ${resultWeights(r)}${r.model.graph ? ` · ${graphText(r)} graph` : ''} · ${formatDate(r.createdAt)}`,
       ]),
       h('p', {
         className: 'summary-line muted',

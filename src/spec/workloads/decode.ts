@@ -121,7 +121,7 @@ export const decode = {
   section,
   suite: {
     name: 'batch' as const,
-    help: 'the B-scaling sweep: one decode step of B = 1, 2, 4, 8, 16, 32 sequences against its roofline bound',
+    help: `the B-scaling sweep: one decode step of B = ${BATCH_SIZES.join(', ')} sequences against its roofline bound`,
     /** A decode step of B = 1…32 sequences, 8-token prompts, 8 tokens each. */
     defaults: BATCH_SUITE,
     weightList: false,

@@ -114,7 +114,7 @@ export const formats = {
   section,
   suite: {
     name: 'formats' as const,
-    help: "the format sweep: for f32, f16, int8 and int4 (or --weights LIST), a prefill and a decode at one depth, each format's TPOT against f32's, and its error against f32 by slice (--prefill, --depth: the one L and depth; --no-quality: time the formats only, no error by slice)",
+    help: `the format sweep: for f32, f16, int8 and int4 (or --weights LIST), a prefill of L=${FORMATS_SUITE.prefill[0]} and ${FORMATS_SUITE.gen} tokens at depth ${FORMATS_SUITE.depths[0]}, each format's TPOT against f32's, and its error against f32 by slice (--prefill, --depth: the one L and depth; --no-quality: time the formats only, no error by slice)`,
     /** Every format, a prefill of 64 and a decode at depth 64 of 16 tokens, and the error by slice. */
     defaults: FORMATS_SUITE,
     weightList: true,

@@ -121,7 +121,7 @@ export const fusion = {
   section,
   suite: {
     name: 'fusion' as const,
-    help: 'the fused graph against the unfused one in the same run: a model of each, checked against the CPU forward, a prefill and a decode at one depth each, the dispatches per layer the engine recorded, TPOT fused ÷ unfused (--prefill, --depth: the one L and depth)',
+    help: `the fused graph against the unfused one in the same run: a model of each, checked against the CPU forward, a prefill of L=${FUSION_SUITE.prefill[0]} and ${FUSION_SUITE.gen} tokens at depth ${FUSION_SUITE.depths[0]} each, the dispatches per layer the engine recorded, TPOT fused ÷ unfused (--prefill, --depth: the one L and depth)`,
     /** A prefill of 256 and 16 tokens at depth 16, per graph. */
     defaults: FUSION_SUITE,
     weightList: false,

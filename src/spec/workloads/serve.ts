@@ -3,6 +3,7 @@ import { NO_NEEDS, type WorkloadDescriptor } from '../workload.ts';
 import { serveTables } from './serve-report.ts';
 import { ServeResultSchema } from './serve-result.ts';
 import {
+  SERVE_DEFAULTS,
   type ServeArrival,
   type ServeWorkload,
   ServeWorkloadSchema,
@@ -81,7 +82,7 @@ export const serve = {
   section,
   suite: {
     name: 'serve' as const,
-    help: 'a load test: requests of the default mix (60% short Q&A, 25% long RAG prompts, 15% long generations) at 90% of the measured saturation rate, continuous against static batching, then each request alone',
+    help: `a load test: ${SERVE_DEFAULTS.requests} requests of the default mix (60% short Q&A, 25% long RAG prompts, 15% long generations) at 90% of the measured saturation rate, continuous against static batching, then each request alone`,
     /** Continuous against static batching on the default mix, near saturation. */
     defaults: { prefill: [], depths: [], gen: 16, reps: 3 },
     weightList: false,

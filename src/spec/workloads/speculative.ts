@@ -176,7 +176,7 @@ export const speculative = {
   section,
   suite: {
     name: 'spec' as const,
-    help: 'speculative decoding: the verify-K curve at each --depth, then each drafter on repetitive and random prompts, against plain greedy decode of the same prompts (--gen: tokens per prompt)',
+    help: `speculative decoding: the verify-K curve (k=${SPECULATIVE_DEFAULTS.verifyKs.join(',')}) at depth ${SPEC_SUITE.depths.join(',')}, then each drafter at K=${SPECULATIVE_DEFAULTS.draftK} on repetitive and random prompts of ${SPECULATIVE_DEFAULTS.promptTokens} tokens, ${SPEC_SUITE.gen} tokens each, against plain greedy decode of the same prompts (--depth: the curve's depths, --gen: tokens per prompt)`,
     /** The verify-K curve at depth 64, then three drafters at K = 4 over 64 tokens per prompt. */
     defaults: SPEC_SUITE,
     weightList: false,
