@@ -1,9 +1,7 @@
 import { defineConfig } from '@playwright/test';
 import { findBrowser, launchOptions } from './bench/browser.ts';
 import type { Harness } from './e2e/harness/client.ts';
-
-/** Port of the test server (E2E_PORT to run two suites side by side); Playwright starts it from the built dist/. */
-const PORT = Number(process.env.E2E_PORT ?? 4179);
+import { E2E_ORIGIN, E2E_PORT } from './e2e/port.ts';
 
 export default defineConfig<{ runtime: Harness['runtime'] }>({
   testDir: 'e2e',
@@ -13,7 +11,7 @@ export default defineConfig<{ runtime: Harness['runtime'] }>({
   reporter: [['list']],
   outputDir: 'test-results',
   use: {
-    baseURL: `http://127.0.0.1:${PORT}`,
+    baseURL: E2E_ORIGIN,
     launchOptions: launchOptions(findBrowser()),
   },
   projects: [
@@ -24,8 +22,8 @@ export default defineConfig<{ runtime: Harness['runtime'] }>({
     { name: 'native', use: { runtime: 'node' }, testMatch: /(kernels|model|serve)\.spec\.ts$/ },
   ],
   webServer: {
-    command: `npx tsx bench/serve.ts --port ${PORT}`,
-    url: `http://127.0.0.1:${PORT}/index.html`,
+    command: `npx tsx bench/serve.ts --port ${E2E_PORT}`,
+    url: `${E2E_ORIGIN}/index.html`,
     reuseExistingServer: false,
     timeout: 30_000,
   },

@@ -1,7 +1,8 @@
-import { test as base, expect, type Page } from '@playwright/test';
+import { type Browser, test as base, expect, type Page } from '@playwright/test';
 import { forkIpc } from '../../bench/ipc.ts';
 import { findVulkan } from '../../bench/vulkan.ts';
 import type { AdapterRecord } from '../../src/gpu/device.ts';
+import { E2E_ORIGIN } from '../port.ts';
 import type { Checks } from './checks.ts';
 import type { HarnessReply, HarnessRequest } from './protocol.ts';
 
@@ -28,9 +29,7 @@ export interface Harness {
   ): Promise<Awaited<ReturnType<Fn<T, M>>>>;
 }
 
-async function browserHarness(page: Page): Promise<Harness> {
-  await page.goto('/e2e/harness/index.html');
-  const adapter = await page.evaluate(async () => (await window.harness).adapter);
+function browserHarness(page: Page, adapter: AdapterRecord): Harness {
   return {
     runtime: 'browser',
     adapter,
@@ -43,6 +42,34 @@ async function browserHarness(page: Page): Promise<Harness> {
         [target, method as string, args as unknown[]] as const,
       ) as never,
   };
+}
+
+/**
+ * The browser's harness page, kept for a whole Playwright worker as the Node harness process is:
+ * its device, pipeline cache and autotuned families are reused across tests, so a test pays for
+ * compiling only the pipelines no earlier test built (no harness test is about cold start). A test
+ * that fails may leave the page busy or its device broken, so the page is opened afresh after one.
+ */
+class BrowserHarnessPage {
+  private current: Promise<{ page: Page; harness: Harness }> | undefined;
+
+  constructor(private readonly browser: Browser) {}
+
+  get(): Promise<Harness> {
+    this.current ??= (async () => {
+      const page = await this.browser.newPage();
+      await page.goto(`${E2E_ORIGIN}/e2e/harness/index.html`);
+      const adapter = await page.evaluate(async () => (await window.harness).adapter);
+      return { page, harness: browserHarness(page, adapter) };
+    })();
+    return this.current.then((c) => c.harness);
+  }
+
+  async reset(): Promise<void> {
+    const current = this.current;
+    this.current = undefined;
+    await (await current)?.page.close();
+  }
 }
 
 /** The Node harness as `npm run build` writes it (vite.node.config.ts). */
@@ -77,12 +104,12 @@ async function nodeHarness(): Promise<{ harness: Harness; stop(): Promise<void> 
 }
 
 /**
- * `test` with a `harness` fixture. The Node harness process lives as long as the Playwright
- * worker (its device and pipeline cache are reused across tests, as the browser page's are not).
+ * `test` with a `harness` fixture. The Node harness process, and the browser's harness page, live
+ * as long as the Playwright worker (their device and pipeline cache are reused across tests).
  */
 export const test = base.extend<
   { harness: Harness },
-  { runtime: 'browser' | 'node'; nodeHarness: Harness | null }
+  { runtime: 'browser' | 'node'; nodeHarness: Harness | null; browserHarness: BrowserHarnessPage | null }
 >({
   runtime: ['browser', { option: true, scope: 'worker' }],
   nodeHarness: [
@@ -94,12 +121,22 @@ export const test = base.extend<
     },
     { scope: 'worker' },
   ],
-  harness: async ({ runtime, nodeHarness, page }, use) => {
-    const harness = runtime === 'node' ? nodeHarness : await browserHarness(page);
+  browserHarness: [
+    async ({ runtime, browser }, use) => {
+      if (runtime !== 'browser') return use(null);
+      const holder = new BrowserHarnessPage(browser);
+      await use(holder);
+      await holder.reset();
+    },
+    { scope: 'worker' },
+  ],
+  harness: async ({ runtime, nodeHarness, browserHarness }, use, testInfo) => {
+    const harness = runtime === 'node' ? nodeHarness : await browserHarness?.get();
     if (!harness) throw new Error('no harness');
     // A real adapter, or the suite fails: it is never skipped.
     expect(harness.adapter.vendor.length + harness.adapter.architecture.length).toBeGreaterThan(0);
     await use(harness);
+    if (testInfo.status !== testInfo.expectedStatus) await browserHarness?.reset();
   },
 });
 
