@@ -5,6 +5,7 @@ import { E2E_ORIGIN, E2E_PORT } from './e2e/port.ts';
 
 export default defineConfig<{ runtime: Harness['runtime'] }>({
   testDir: 'e2e',
+  globalSetup: './e2e/global-setup.ts',
   // SwiftShader runs shaders on the CPU: one worker, so two suites do not fight over two cores.
   workers: 1,
   timeout: 120_000,

@@ -33,7 +33,10 @@ const engine = createEngine({
   // Not a browser: there is no cross-origin isolation, and no timer coarsening to need it.
   crossOriginIsolated: false,
   runtime: { name: 'node', dawn, backend },
-  tuningStore: fileTuningStore(join(process.cwd(), 'results', '.cache', 'tuning.json')),
+  // BENCH_CACHE_DIR moves what the tool keeps between runs (the tests point it at a folder of their own).
+  tuningStore: fileTuningStore(
+    join(process.env.BENCH_CACHE_DIR ?? join(process.cwd(), 'results', '.cache'), 'tuning.json'),
+  ),
 });
 
 serveIpc<HostRequest & { type: 'call' }>(
