@@ -334,3 +334,6 @@ export const BenchResultSchema = z
   })
   .strict();
 export type BenchResult = z.infer<typeof BenchResultSchema>;
+
+/** One performance target, judged against roofs measured in the same run. */
+export type Target = NonNullable<BenchResult['targets']>[number];

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { chooseTimebase, kernelBreakdown, PointSamples } from '../measure/samples.ts';
-import { formatSummary } from '../workloads/formats.ts';
-import type { FusionRecord } from '../workloads/fusion.ts';
-import { dispatchesPerLayer, fusionSummary } from '../workloads/fusion.ts';
+import { formatSummary } from '../workloads/formats-section.ts';
+import type { FusionRecord } from '../workloads/fusion-section.ts';
+import { dispatchesPerLayer, fusionSummary } from '../workloads/fusion-section.ts';
 import type { PassRecord } from '../workloads/workload.ts';
 import { placeKernelRecord, placePass } from './assemble.ts';
 

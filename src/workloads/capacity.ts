@@ -290,4 +290,5 @@ export const capacityEngine: WorkloadEngine<'capacity', CapacityRecord> = {
     const last = records.at(-1);
     return last ? { capacity: last.result } : {};
   },
+  targets: () => [],
 };

@@ -4,11 +4,10 @@ import type { AttentionVariant } from '../kernels/variants.ts';
 import { decodeCost, type Graph, graphOf, type PassCost } from '../measure/cost.ts';
 import { kernelBreakdown, PointSamples } from '../measure/samples.ts';
 import type { Model } from '../model/forward.ts';
-import type { PeaksRecord as Peaks, Point } from '../results/schema.ts';
 import { decodePrompt, MAX_TIMED_PASSES } from '../spec/workload.ts';
-import type { BatchScalingPoint } from '../spec/workloads/decode.ts';
 import type { WorkloadOf } from '../spec/workloads/index.ts';
 import type { WeightFormats } from '../weight-format.ts';
+import { batchScaling, batchTargets } from './decode-section.ts';
 import { promptTokens } from './prompts.ts';
 import { requireModel, type WorkloadEngine, type WorkloadRunner } from './workload.ts';
 
@@ -152,29 +151,6 @@ function generationCost(
 }
 
 /**
- * The B-scaling curve from decode points of several batch sizes at one depth: each step's median
- * against its roofline bound, max(FLOPs ÷ FMA peak, bytes ÷ copy bandwidth) + the measured submit
- * overhead, all from the run's own roofs. One point per batch (the shallowest depth if several).
- */
-export function batchScaling(points: readonly Point[], peaks: Peaks): BatchScalingPoint[] {
-  const decode = points.filter((p) => p.pass === 'decode');
-  const batches = [...new Set(decode.map((p) => p.batch))].sort((a, b) => a - b);
-  if (batches.length < 2) return [];
-  return batches.map((batch) => {
-    const p = decode.filter((q) => q.batch === batch).sort((a, b) => a.depth - b.depth)[0];
-    const boundMs =
-      Math.max(p.flops / (peaks.fmaGflops * 1e6), p.bytes / (peaks.copyGBps * 1e6)) + peaks.submitUs / 1000;
-    return {
-      batch,
-      stepMs: p.medianMs,
-      tokensPerSec: (batch * 1000) / p.medianMs,
-      boundMs,
-      ratio: p.medianMs / boundMs,
-    };
-  });
-}
-
-/**
  * The decode sweep's engine: its points are the run's generic ones; decode workloads of several
  * batch sizes in one run (the batch suite) make the B-scaling section from them.
  */
@@ -185,4 +161,5 @@ export const decodeEngine: WorkloadEngine<'decode'> = {
     const curve = batchScaling(run.points, run.peaks);
     return curve.length > 0 ? { batchScaling: curve } : {};
   },
+  targets: batchTargets,
 };

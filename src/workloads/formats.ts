@@ -1,21 +1,13 @@
 import { InternalError } from '../errors.ts';
 import { kvCapacityTokens } from '../kv/cache.ts';
 import { logitsError } from '../measure/quality.ts';
-import type { ModelConfig } from '../model/config.ts';
 import { Model } from '../model/forward.ts';
 import { validateModel } from '../model/verify.ts';
-import {
-  linearNames,
-  linearShape,
-  quantizeWeights,
-  weightFormatOf,
-  weightFormatsOf,
-  widenWeights,
-} from '../model/weights.ts';
-import type { Point } from '../results/schema.ts';
-import type { FormatSummary, Quality, QualitySlice } from '../spec/workloads/formats.ts';
-import { WEIGHT_FORMATS, type WeightFormat, weightBytes } from '../weight-format.ts';
+import { quantizeWeights, weightFormatOf, weightFormatsOf, widenWeights } from '../model/weights.ts';
+import type { QualitySlice } from '../spec/workloads/formats.ts';
+import type { WeightFormat } from '../weight-format.ts';
 import { decodeSweep } from './decode.ts';
+import { formatSummary, formatTargets, type QualityRecord } from './formats-section.ts';
 import { prefillSweep } from './prefill.ts';
 import { promptTokens } from './prompts.ts';
 import type { WorkloadContext, WorkloadEngine, WorkloadRunner } from './workload.ts';
@@ -193,45 +185,6 @@ async function buildModel(
   );
 }
 
-/**
- * The format sweep's table: for each format with a prefill and a decode point, the bytes its
- * linear weights take, one decode step's compulsory bytes (the cost model, scales included), its
- * TPOT and prefill time (wall clock, median) and both as ratios to f32's in the same run.
- */
-export function formatSummary(points: readonly Point[], config: ModelConfig): FormatSummary[] {
-  const rows: FormatSummary[] = [];
-  const last = (format: WeightFormat, pass: Point['pass']) =>
-    points.filter((p) => p.weightFormat === format && p.pass === pass).at(-1);
-  const f32 = { decode: last('f32', 'decode'), prefill: last('f32', 'prefill') };
-  for (const format of WEIGHT_FORMATS) {
-    const decode = last(format, 'decode');
-    const prefill = last(format, 'prefill');
-    if (!decode?.tpotMs || !prefill?.ttftMs) continue;
-    const tpotMs = decode.tpotMs.p50;
-    const prefillMs = prefill.ttftMs.p50;
-    rows.push({
-      format,
-      linearBytes: linearNames(config).reduce((n, name) => {
-        const [N, K] = linearShape(config, name);
-        return n + weightBytes(format, N, K);
-      }, 0),
-      decodeBytesPerToken: decode.bytes / decode.batch,
-      tpotMs,
-      tokensPerSec: tpotMs > 0 ? 1000 / tpotMs : 0,
-      tpotRatio: f32.decode?.tpotMs ? tpotMs / f32.decode.tpotMs.p50 : null,
-      prefillMs,
-      prefillRatio: f32.prefill?.ttftMs ? prefillMs / f32.prefill.ttftMs.p50 : null,
-    });
-  }
-  return rows;
-}
-
-/** One format's error on one slice against f32 (the format sweep); nothing to place. */
-export interface QualityRecord {
-  type: 'quality';
-  quality: Quality;
-}
-
 /** The format sweep's engine: its table from the points of each format, and the error by slice it recorded. */
 export const formatsEngine: WorkloadEngine<'formats', QualityRecord> = {
   run: formatSweep,
@@ -240,4 +193,5 @@ export const formatsEngine: WorkloadEngine<'formats', QualityRecord> = {
     formats: formatSummary(run.points, run.config),
     quality: records.map((r) => r.quality),
   }),
+  targets: formatTargets,
 };

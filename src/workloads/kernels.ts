@@ -76,4 +76,5 @@ export const kernelsEngine: WorkloadEngine<'kernels'> = {
   run: kernelSuite,
   describe: () => '',
   collect: () => ({}),
+  targets: () => [],
 };

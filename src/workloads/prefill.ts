@@ -84,4 +84,5 @@ export const prefillEngine: WorkloadEngine<'prefill'> = {
   run: prefillSweep,
   describe: () => '',
   collect: () => ({}),
+  targets: () => [],
 };

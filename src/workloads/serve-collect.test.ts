@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { PeaksRecord, Point } from '../results/schema.ts';
 import type { ServeRun } from '../spec/workloads/serve-result.ts';
-import { batchScaling } from '../workloads/decode.ts';
-import { serveResult } from '../workloads/serve.ts';
+import { batchScaling } from './decode-section.ts';
+import { serveResult } from './serve-section.ts';
 
 const peaks = { fmaGflops: 10, copyGBps: 2, submitUs: 500 } as PeaksRecord;
 const decode = (batch: number, depth: number, medianMs: number, flops: number, bytes: number) =>

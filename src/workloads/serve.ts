@@ -11,8 +11,9 @@ import {
   requestTypeMatrix,
   type TraceRequest,
 } from '../serve/traffic.ts';
-import type { ServeResult, ServeRun } from '../spec/workloads/serve-result.ts';
+import type { ServeRun } from '../spec/workloads/serve-result.ts';
 import { SERVE_DEFAULTS, type ServeWorkload } from '../spec/workloads/serve-settings.ts';
+import { type ServeRunRecord, serveResult, serveTargets } from './serve-section.ts';
 import type { WorkloadContext, WorkloadEngine, WorkloadRunner } from './workload.ts';
 
 /**
@@ -369,56 +370,10 @@ function toRun(
   };
 }
 
-/** What every serve figure is timed with. */
-export const SERVE_CLOCK =
-  'wall: performance.now() in the engine worker; a token is stamped when the readback of the step that produced it returns (each step is one submit of decode rows and prompt chunks)';
-
-export const SERVE_DEFINITIONS =
-  "vLLM's: queue = admission − arrival; TTFT = first token − arrival; TPOT = (E2E − TTFT) ÷ (output tokens − 1); ITL = every gap between consecutive tokens; E2E = finish − arrival; goodput = finished requests meeting every SLO given ÷ duration; percentiles by linear interpolation between closest ranks (numpy's default). Only finished requests count in latencies.";
-
-/** The serve section: the arms as the workload emitted them, and the rate sweep read off the swept arms. */
-export function serveResult(runs: readonly ServeRun[]): ServeResult {
-  const swept = runs.filter((r) => r.experiment === 'sweep');
-  const attainment = SERVE_DEFAULTS.sloAttainment;
-  const points = swept.map((r) => {
-    const s = r.summary;
-    const offered =
-      r.arrival.kind === 'poisson' && r.arrival.rateRps !== undefined ? r.arrival.rateRps : s.requestsPerSec;
-    return {
-      label: r.label,
-      rateRps: offered,
-      requestsPerSec: s.requestsPerSec,
-      goodputRps: s.goodputRps,
-      p95TtftMs: s.ttftMs?.p95 ?? null,
-      // Without an SLO every finished request would count as meeting it: no rate is said to meet one.
-      meetsSlo: hasSlo(r) && s.completed > 0 && s.goodputRps >= attainment * s.requestsPerSec,
-    };
-  });
-  const meeting = points.filter((p) => p.meetsSlo).map((p) => p.rateRps);
-  return {
-    runs: [...runs],
-    sweep:
-      points.length > 0
-        ? { points, attainment, maxRateMeetingSlo: meeting.length > 0 ? Math.max(...meeting) : null }
-        : null,
-    clock: SERVE_CLOCK,
-    definitions: SERVE_DEFINITIONS,
-  };
-}
-
-function hasSlo(r: ServeRun): boolean {
-  return r.slo.ttftMs !== undefined || r.slo.tpotMs !== undefined || r.slo.e2elMs !== undefined;
-}
-
-/** One arm of the load test: every request's timeline and the aggregates; nothing to place. */
-export interface ServeRunRecord {
-  type: 'serveRun';
-  run: ServeRun;
-}
-
 /** The load test's engine: its arms as it emitted them, and the rate sweep read off the swept arms. */
 export const serveEngine: WorkloadEngine<'serve', ServeRunRecord> = {
   run: serveLoad,
   describe: (r) => `load test: ${r.run.label} done`,
   collect: (records) => (records.length > 0 ? { serve: serveResult(records.map((r) => r.run)) } : {}),
+  targets: serveTargets,
 };

@@ -1,21 +1,26 @@
 import { GpuProfiler } from '../gpu/profiler.ts';
-import { graphOf, type PassCost, verifyCost } from '../measure/cost.ts';
-import { place, type Roofs } from '../measure/roofline.ts';
-import { type ClockInfo, type ClockSamples, chooseTimebase, PointSamples } from '../measure/samples.ts';
+import { graphOf, verifyCost } from '../measure/cost.ts';
+import { PointSamples } from '../measure/samples.ts';
 import { type Model, VERIFY_CHUNK } from '../model/forward.ts';
 import { mulberry32 } from '../random.ts';
 import { type DrafterSpec, drafterLabel, parseDrafterSpec } from '../spec/drafter.ts';
-import type { Timebase } from '../spec/fields.ts';
 import { decodePrompt } from '../spec/workload.ts';
 import type { WorkloadOf } from '../spec/workloads/index.ts';
 import { specRunContext } from '../spec/workloads/speculative.ts';
-import type { SpecResult, SpecRun, VerifyPoint } from '../spec/workloads/speculative-result.ts';
+import type { SpecRun } from '../spec/workloads/speculative-result.ts';
 import { createDraftModel, makeDrafter } from '../speculative/build.ts';
 import type { Drafter } from '../speculative/drafters.ts';
 import { speculativeDecode } from '../speculative/loop.ts';
-import { curveAt, kneeOf, predictedSpeedup, SPEEDUP_FORMULA } from '../speculative/predict.ts';
+import { curveAt, predictedSpeedup } from '../speculative/predict.ts';
 import { percentile } from '../stats.ts';
 import { promptTokens } from './prompts.ts';
+import {
+  placeVerify,
+  type SpecRunRecord,
+  specTargets,
+  speculativeResult,
+  type VerifyRecord,
+} from './spec-section.ts';
 import { requireModel, type WorkloadContext, type WorkloadEngine, type WorkloadRunner } from './workload.ts';
 
 /**
@@ -360,84 +365,6 @@ function summarize(
   };
 }
 
-/** The verify-K curve's threshold: speculation pays while verifying k tokens costs at most this many decode steps. */
-export const KNEE_RATIO = 1.5;
-
-/**
- * A verify-curve record placed on the roofline. Verify and decode are compared in one clock: GPU
- * time where both have usable GPU samples, the wall clock otherwise.
- */
-export function placeVerify(r: VerifyRecord, roofs: Roofs, clock: ClockInfo): VerifyPoint {
-  const v = chooseTimebase(r.verify, clock);
-  const d = chooseTimebase(r.decode, clock);
-  const timebase: Timebase = v.timebase === 'gpu' && d.timebase === 'gpu' ? 'gpu' : 'wall';
-  const verifySamplesMs = timebase === 'gpu' ? v.samplesMs : r.verify.wallMs;
-  const decodeSamplesMs = timebase === 'gpu' ? d.samplesMs : r.decode.wallMs;
-  const verifyMs = percentile(verifySamplesMs, 50);
-  const decodeMs = percentile(decodeSamplesMs, 50);
-  const placement = place(
-    { flops: r.cost.flops, bytes: r.cost.bytes, dispatches: r.cost.dispatches, timebase },
-    verifyMs,
-    roofs,
-  );
-  return {
-    k: r.k,
-    depth: r.depth,
-    reps: r.reps,
-    timebase,
-    verifyMs,
-    decodeMs,
-    ratio: decodeMs > 0 ? verifyMs / decodeMs : 0,
-    verifySamplesMs,
-    decodeSamplesMs,
-    wallVerifyMs: percentile(r.verify.wallMs, 50),
-    wallDecodeMs: percentile(r.decode.wallMs, 50),
-    chunks: r.chunks,
-    flops: r.cost.flops,
-    bytes: r.cost.bytes,
-    intensity: placement.intensity,
-    gflops: placement.gflops,
-    gbps: placement.gbps,
-    bound: placement.bound,
-    roofPct: placement.roofPct,
-    predictedMs: placement.predictedMs,
-  };
-}
-
-/** The speculative section: the curve, its knee at KNEE_RATIO, and the runs. */
-export function speculativeResult(verifyCurve: VerifyPoint[], runs: SpecRun[]): SpecResult {
-  const { knee, byDepth } = kneeOf(verifyCurve, KNEE_RATIO);
-  return {
-    verifyCurve,
-    knee,
-    kneeRatio: KNEE_RATIO,
-    kneeByDepth: byDepth,
-    runs,
-    formula: SPEEDUP_FORMULA,
-    clock:
-      'wall: performance.now() in the engine worker around each awaited pass or step (submit, GPU work and the token readback the loop needs); the curve also by GPU timestamps where the adapter has them',
-  };
-}
-
-/** One point of the verify-K curve: verify passes of k tokens and decode steps at one depth, interleaved. */
-export interface VerifyRecord {
-  type: 'verify';
-  k: number;
-  depth: number;
-  reps: number;
-  chunks: number;
-  verify: ClockSamples;
-  decode: ClockSamples;
-  /** The verify pass's FLOPs and bytes (it is what goes on the roofline). */
-  cost: PassCost;
-}
-
-/** One drafter on one prompt class, against plain decode of the same prompts; nothing to place. */
-export interface SpecRunRecord {
-  type: 'specRun';
-  run: SpecRun;
-}
-
 type SpecRecord = VerifyRecord | SpecRunRecord;
 
 /** Speculative decoding's engine: the verify curve placed on the roofline, its knee, and the runs. */
@@ -452,4 +379,5 @@ export const specEngine: WorkloadEngine<'spec', SpecRecord> = {
     const runs = records.flatMap((r) => (r.type === 'specRun' ? [r.run] : []));
     return curve.length > 0 || runs.length > 0 ? { speculative: speculativeResult(curve, runs) } : {};
   },
+  targets: specTargets,
 };

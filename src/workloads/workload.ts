@@ -10,7 +10,7 @@ import type { ModelConfig } from '../model/config.ts';
 import type { Model } from '../model/forward.ts';
 import type { ValidationCheck } from '../model/verify.ts';
 import type { ModelWeights } from '../model/weights.ts';
-import type { PeaksRecord, Point } from '../results/schema.ts';
+import type { BenchResult, PeaksRecord, Point, Target } from '../results/schema.ts';
 import type { BenchSpec } from '../spec/schema.ts';
 import type { WORKLOADS, Workload, WorkloadKind, WorkloadOf } from '../spec/workloads/index.ts';
 import type { WeightFormat, WeightFormats } from '../weight-format.ts';
@@ -129,6 +129,11 @@ export interface WorkloadEngine<K extends WorkloadKind, R extends { type: string
   describe(record: R): string;
   /** Its section, once every workload has run, from its own records (all workloads of this kind together). */
   collect(records: readonly R[], run: CollectContext<K>): SectionOf<K>;
+  /**
+   * Its performance targets, judged on its own section against this run's figures (the targets on
+   * the run's generic points are run/targets.ts's); none where it sets none.
+   */
+  targets(result: Omit<BenchResult, 'targets'>): Target[];
 }
 
 /** A workload's runner, as its engine holds it. */

@@ -1,0 +1,74 @@
+import type { ModelConfig } from '../model/config.ts';
+import { linearNames, linearShape } from '../model/weights.ts';
+import type { BenchResult, Point, Target } from '../results/schema.ts';
+import { type FormatSummary, QUALITY_SLICES, type Quality } from '../spec/workloads/formats.ts';
+import { WEIGHT_FORMATS, type WeightFormat, weightBytes } from '../weight-format.ts';
+
+/**
+ * The format sweep's table: for each format with a prefill and a decode point, the bytes its
+ * linear weights take, one decode step's compulsory bytes (the cost model, scales included), its
+ * TPOT and prefill time (wall clock, median) and both as ratios to f32's in the same run.
+ */
+export function formatSummary(points: readonly Point[], config: ModelConfig): FormatSummary[] {
+  const rows: FormatSummary[] = [];
+  const last = (format: WeightFormat, pass: Point['pass']) =>
+    points.filter((p) => p.weightFormat === format && p.pass === pass).at(-1);
+  const f32 = { decode: last('f32', 'decode'), prefill: last('f32', 'prefill') };
+  for (const format of WEIGHT_FORMATS) {
+    const decode = last(format, 'decode');
+    const prefill = last(format, 'prefill');
+    if (!decode?.tpotMs || !prefill?.ttftMs) continue;
+    const tpotMs = decode.tpotMs.p50;
+    const prefillMs = prefill.ttftMs.p50;
+    rows.push({
+      format,
+      linearBytes: linearNames(config).reduce((n, name) => {
+        const [N, K] = linearShape(config, name);
+        return n + weightBytes(format, N, K);
+      }, 0),
+      decodeBytesPerToken: decode.bytes / decode.batch,
+      tpotMs,
+      tokensPerSec: tpotMs > 0 ? 1000 / tpotMs : 0,
+      tpotRatio: f32.decode?.tpotMs ? tpotMs / f32.decode.tpotMs.p50 : null,
+      prefillMs,
+      prefillRatio: f32.prefill?.ttftMs ? prefillMs / f32.prefill.ttftMs.p50 : null,
+    });
+  }
+  return rows;
+}
+
+/** One format's error on one slice against f32 (the format sweep); nothing to place. */
+export interface QualityRecord {
+  type: 'quality';
+  quality: Quality;
+}
+
+/** The format sweep's TPOT ceilings, as ratios to f32's TPOT in the same run (the issue sets them on smollm2-135m). */
+const TPOT_RATIO_MAX = { f16: 0.6, int8: 0.45, int4: 0.3 } as const;
+
+export function formatTargets(r: Omit<BenchResult, 'targets'>): Target[] {
+  const out: Target[] = [];
+  for (const f of r.formats ?? []) {
+    if (f.format === 'f32' || f.tpotRatio === null) continue;
+    const max = TPOT_RATIO_MAX[f.format];
+    out.push({
+      name: `decode TPOT, ${f.format} against f32 (${r.model.preset})`,
+      target: `≤ ${max} × f32`,
+      reached: `${f.tpotRatio.toFixed(2)} × (${f.tpotMs.toFixed(1)} ms against ${(f.tpotMs / f.tpotRatio).toFixed(1)} ms; ${(f.decodeBytesPerToken / 2 ** 20).toFixed(1)} MiB per token)`,
+      met: f.tpotRatio <= max,
+    });
+  }
+  const sweep = r.spec.workloads.find((w) => w.kind === 'formats');
+  if (sweep?.kind === 'formats' && sweep.quality && r.status === 'complete') {
+    const formats = sweep.formats.filter((f) => f !== 'f32');
+    const want = formats.length * QUALITY_SLICES.length;
+    const have = new Set((r.quality ?? []).map((q) => `${q.format}:${q.slice}`)).size;
+    out.push({
+      name: 'error table, every format and slice',
+      target: `${want} rows (${formats.join(', ')} × ${QUALITY_SLICES.join(', ')})`,
+      reached: `${have} rows`,
+      met: have === want,
+    });
+  }
+  return out;
+}
