@@ -153,6 +153,11 @@ function keyId(k: PointKey): string {
   return JSON.stringify([k.preset, k.pass, k.tokens, k.depth, k.batch, k.weights, k.graph]);
 }
 
+/** What makes two points of one model the same point: pass, size, batch, weight format and graph. */
+export function pointId(p: Point): string {
+  return keyId(keyOf('', p));
+}
+
 /** The pass, with the weight format when it is not f32 ("decode int4") and the graph where the point has one ("decode fused"). */
 function passLabel(k: PointKey): string {
   return [k.pass, k.weights === 'f32' ? '' : k.weights, k.graph ?? ''].filter(Boolean).join(' ');

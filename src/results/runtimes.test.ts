@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { makeResult, scaleTimes } from '../../test-support/fixtures/base.ts';
+import { makeFusionResult } from '../../test-support/fixtures/fusion.ts';
 import { runtimeComparison } from './runtimes.ts';
 
 describe('browser against native', () => {
@@ -17,6 +18,19 @@ describe('browser against native', () => {
     }
     expect(table).toContain('| submit + 4-byte readback, µs | 160.0 | 40.0 | 4.00 |');
     expect(table).toContain('| FMA, GFLOP/s | 2000.0 | 2000.0 | 1.00 |');
+  });
+
+  it('joins the fusion workload’s points to their own graph, never to the sweep’s point of that size', () => {
+    const native = makeFusionResult();
+    const browser = scaleTimes(native, 2);
+    const rows = runtimeComparison(browser, native)
+      .split('\n')
+      .filter((l) => /^\| (prefill|decode)( (fused|unfused))? \|/.test(l));
+    expect(rows).toHaveLength(native.points.length);
+    expect(rows.filter((r) => r.startsWith('| prefill fused |'))).toHaveLength(1);
+    expect(rows.filter((r) => r.startsWith('| decode unfused |'))).toHaveLength(1);
+    // Each browser point against its own twin: exactly the 2× the browser run was scaled by.
+    for (const row of rows) expect(row.split('|').map((c) => c.trim())[5]).toBe('2.00');
   });
 
   it('says so when no point ran in both', () => {

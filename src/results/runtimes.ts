@@ -1,6 +1,7 @@
 import { escapeMarkdown, fixed, formatMs, markdownDelimiter, markdownRow } from '../markdown.ts';
-import { pointSize } from './export.ts';
-import type { BenchResult, Point } from './schema.ts';
+import { pointId } from './compare.ts';
+import { passCell, pointSize } from './export.ts';
+import type { BenchResult } from './schema.ts';
 
 /**
  * The browser's own cost: the same spec run in the browser's worker and natively on Dawn, on the
@@ -10,17 +11,19 @@ import type { BenchResult, Point } from './schema.ts';
  * submit and the readback); the GPU clock should agree where the two run the same kernels.
  */
 export function runtimeComparison(browser: BenchResult, native: BenchResult): string {
-  const key = (p: Point) => `${p.pass}:${p.tokens}:${p.depth}:${p.batch}`;
-  const nativePoints = new Map(native.points.map((p) => [key(p), p]));
+  // Joined as compare joins runs: the fusion workload's graphs and the format sweep's formats
+  // never stand in for the sweeps' points, nor each other.
+  const nativePoints = new Map(native.points.map((p) => [pointId(p), p]));
+  const pass = passCell(browser.points);
   const ratio = (a: number | null, b: number | null) =>
     a !== null && b !== null && b > 0 ? fixed(a / b, 2) : '–';
   const ms = (x: number | null) => (x === null ? '–' : formatMs(x));
   const rows = browser.points.flatMap((b) => {
-    const n = nativePoints.get(key(b));
+    const n = nativePoints.get(pointId(b));
     if (!n) return [];
     return [
       markdownRow([
-        b.pass,
+        pass(b),
         pointSize(b),
         ms(b.wallMedianMs),
         ms(n.wallMedianMs),
