@@ -18,6 +18,8 @@ const LAYERS = [
   { name: 'measure', path: '^src/measure/' },
   // The result: its versioned schema, migrations, exports, comparison of runs.
   { name: 'results', path: '^src/results/' },
+  // Other engines on the same weights (llama.cpp): the peer interface, its section, agreement, report.
+  { name: 'peers', path: '^src/peers/' },
   // The BenchSpec and the workload descriptors (settings, fit, needs, result section, report).
   { name: 'spec', path: '^src/spec/' },
   // The kernel-case catalogue: shape, CPU reference and tolerance of every kernel check.
@@ -68,6 +70,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^bench/' },
       to: { path: '^src/ui/' },
+    },
+    {
+      name: 'native-peer-only-in-its-process',
+      comment:
+        'llama.cpp (node-llama-cpp, native code) is loaded only by the peer process runtime/node/peer-host.ts, so an abort there cannot end a run, and the page never bundles it',
+      severity: 'error',
+      from: { pathNot: '^src/(runtime/node/peer-host|peers/llama-cpp)\\.ts$' },
+      to: { path: '(^|/)node-llama-cpp(/|$)|^src/peers/llama-cpp\\.ts$', dependencyTypesNot: ['type-only'] },
     },
   ],
   options: {

@@ -12,9 +12,14 @@ export default defineConfig({
     emptyOutDir: true,
     target: 'node20',
     rollupOptions: {
-      input: { host: 'src/runtime/node/host.ts', harness: 'e2e/harness/node-host.ts' },
+      input: {
+        host: 'src/runtime/node/host.ts',
+        harness: 'e2e/harness/node-host.ts',
+        peer: 'src/runtime/node/peer-host.ts',
+      },
       output: { entryFileNames: '[name].mjs', chunkFileNames: '[name]-[hash].mjs' },
     },
   },
-  ssr: { external: ['webgpu'] },
+  // node-llama-cpp stays a package: its native binaries are found beside it, and it is optional.
+  ssr: { external: ['webgpu', 'node-llama-cpp'] },
 });

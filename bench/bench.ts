@@ -36,6 +36,16 @@ import {
   type RuntimeName,
   RuntimeUnavailableError,
 } from './engine.ts';
+import {
+  agreementPrompt,
+  failedPeer,
+  type PeerModel,
+  parsePeers,
+  peerPlan,
+  peerRecord,
+  preparePeerModel,
+  runPeerJob,
+} from './peers.ts';
 import { servedModel } from './server.ts';
 import { ADAPTER_CHOICES, type AdapterChoice } from './vulkan.ts';
 
@@ -132,6 +142,15 @@ Runtime
   --browser PATH         Chromium or Chrome to use (default: $CHROMIUM_PATH, Playwright's, or a system one)
   --headed               show the browser window
 
+Peers (the same weights through another engine, beside this run)
+  --peer LIST            llama.cpp[:cpu|gpu|auto] (default cpu): the run's model is written as a GGUF
+                         file in --weights' format (f32 F32, f16 F16, int8 Q8_0, int4 Q4_0) that this
+                         engine then loads too; llama.cpp (node-llama-cpp, its own process) is timed
+                         on the same prompt lengths, depths, gen and reps, and its next-token
+                         log-probabilities are compared with this engine's. A peer that cannot run
+                         is recorded with its reason; the run's own points are kept
+  --peer-timeout S       stop a peer after S seconds (default 600)
+
 CI gates
   --fail-on-fallback     exit ${EXIT.fallback} before measuring if the adapter is a fallback/software one (SwiftShader, llvmpipe, WARP)
   --baseline FILE        compare with an earlier result after the run
@@ -219,6 +238,8 @@ function parse() {
         'fail-on-fallback': { type: 'boolean', default: false },
         baseline: { type: 'string' },
         'max-regression': { type: 'string' },
+        peer: { type: 'string' },
+        'peer-timeout': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
       strict: true,
@@ -405,6 +426,41 @@ if (spec.model.kind === 'preset') {
   if (problems.length > 0) usage(problems.join('; '));
 }
 
+// --- peers: parsed before anything is measured; the model file both engines load ---------------
+let peerRequests: ReturnType<typeof parsePeers> = [];
+if (args.peer !== undefined) {
+  try {
+    peerRequests = parsePeers(args.peer);
+  } catch (e) {
+    usage((e as Error).message);
+  }
+}
+const peerTimeoutMs = (num('--peer-timeout', args['peer-timeout']) ?? 600) * 1000;
+if (!(peerTimeoutMs > 0)) usage('--peer-timeout takes a number of seconds > 0');
+if (args['peer-timeout'] !== undefined && peerRequests.length === 0) usage('--peer-timeout needs --peer');
+if (peerRequests.length > 0 && spec.suite === 'formats')
+  usage('--peer runs one weight format: not with --suite formats');
+/** The path the engine loads the model from: --model, or the GGUF file written for the peers. */
+let modelPath = args.model;
+let peerModel: PeerModel | undefined;
+if (peerRequests.length > 0) {
+  peerModel = preparePeerModel(
+    spec,
+    args.model,
+    join(process.env.BENCH_CACHE_DIR ?? join('results', '.cache'), 'peers'),
+  );
+  if ('file' in peerModel) {
+    modelPath = peerModel.file;
+    spec = { ...spec, model: servedModel(peerModel.file).source };
+    console.error(`peers: both engines load ${peerModel.file} (${peerModel.fileType})`);
+  } else {
+    console.error(`peers: ${peerModel.error}; the run goes on without them`);
+  }
+}
+/** This engine's logits on the agreement prompt, per runtime, taken before its session closes. */
+const engineLogits = new Map<RuntimeName, number[][]>();
+const engineLogitsErrors: string[] = [];
+
 const runtimeFlag = args.runtime ?? defaultRuntime(args.browser);
 if (!(RUNTIME_FLAGS as readonly string[]).includes(runtimeFlag)) {
   usage(`--runtime must be ${RUNTIME_FLAGS.join(', ')}, got "${runtimeFlag}"`);
@@ -443,7 +499,7 @@ async function runIn(runtime: RuntimeName): Promise<BenchResult> {
     browserPath: args.browser,
     headed: args.headed,
     adapter,
-    modelDir: args.model ? servedModel(args.model).dir : undefined,
+    modelDir: modelPath ? servedModel(modelPath).dir : undefined,
   }).catch((e: unknown) => {
     console.error(`bench: ${engineMessage(e)}`);
     process.exit(e instanceof RuntimeUnavailableError ? EXIT.fallback : EXIT.failed);
@@ -473,6 +529,15 @@ async function runIn(runtime: RuntimeName): Promise<BenchResult> {
         : EXIT.failed,
     );
   }
+  if (peerModel && 'file' in peerModel && result.status === 'complete') {
+    const c = peerModel.weights.config;
+    try {
+      const v = await s.verify({ model: spec.model, tokens: agreementPrompt(c.vocabSize, c.maxSeqLen) });
+      engineLogits.set(runtime, v.logits);
+    } catch (e) {
+      engineLogitsErrors.push(`${runtime}: ${engineMessage(e)}`);
+    }
+  }
   await s.close();
   if (process.stderr.isTTY) process.stderr.write('\n');
   return result;
@@ -482,6 +547,63 @@ const results: BenchResult[] = [];
 for (const runtime of runtimes) {
   results.push(await runIn(runtime));
   if (interrupted) break;
+}
+
+// --- peers: after the engine is done, so they do not share the machine with it ----------------
+if (peerModel && peerRequests.length > 0 && !interrupted) {
+  for (const request of peerRequests) {
+    const name = `${request.engine}:${request.backend}`;
+    let records: Map<RuntimeName, import('../src/peers/schema.ts').PeerRecord>;
+    if (!('file' in peerModel)) {
+      const failed = failedPeer(request, {}, peerModel.error);
+      records = new Map(results.map((r) => [r.env.runtime?.name ?? 'browser', failed]));
+    } else {
+      const c = peerModel.weights.config;
+      const plan = peerPlan(spec, c.vocabSize);
+      const prompt = agreementPrompt(c.vocabSize, c.maxSeqLen);
+      const needed = Math.max(
+        ...plan.prefill,
+        ...plan.depths.map((d) => Math.max(1, d) + plan.gen),
+        prompt.length,
+      );
+      console.error(
+        `peers: ${name} on ${peerModel.fileType}: prefill ${plan.prefill.join(',') || '–'}, depth ${plan.depths.join(',') || '–'}, gen ${plan.gen}, reps ${plan.reps}…`,
+      );
+      const model = { file: peerModel.file, fileType: peerModel.fileType };
+      try {
+        const job = await runPeerJob(
+          {
+            file: model.file,
+            backend: request.backend,
+            contextSize: Math.min(c.maxSeqLen, Math.max(64, needed + 16)),
+            plan,
+            prompt,
+          },
+          peerTimeoutMs,
+        );
+        records = new Map(
+          results.map((r) => {
+            const runtime = r.env.runtime?.name ?? 'browser';
+            return [runtime, peerRecord(request, model, job, engineLogits.get(runtime), spec.weights)];
+          }),
+        );
+      } catch (e) {
+        const failed = failedPeer(request, model, (e as Error).message);
+        records = new Map(results.map((r) => [r.env.runtime?.name ?? 'browser', failed]));
+      }
+    }
+    for (const r of results) {
+      const record = records.get(r.env.runtime?.name ?? 'browser');
+      if (!record) continue;
+      r.peers = [...(r.peers ?? []), record];
+      if (record.error) console.error(`peers: ${name}: ${record.error}`);
+      else if (record.agreement && !record.agreement.passed)
+        console.error(
+          `peers: ${name}: the next-token agreement with this engine failed its bound (see the report)`,
+        );
+    }
+  }
+  for (const why of engineLogitsErrors) console.error(`peers: no agreement for ${why}`);
 }
 
 // --- write and report -------------------------------------------------------------------------

@@ -5,9 +5,10 @@ import { ggufName } from './gguf-load.ts';
 import { get, type ModelWeights, type TensorSpec, tensorSpecs } from './weights.ts';
 
 /**
- * The project's one GGUF v3 (or v2) writer, for tests: builds a llama.cpp-style file from
- * ModelWeights the way convert_hf_to_gguf.py and ggml would (Q/K rows permuted for llama.cpp's RoPE,
- * Q8_0 and Q4_0 quantized by ggml's reference rules in f32 arithmetic, f16 block scales), so that the
+ * The project's one GGUF v3 (or v2) writer: builds a llama.cpp-style file from ModelWeights the
+ * way convert_hf_to_gguf.py and ggml would (Q/K rows permuted for llama.cpp's RoPE, Q8_0 and Q4_0
+ * quantized by ggml's reference rules in f32 arithmetic, f16 block scales). A run with a peer writes
+ * its model with it, so llama.cpp and this engine load the same file; the tests use it so that the
  * loader in gguf-load.ts is tested against files it did not write itself. It is written from the
  * format's description, not from the loader's code: the permutation is numpy's reshape/swapaxes
  * spelled out, not the loader's inverse. Three levels: `writeGguf` (a model's whole file),
@@ -27,7 +28,9 @@ export type MetaValue =
   | { bool: boolean }
   | { str: string }
   | { u64: bigint }
-  | { strs: string[] };
+  | { strs: string[] }
+  | { f32s: number[] }
+  | { i32s: number[] };
 
 /** One metadata key and its value, in file order. */
 export type MetaEntry = [key: string, value: MetaValue];
@@ -153,11 +156,21 @@ function putValue(s: Sink, value: MetaValue) {
   } else if ('u64' in value) {
     s.u32(10);
     s.u64(value.u64);
-  } else {
+  } else if ('strs' in value) {
     s.u32(9);
     s.u32(8);
     s.u64(value.strs.length);
     for (const x of value.strs) s.str(x);
+  } else if ('f32s' in value) {
+    s.u32(9);
+    s.u32(6);
+    s.u64(value.f32s.length);
+    for (const x of value.f32s) s.f32(x);
+  } else {
+    s.u32(9);
+    s.u32(5);
+    s.u64(value.i32s.length);
+    for (const x of value.i32s) s.i32(x);
   }
 }
 
@@ -322,6 +335,74 @@ export interface GgufWriteOptions {
   alignment?: number;
   version?: 2 | 3;
   name?: string;
+  /**
+   * Write the tokenizer block llama.cpp needs to load the file (see tokenizerMeta). true demands it
+   * (and throws for a vocabulary too small to hold one); by default it is written where it fits, so
+   * the loader's tests may still use vocabularies of a few tokens.
+   */
+  tokenizer?: boolean;
+}
+
+/** GGUF token types, as llama.cpp's vocabulary reads them. */
+const TOKEN_TYPE = { normal: 1, unknown: 2, control: 3, byte: 6 } as const;
+
+/** The special tokens' ids in the vocabulary tokenizerMeta writes; byte b (< 0x80) is FIRST_BYTE + b. */
+export const VOCAB_IDS = { unk: 0, bos: 1, eos: 2, space: 3, firstByte: 4 } as const;
+
+/** Byte tokens <0x00>…<0x7F>: ASCII only, so each one decodes to valid UTF-8 on its own. */
+const ASCII_BYTES = 0x80;
+
+/** The smallest vocabulary tokenizerMeta can describe: three specials, ▁ and the ASCII byte tokens. */
+export const MIN_TOKENIZER_VOCAB = VOCAB_IDS.firstByte + ASCII_BYTES;
+
+/**
+ * A SentencePiece ("llama") tokenizer block for a model whose vocabulary the engine never reads
+ * (it is fed token ids): what llama.cpp's loader requires (tokens, scores, types, bos/eos ids).
+ * Its SPM tokenizer falls back to a byte token for any character the vocabulary lacks and aborts
+ * the process if that byte token is missing (node-llama-cpp tokenizes text while it loads), so the
+ * ASCII bytes are all there, and so is "▁" (the space SPM writes before a word, three bytes no ASCII
+ * byte token spells); the line feed <0x0A> among them is also what the loader looks up.
+ * Bytes ≥ 0x80 are left out on purpose: each alone is invalid UTF-8, and wllama's JSON layer fails
+ * on a generated token that decodes to it. Every other token is plain text, "▁t<id>".
+ */
+export function tokenizerMeta(vocabSize: number): MetaEntry[] {
+  if (vocabSize < MIN_TOKENIZER_VOCAB)
+    throw new InputError(
+      `a GGUF tokenizer block needs a vocabulary of at least ${MIN_TOKENIZER_VOCAB} tokens (3 specials, ▁ and the ${ASCII_BYTES} ASCII byte tokens); this model has ${vocabSize}`,
+    );
+  const hex = (b: number) => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`;
+  const tokens: string[] = [];
+  const types: number[] = [];
+  for (let i = 0; i < vocabSize; i++) {
+    const b = i - VOCAB_IDS.firstByte;
+    if (i === VOCAB_IDS.unk) tokens.push('<unk>');
+    else if (i === VOCAB_IDS.bos) tokens.push('<s>');
+    else if (i === VOCAB_IDS.eos) tokens.push('</s>');
+    else if (i === VOCAB_IDS.space) tokens.push('▁');
+    else if (b < ASCII_BYTES) tokens.push(hex(b));
+    else tokens.push(`▁t${i}`);
+    types.push(
+      i === VOCAB_IDS.unk
+        ? TOKEN_TYPE.unknown
+        : i < VOCAB_IDS.space
+          ? TOKEN_TYPE.control
+          : i === VOCAB_IDS.space
+            ? TOKEN_TYPE.normal
+            : b < ASCII_BYTES
+              ? TOKEN_TYPE.byte
+              : TOKEN_TYPE.normal,
+    );
+  }
+  return [
+    ['tokenizer.ggml.model', { str: 'llama' }],
+    ['tokenizer.ggml.tokens', { strs: tokens }],
+    ['tokenizer.ggml.scores', { f32s: tokens.map((_, i) => (types[i] === TOKEN_TYPE.normal ? -i : 0)) }],
+    ['tokenizer.ggml.token_type', { i32s: types }],
+    ['tokenizer.ggml.unknown_token_id', { u32: VOCAB_IDS.unk }],
+    ['tokenizer.ggml.bos_token_id', { u32: VOCAB_IDS.bos }],
+    ['tokenizer.ggml.eos_token_id', { u32: VOCAB_IDS.eos }],
+    ['tokenizer.ggml.add_bos_token', { bool: false }],
+  ];
 }
 
 /** The parts of a llama GGUF holding `w` (f32 values of `w.tensors`), ready to edit or encode. */
@@ -352,6 +433,7 @@ export function ggufParts(w: ModelWeights, opts: GgufWriteOptions = {}): GgufPar
     meta.push(['llama.attention.value_length', { u32: c.headDim }]);
   }
   if (alignment !== 32) meta.push(['general.alignment', { u32: alignment }]);
+  if (opts.tokenizer ?? c.vocabSize >= MIN_TOKENIZER_VOCAB) meta.push(...tokenizerMeta(c.vocabSize));
   const tensors: RawTensor[] = tensorSpecs(c).map((spec) => {
     const name = ggufName(spec.name);
     let data = get(w, spec.name);

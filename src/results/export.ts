@@ -8,6 +8,7 @@
  */
 
 import { formatError } from '../error-figure.ts';
+import { isSoftwareAdapter } from '../gpu/device.ts';
 import {
   escapeMarkdown,
   fixed,
@@ -19,6 +20,7 @@ import {
   markdownDelimiter,
   markdownRow,
 } from '../markdown.ts';
+import { peersReport } from '../peers/report.ts';
 import { sectionReports } from '../spec/workloads/index.ts';
 import type { BenchResult, Point } from './schema.ts';
 
@@ -385,6 +387,12 @@ export function toMarkdown(r: BenchResult): string {
     if (r.points.length > 0) sections.push(latencyTable(r.points));
   }
   if (r.points.some((p) => p.kernels.length > 0)) sections.push(kernelTable(r.points));
+  if (r.peers && r.peers.length > 0) {
+    const decode = r.spec.workloads.find((w) => w.kind === 'decode');
+    const gen = decode?.kind === 'decode' ? decode.gen : 0;
+    const adapter = `${adapterLabel(r.env.adapter)}, ${r.env.runtime?.name ?? 'browser'} runtime`;
+    sections.push([peersReport(r.points, r.peers, gen, adapter, isSoftwareAdapter(r.env.adapter))]);
+  }
   if (r.warnings.length > 0) {
     sections.push(['**Warnings:**', '', ...r.warnings.map((w) => `- ${escapeMarkdown(w)}`)]);
   }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ModelConfigSchema } from '../model/config.ts';
+import { PeersSectionSchema } from '../peers/schema.ts';
 import {
   BoundSchema,
   finite,
@@ -298,6 +299,11 @@ export const BenchResultSchema = z
     kernelPoints: z.array(KernelPointSchema).optional(),
     /** Each workload's own section (capacity, speculative, serve, batchScaling, formats, quality, fusion, …): see its descriptor. */
     ...SECTIONS,
+    /**
+     * Other engines run on the same GGUF file beside this run (`--peer`): their points, their
+     * next-token agreement with this engine, or why they could not run. Absent when none was asked for.
+     */
+    peers: PeersSectionSchema.optional(),
     /** Performance targets judged against this run's own roofs. */
     targets: z
       .array(

@@ -1,0 +1,210 @@
+// --peer: llama.cpp beside the run. Writes the run's model as a GGUF file in the run's weight
+// format (the engine then loads that same file), runs each peer in its own process on the run's
+// prompt lengths and depths, and compares its next-token distribution with this engine's.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { presetConfig } from '../src/model/config.ts';
+import { parseGgufHeader } from '../src/model/gguf.ts';
+import { loadGgufModel } from '../src/model/gguf-load.ts';
+import { type GgufType, writeGguf } from '../src/model/gguf-writer.ts';
+import { loadHfModel } from '../src/model/hf.ts';
+import { type ModelWeights, randomWeights } from '../src/model/weights.ts';
+import { AGREEMENT_TOLERANCES, agreement, logSoftmax } from '../src/peers/agreement.ts';
+import { LLAMA_CPP_CLOCK, type PeerJob, type PeerJobResult } from '../src/peers/job.ts';
+import { type PeerPlan, promptTokens } from '../src/peers/measure.ts';
+import {
+  LLAMA_CPP_BACKENDS,
+  type LlamaCppBackend,
+  PEER_ENGINES,
+  type PeerRecord,
+  type PeerRequest,
+} from '../src/peers/schema.ts';
+import type { BenchSpec } from '../src/spec/schema.ts';
+import type { WeightFormat } from '../src/weight-format.ts';
+import { forkIpc } from './ipc.ts';
+
+/** The peer process, built beside the engine host (vite.node.config.ts). */
+export const PEER_HOST_PATH = process.env.BENCH_PEER_HOST ?? 'dist-node/peer.mjs';
+
+/** Prompt positions whose next-token distributions are compared. */
+export const AGREEMENT_PROMPT_TOKENS = 16;
+
+/** The GGUF tensor type of each weight format (int8 and int4 come back through the lossless Q8_0/Q4_0 repack). */
+const GGUF_TYPE: Record<WeightFormat, GgufType> = { f32: 'F32', f16: 'F16', int8: 'Q8_0', int4: 'Q4_0' };
+
+/** Parses `--peer llama.cpp[:cpu|gpu|auto],…`; throws a message naming the bad part. */
+export function parsePeers(text: string): PeerRequest[] {
+  const out: PeerRequest[] = [];
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const [engine, backend = 'cpu', ...rest] = part.split(':');
+    if (engine === 'wllama')
+      throw new Error(
+        '--peer wllama: llama.cpp in the page (wllama) is not part of this build yet; only llama.cpp (native, through node-llama-cpp) is',
+      );
+    if (!(PEER_ENGINES as readonly string[]).includes(engine) || rest.length > 0)
+      throw new Error(`--peer: unknown peer "${part}"; known: llama.cpp[:${LLAMA_CPP_BACKENDS.join('|')}]`);
+    if (!(LLAMA_CPP_BACKENDS as readonly string[]).includes(backend))
+      throw new Error(`--peer ${engine}: backend must be ${LLAMA_CPP_BACKENDS.join(', ')}, got "${backend}"`);
+    if (out.some((p) => p.engine === engine && p.backend === backend)) continue;
+    out.push({ engine: engine as PeerRequest['engine'], backend: backend as LlamaCppBackend });
+  }
+  if (out.length === 0) throw new Error('--peer needs at least one peer, e.g. --peer llama.cpp');
+  return out;
+}
+
+/** The run's prompt lengths, depths, generation length and repetitions, as the peer runs them. */
+export function peerPlan(spec: BenchSpec, vocabSize: number): PeerPlan {
+  const prefill = spec.workloads.flatMap((w) => (w.kind === 'prefill' ? w.lengths : []));
+  const decode = spec.workloads.find((w) => w.kind === 'decode');
+  const timing = decode ?? spec.workloads.find((w) => w.kind === 'prefill');
+  return {
+    prefill: [...new Set(prefill)],
+    depths: decode?.kind === 'decode' ? decode.depths : [],
+    gen: decode?.kind === 'decode' ? decode.gen : 2,
+    reps: timing && 'reps' in timing ? timing.reps : 3,
+    warmup: timing && 'warmup' in timing ? timing.warmup : 1,
+    vocabSize,
+  };
+}
+
+/** The GGUF file both engines load, or why there is none (the run then goes on without peers). */
+export type PeerModel = { file: string; fileType: string; weights: ModelWeights } | { error: string };
+
+/**
+ * Writes the run's model as a GGUF file in the run's weight format, with a tokenizer block, under
+ * `dir`; a --model that is already a GGUF file is used as it is. The weights the writer starts
+ * from are what the engine would load: the preset's seeded ones, or the Hugging Face folder's.
+ */
+export function preparePeerModel(spec: BenchSpec, modelPath: string | undefined, dir: string): PeerModel {
+  try {
+    if (modelPath?.toLowerCase().endsWith('.gguf')) {
+      const bytes = new Uint8Array(readFileSync(modelPath));
+      const header = parseGgufHeader(bytes, modelPath);
+      const { weights } = loadGgufModel(bytes, modelPath);
+      const types = new Set(header.tensors.filter((t) => t.dims.length === 2).map((t) => t.type));
+      return {
+        file: resolve(modelPath),
+        fileType: types.size === 1 ? ggmlName([...types][0]) : 'mixed',
+        weights,
+      };
+    }
+    let weights: ModelWeights;
+    let name: string;
+    if (modelPath) {
+      const config: unknown = JSON.parse(readFileSync(join(modelPath, 'config.json'), 'utf8'));
+      weights = loadHfModel(
+        config,
+        new Uint8Array(readFileSync(join(modelPath, 'model.safetensors'))),
+        modelPath,
+      ).weights;
+      name = basename(resolve(modelPath));
+    } else if (spec.model.kind === 'preset') {
+      weights = randomWeights(presetConfig(spec.model.preset), spec.model.seed);
+      name = `${spec.model.preset}-seed${spec.model.seed}`;
+    } else {
+      return {
+        error: 'the peer needs a preset, a Hugging Face folder or a GGUF file given on the command line',
+      };
+    }
+    const type = GGUF_TYPE[spec.weights];
+    const bytes = writeGguf(weights, { type, tokenizer: true, name });
+    mkdirSync(dir, { recursive: true });
+    const file = resolve(dir, `${name}-${type}.gguf`);
+    writeFileSync(file, bytes);
+    return { file, fileType: type, weights };
+  } catch (e) {
+    return { error: `llama.cpp cannot take this model in ${spec.weights}: ${(e as Error).message}` };
+  }
+}
+
+function ggmlName(code: number): string {
+  return { 0: 'F32', 1: 'F16', 2: 'Q4_0', 8: 'Q8_0', 30: 'BF16' }[code] ?? `type ${code}`;
+}
+
+/** A peer that did not run: the record says why; the run's own points are untouched. */
+export function failedPeer(
+  request: PeerRequest,
+  model: { file?: string; fileType?: string },
+  error: string,
+): PeerRecord {
+  return {
+    engine: request.engine,
+    version: 'unknown',
+    backend: request.backend,
+    requestedBackend: request.backend,
+    device: 'unknown',
+    threads: 0,
+    threadTrials: [],
+    clock: LLAMA_CPP_CLOCK,
+    file: model.file ?? '',
+    fileType: model.fileType ?? '',
+    points: [],
+    agreement: null,
+    error,
+  };
+}
+
+/**
+ * Runs one peer job in its own process, killed after `timeoutMs`. Resolves with the job's result,
+ * or rejects with a one-line reason (not installed, no binary, a crash with its signal, a timeout).
+ */
+export async function runPeerJob(job: PeerJob, timeoutMs: number): Promise<PeerJobResult> {
+  const child = forkIpc(
+    PEER_HOST_PATH,
+    {},
+    (why) => new Error(`the llama.cpp process ended (${why}) before it answered`),
+  );
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      child.call<PeerJobResult>({ type: 'call', job }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          child.child.kill('SIGKILL');
+          reject(
+            new Error(
+              `llama.cpp did not finish within ${(timeoutMs / 1000).toFixed(0)} s (--peer-timeout); stopped`,
+            ),
+          );
+        }, timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    await child.stop();
+  }
+}
+
+/** A peer's record from its job's result and this engine's logits on the agreement prompt. */
+export function peerRecord(
+  request: PeerRequest,
+  model: { file: string; fileType: string },
+  result: PeerJobResult,
+  engineLogits: number[][] | undefined,
+  format: WeightFormat,
+): PeerRecord {
+  return {
+    engine: request.engine,
+    version: result.info.version,
+    backend: result.info.backend,
+    requestedBackend: request.backend,
+    device: result.info.device,
+    threads: result.info.threads,
+    threadTrials: result.info.threadTrials,
+    clock: LLAMA_CPP_CLOCK,
+    file: model.file,
+    fileType: model.fileType,
+    points: result.points,
+    agreement: engineLogits
+      ? agreement(engineLogits.map(logSoftmax), result.logprobs, AGREEMENT_TOLERANCES[format])
+      : null,
+  };
+}
+
+/** The prompt both engines' next-token distributions are taken on. */
+export function agreementPrompt(vocabSize: number, maxSeqLen: number): number[] {
+  return promptTokens(Math.min(AGREEMENT_PROMPT_TOKENS, maxSeqLen), vocabSize, 3);
+}

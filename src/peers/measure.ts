@@ -1,0 +1,75 @@
+import { percentile } from '../stats.ts';
+import type { PeerPoint } from './schema.ts';
+
+/**
+ * What a peer engine offers the timing loop: one loaded model, one sequence at a time. Each call
+ * returns the milliseconds of its own clock that the work took (the driver names that clock).
+ */
+export interface PeerDriver {
+  /** Prefills `tokens` into an empty context; returns the time of the prefill alone. */
+  prefill(tokens: readonly number[]): Promise<number>;
+  /**
+   * Prefills `context` (at least one token) untimed, then generates `gen` tokens greedily one step
+   * at a time; returns the time of each step.
+   */
+  decode(context: readonly number[], gen: number): Promise<number[]>;
+  /** Next-token log-probabilities after every position of `tokens` (one whole-vocabulary row each). */
+  logprobs(tokens: readonly number[]): Promise<Float64Array[]>;
+}
+
+/** What the peer runs: the same prompt lengths, depths, generation length and repetitions as the engine. */
+export interface PeerPlan {
+  prefill: number[];
+  depths: number[];
+  gen: number;
+  reps: number;
+  warmup: number;
+  vocabSize: number;
+}
+
+/**
+ * A deterministic token sequence of length n: a stride through the vocabulary that skips the low
+ * ids (specials and byte tokens in the vocabulary the GGUF writer gives seeded models), so every
+ * engine is fed the same ids and none is a control token.
+ */
+export function promptTokens(n: number, vocabSize: number, offset = 0): number[] {
+  const low = Math.min(132, Math.floor(vocabSize / 2));
+  const span = vocabSize - low;
+  return Array.from({ length: n }, (_, i) => low + ((offset + i * 7919) % span));
+}
+
+/** Prefill at every L, then decode at every depth, each with warm-up and measured repetitions. */
+export async function measurePeer(
+  driver: PeerDriver,
+  plan: PeerPlan,
+  onPoint?: (p: PeerPoint) => void,
+): Promise<PeerPoint[]> {
+  const points: PeerPoint[] = [];
+  const finish = (p: Omit<PeerPoint, 'medianMs' | 'tokPerS'>, perTokenTokens: number) => {
+    const medianMs = percentile(p.samplesMs, 50);
+    const point = { ...p, medianMs, tokPerS: medianMs > 0 ? (perTokenTokens * 1000) / medianMs : 0 };
+    points.push(point);
+    onPoint?.(point);
+  };
+  for (const L of plan.prefill) {
+    const tokens = promptTokens(L, plan.vocabSize);
+    const samples: number[] = [];
+    for (let r = 0; r < plan.warmup + plan.reps; r++) {
+      const ms = await driver.prefill(tokens);
+      if (r >= plan.warmup) samples.push(ms);
+    }
+    finish({ pass: 'prefill', tokens: L, depth: 0, samplesMs: samples }, L);
+  }
+  for (const depth of plan.depths) {
+    // Depth 0 is a one-token prompt, as in this engine's decode sweep.
+    const context = promptTokens(Math.max(1, depth), plan.vocabSize, 1);
+    const samples: number[] = [];
+    for (let r = 0; r < plan.warmup + plan.reps; r++) {
+      // As this engine counts a TPOT: the first token comes from the prompt's prefill, then gen − 1 steps.
+      const steps = await driver.decode(context, plan.gen - 1);
+      if (r >= plan.warmup) samples.push(steps.reduce((a, b) => a + b, 0) / steps.length);
+    }
+    finish({ pass: 'decode', tokens: 1, depth, samplesMs: samples }, 1);
+  }
+  return points;
+}

@@ -1,0 +1,153 @@
+import { escapeMarkdown, formatMs, markdownDelimiter, markdownRow } from '../markdown.ts';
+import type { PeerPoint, PeerRecord } from './schema.ts';
+
+/** This engine's pass points as the side-by-side table needs them (a result's `points`). */
+export interface OwnPoint {
+  pass: 'prefill' | 'decode';
+  tokens: number;
+  depth: number;
+  batch: number;
+  medianMs: number;
+  /** Set on the fusion workload's points only: those are not the run's own sweep. */
+  graph?: string;
+}
+
+/** llama-bench's name of a test: pp<L> for a prefill, tg<gen> @ d<depth> for decode steps. */
+export function llamaBenchName(
+  p: { pass: 'prefill' | 'decode'; tokens: number; depth: number },
+  gen: number,
+): string {
+  return p.pass === 'prefill' ? `pp${p.tokens}` : `tg${gen} @ d${p.depth}`;
+}
+
+/** Tokens per second of a point: L per prefill, one per decode step. */
+const tokPerS = (p: { pass: 'prefill' | 'decode'; tokens: number; medianMs: number }) =>
+  p.medianMs > 0 ? ((p.pass === 'prefill' ? p.tokens : 1) * 1000) / p.medianMs : 0;
+
+/** The run's own point a peer point is set beside: same pass, size and depth, batch 1, the run's graph. */
+export function ownPointFor(own: readonly OwnPoint[], p: PeerPoint): OwnPoint | undefined {
+  return own.find(
+    (o) =>
+      o.pass === p.pass &&
+      o.batch === 1 &&
+      o.graph === undefined &&
+      (p.pass === 'prefill' ? o.tokens === p.tokens : o.depth === p.depth),
+  );
+}
+
+/** Speed of this engine over the peer's on each joined point (tok/s ÷ tok/s; > 1: this engine is faster). */
+export function speedRatios(
+  own: readonly OwnPoint[],
+  peer: PeerRecord,
+): { point: PeerPoint; ratio: number }[] {
+  return peer.points.flatMap((point) => {
+    const mine = ownPointFor(own, point);
+    return mine && point.tokPerS > 0 ? [{ point, ratio: tokPerS(mine) / point.tokPerS }] : [];
+  });
+}
+
+const geomean = (xs: number[]) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
+
+const fmtX = (r: number) => (r >= 10 ? r.toFixed(0) : r >= 1 ? r.toFixed(2) : r.toPrecision(2));
+
+export const peerName = (p: PeerRecord) => `${p.engine} ${p.backend}`;
+
+/**
+ * The headline: for each peer, how fast this adapter is against it in prefill and in decode (the
+ * geometric mean of the per-point speed ratios), and what a user should act on.
+ */
+export function peersHeadline(
+  own: readonly OwnPoint[],
+  peers: readonly PeerRecord[],
+  adapter: string,
+  softwareAdapter: boolean,
+): string {
+  const parts: string[] = [];
+  let peerWins = 0;
+  let compared = 0;
+  for (const peer of peers) {
+    if (peer.error) continue;
+    const ratios = speedRatios(own, peer);
+    const of = (pass: 'prefill' | 'decode') =>
+      ratios.filter((r) => r.point.pass === pass).map((r) => r.ratio);
+    const pp = of('prefill');
+    const tg = of('decode');
+    if (pp.length + tg.length === 0) continue;
+    const all = [...pp, ...tg];
+    compared++;
+    if (geomean(all) < 1) peerWins++;
+    const say = (xs: number[], what: string) => (xs.length ? `${fmtX(geomean(xs))}× in ${what}` : '');
+    parts.push(
+      `${[say(pp, 'prefill'), say(tg, 'decode')].filter(Boolean).join(', ')} llama.cpp ${peer.backend}`,
+    );
+  }
+  if (compared === 0) return 'No peer point joined a point of this run.';
+  const head = `This adapter (${adapter}) = ${parts.join('; ')} (speed, this engine ÷ peer; > 1 is faster here).`;
+  const verdict =
+    peerWins === 0
+      ? 'Verdict: this engine on this adapter is faster than every peer measured.'
+      : softwareAdapter
+        ? 'Verdict: llama.cpp is faster on this machine, as expected: the adapter is a software one (a CPU emulating a GPU), so WebGPU here runs on the same cores llama.cpp uses directly. Run llama.cpp here; use this figure only to compare adapters.'
+        : `Verdict: llama.cpp is faster than this engine on ${peerWins} of ${compared} peers measured; for this model on this machine, use it.`;
+  return `${head}\n\n${verdict}`;
+}
+
+/** The side-by-side section of the Markdown report: each peer's points beside this run's, its agreement. */
+export function peersReport(
+  own: readonly OwnPoint[],
+  peers: readonly PeerRecord[],
+  gen: number,
+  adapter: string,
+  softwareAdapter: boolean,
+): string {
+  const lines = ['## Beside llama.cpp (the same GGUF file in both engines)', ''];
+  lines.push(peersHeadline(own, peers, adapter, softwareAdapter), '');
+  for (const peer of peers) {
+    lines.push(
+      `### ${escapeMarkdown(`${peerName(peer)}: ${peer.version}; ${peer.device}; ${peer.threads} threads${peer.threadTrials.length > 1 ? ` (fastest of ${peer.threadTrials.map((t) => `${t.threads}: ${formatMs(t.ms)} ms`).join(', ')})` : ''}; ${peer.fileType} weights`)}`,
+      '',
+    );
+    if (peer.error) lines.push(`Not measured: ${escapeMarkdown(peer.error)}`, '');
+    if (peer.points.length > 0) {
+      const name = escapeMarkdown(peerName(peer));
+      lines.push(
+        markdownRow([
+          'test',
+          'this engine ms',
+          `${name} ms`,
+          'this engine tok/s',
+          `${name} tok/s`,
+          'speed (this ÷ peer)',
+        ]),
+        markdownDelimiter('lrrrrr'),
+        ...peer.points.map((p) => {
+          const mine = ownPointFor(own, p);
+          return markdownRow([
+            llamaBenchName(p, gen),
+            mine ? formatMs(mine.medianMs) : '–',
+            formatMs(p.medianMs),
+            mine ? tokPerS(mine).toFixed(1) : '–',
+            p.tokPerS.toFixed(1),
+            mine ? `${fmtX(tokPerS(mine) / p.tokPerS)}×` : '–',
+          ]);
+        }),
+        '',
+        `Clock: ${peer.clock}.`,
+        '',
+      );
+    }
+    const a = peer.agreement;
+    if (a) {
+      lines.push(
+        `Agreement on ${a.tokens} prompt positions: top-1 ${(a.top1 * 100).toFixed(1)}% (bound ${(a.tolerance.top1 * 100).toFixed(0)}%), ` +
+          `max |Δ log p| ${a.maxAbsLogprobDiff.toExponential(2)} (bound ${a.tolerance.maxAbsLogprobDiff.toExponential(1)}), ` +
+          `KL ${a.kl.toExponential(2)} nats: **${a.passed ? 'passed' : 'FAILED'}**` +
+          (a.passed
+            ? ''
+            : ` (top-1 differs at positions ${a.top1Mismatches.join(', ') || 'none'}; past the log-p bound at ${a.logprobMismatches.join(', ') || 'none'})`),
+        '',
+      );
+    }
+  }
+  return lines.join('\n');
+}

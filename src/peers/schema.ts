@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import { count, nonNegative } from '../spec/fields.ts';
+
+/** The engines a run can be set beside. */
+export const PEER_ENGINES = ['llama.cpp'] as const;
+export type PeerEngine = (typeof PEER_ENGINES)[number];
+
+/** Where llama.cpp runs: its CPU backend, its GPU backend (fails if it finds none), or its own choice. */
+export const LLAMA_CPP_BACKENDS = ['cpu', 'gpu', 'auto'] as const;
+export type LlamaCppBackend = (typeof LLAMA_CPP_BACKENDS)[number];
+
+/** One peer as `--peer` asks for it. */
+export interface PeerRequest {
+  engine: PeerEngine;
+  backend: LlamaCppBackend;
+}
+
+/**
+ * One timed point of a peer, in llama-bench's terms: a prefill of `tokens` prompt tokens (pp), or
+ * decode steps at context `depth` (tg @ d). `samplesMs` has one sample per repetition: the whole
+ * prefill, or the mean time per generated token of that repetition (a TPOT, like this engine's
+ * decode points).
+ */
+export const PeerPointSchema = z
+  .object({
+    pass: z.enum(['prefill', 'decode']),
+    tokens: z.number().int().positive(),
+    depth: count,
+    samplesMs: z.array(nonNegative).min(1),
+    medianMs: nonNegative,
+    tokPerS: nonNegative,
+  })
+  .strict();
+export type PeerPoint = z.infer<typeof PeerPointSchema>;
+
+/**
+ * This engine's next-token distribution against the peer's, position by position, on one prompt.
+ * `top1` is the share of positions whose most likely token is the same; the log-probability
+ * difference is the largest over every position and every vocabulary entry; `kl` is KL(this
+ * engine ‖ peer) in nats, averaged over the positions.
+ */
+export const AgreementSchema = z
+  .object({
+    tokens: z.number().int().positive(),
+    top1: z.number().min(0).max(1),
+    maxAbsLogprobDiff: nonNegative,
+    kl: nonNegative,
+    /** The bounds for the run's weight format (see AGREEMENT_TOLERANCES) and whether they held. */
+    tolerance: z.object({ top1: z.number().min(0).max(1), maxAbsLogprobDiff: nonNegative }).strict(),
+    passed: z.boolean(),
+    /** Prompt positions whose top-1 token differs, and those past the log-probability bound. */
+    top1Mismatches: z.array(count).max(4096),
+    logprobMismatches: z.array(count).max(4096),
+  })
+  .strict();
+export type Agreement = z.infer<typeof AgreementSchema>;
+
+export const PeerSchema = z
+  .object({
+    engine: z.enum(PEER_ENGINES),
+    /** The llama.cpp release and the binding that carried it (e.g. "llama.cpp b6xxx, node-llama-cpp 3.21.1"). */
+    version: z.string().max(300),
+    /** The backend llama.cpp ran on ("cpu", "vulkan", "cuda", "metal"), and the one asked for. */
+    backend: z.string().max(50),
+    requestedBackend: z.enum(LLAMA_CPP_BACKENDS),
+    device: z.string().max(300),
+    threads: count,
+    /** The thread counts tried before measuring, each with its probe's median ms; the fastest was used. */
+    threadTrials: z.array(z.object({ threads: count, ms: nonNegative }).strict()).max(16),
+    /** What every figure of this peer was timed with. */
+    clock: z.string().max(300),
+    /** The GGUF file both engines loaded, and its tensor type for the linear layers. */
+    file: z.string().max(1000),
+    fileType: z.string().max(20),
+    points: z.array(PeerPointSchema),
+    agreement: AgreementSchema.nullable(),
+    /** Why the peer did not run, or stopped: the run's own points are kept either way. */
+    error: z.string().max(5000).optional(),
+  })
+  .strict();
+export type PeerRecord = z.infer<typeof PeerSchema>;
+
+/** The result's peers section (absent when no peer was asked for). */
+export const PeersSectionSchema = z.array(PeerSchema).max(8);
