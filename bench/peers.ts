@@ -151,10 +151,14 @@ export function failedPeer(
  * Runs one peer job in its own process, killed after `timeoutMs`. Resolves with the job's result,
  * or rejects with a one-line reason (not installed, no binary, a crash with its signal, a timeout).
  */
-export async function runPeerJob(job: PeerJob, timeoutMs: number): Promise<PeerJobResult> {
+export async function runPeerJob(
+  job: PeerJob,
+  timeoutMs: number,
+  env: Record<string, string> = {},
+): Promise<PeerJobResult> {
   const child = forkIpc(
     PEER_HOST_PATH,
-    {},
+    env,
     (why) => new Error(`the llama.cpp process ended (${why}) before it answered`),
   );
   let timer: NodeJS.Timeout | undefined;

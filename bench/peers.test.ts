@@ -1,0 +1,56 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseGgufHeader } from '../src/model/gguf.ts';
+import { specFromOptions } from '../src/spec/options.ts';
+import { parsePeers, peerPlan, preparePeerModel } from './peers.ts';
+
+const tinySpec = (weights: 'f32' | 'int4') =>
+  specFromOptions(
+    { kind: 'preset', preset: 'ci-tiny', seed: 0 },
+    { prefill: [16, 64], depths: [0, 32], gen: 5, reps: 4, weights: [weights] },
+  );
+
+describe('--peer', () => {
+  it('reads engines and backends, cpu by default, and names what it does not know', () => {
+    expect(parsePeers('llama.cpp')).toEqual([{ engine: 'llama.cpp', backend: 'cpu' }]);
+    expect(parsePeers('llama.cpp:gpu, llama.cpp:auto,llama.cpp:gpu')).toEqual([
+      { engine: 'llama.cpp', backend: 'gpu' },
+      { engine: 'llama.cpp', backend: 'auto' },
+    ]);
+    expect(() => parsePeers('vllm')).toThrow(/unknown peer "vllm"/);
+    expect(() => parsePeers('llama.cpp:tpu')).toThrow(/backend must be cpu, gpu, auto, got "tpu"/);
+    expect(() => parsePeers('wllama')).toThrow(/not part of this build/);
+    expect(() => parsePeers(',')).toThrow(/at least one peer/);
+  });
+
+  it('gives the peer the run’s own lengths, depths, generation length and repetitions', () => {
+    const plan = peerPlan(tinySpec('f32'), 509);
+    expect(plan).toMatchObject({ prefill: [16, 64], depths: [0, 32], gen: 5, reps: 4, vocabSize: 509 });
+  });
+});
+
+describe('the peer’s model file', () => {
+  it('is a GGUF file with the tokenizer block llama.cpp needs', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'peer-model-'));
+    const model = preparePeerModel(tinySpec('f32'), undefined, dir);
+    if (!('file' in model)) throw new Error(model.error);
+    expect(model.fileType).toBe('F32');
+    const h = parseGgufHeader(new Uint8Array(readFileSync(model.file)));
+    expect(h.metadata.get('tokenizer.ggml.model')).toBe('llama');
+    expect(h.metadata.get('tokenizer.ggml.bos_token_id')).toBe(1);
+    expect(h.metadata.get('tokenizer.ggml.eos_token_id')).toBe(2);
+    // 509 tokens: <unk>, <s>, </s>, ▁, the 128 ASCII byte tokens, and 377 text tokens.
+    expect(h.metadata.get('tokenizer.ggml.tokens')).toMatchObject({ length: 509 });
+    expect(h.metadata.get('tokenizer.ggml.scores')).toMatchObject({ length: 509 });
+    expect(h.metadata.get('tokenizer.ggml.token_type')).toMatchObject({ length: 509 });
+    expect(h.tensors.filter((t) => t.name.startsWith('blk.0.')).length).toBe(9);
+  });
+
+  it('is refused, with the reason, where llama.cpp cannot hold the format (Q4_0 needs K in blocks of 32)', () => {
+    // ci-tiny's FFN is 344 wide: the down projection's rows are not whole Q4_0 blocks.
+    const model = preparePeerModel(tinySpec('int4'), undefined, mkdtempSync(join(tmpdir(), 'peer-model-')));
+    expect('error' in model && model.error).toMatch(/llama\.cpp cannot take this model in int4: .*32/);
+  });
+});

@@ -1,0 +1,180 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test } from '@playwright/test';
+import { runPeerJob } from '../bench/peers.ts';
+import { presetConfig } from '../src/model/config.ts';
+import { encodeGguf, ggufParts } from '../src/model/gguf-writer.ts';
+import { randomWeights } from '../src/model/weights.ts';
+import type { PeerJob } from '../src/peers/job.ts';
+import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
+import { runCli } from './cli.ts';
+
+// llama.cpp itself (node-llama-cpp's prebuilt CPU binary) beside the engine, on ci-tiny.
+
+const dir = mkdtempSync(join(tmpdir(), 'peers-'));
+const readResult = (path: string): BenchResult =>
+  BenchResultSchema.parse(JSON.parse(readFileSync(path, 'utf8')));
+
+test('--peer llama.cpp: both runtimes beside llama.cpp on the same file, the agreement within the f32 bound, a peer that cannot run recorded', async () => {
+  test.setTimeout(240_000);
+  const out = join(dir, 'both.json');
+  const run = await runCli(
+    'bench/bench.ts',
+    [
+      '--runtime',
+      'both',
+      '--preset',
+      'ci-tiny',
+      '--prefill',
+      '32',
+      '--depth',
+      '16',
+      '--gen',
+      '4',
+      '--reps',
+      '3',
+      // gpu: llama.cpp's Vulkan build refuses SwiftShader, so on a machine without a GPU this peer fails.
+      '--peer',
+      'llama.cpp,llama.cpp:gpu',
+      // Nothing here is about tuning: the default kernels, and no search.
+      '--no-autotune',
+      '--out',
+      out,
+    ],
+    230_000,
+  );
+  expect(run.code, run.stderr).toBe(0);
+  expect(run.stderr).toMatch(/peers: both engines load .*ci-tiny-seed0-F32\.gguf \(F32\)/);
+  for (const runtime of ['browser', 'node']) {
+    const r = readResult(out.replace(/\.json$/, `-${runtime}.json`));
+    // The engine ran from the GGUF file llama.cpp loaded, and kept its own points.
+    expect(r.model.preset).toBe('ci-tiny-seed0-F32.gguf');
+    expect(r.points.map((p) => `${p.pass}${p.tokens}@${p.depth}`)).toEqual(['prefill32@0', 'decode1@16']);
+    const [cpu, gpu] = r.peers ?? [];
+    expect(cpu).toMatchObject({
+      engine: 'llama.cpp',
+      backend: 'cpu',
+      requestedBackend: 'cpu',
+      fileType: 'F32',
+    });
+    expect(cpu.error).toBeUndefined();
+    expect(cpu.version).toMatch(/^llama\.cpp .*node-llama-cpp 3\.21\.1$/);
+    expect(cpu.threads).toBeGreaterThan(0);
+    expect(cpu.points.map((p) => [p.pass, p.tokens, p.depth, p.samplesMs.length])).toEqual([
+      ['prefill', 32, 0, 3],
+      ['decode', 1, 16, 3],
+    ]);
+    for (const p of cpu.points) expect(p.medianMs).toBeGreaterThan(0);
+    // The same weights in f32 in two engines: every top-1 the same, log p within llama.cpp's f16 KV error.
+    expect(cpu.agreement).toMatchObject({ tokens: 16, top1: 1, passed: true });
+    expect(cpu.agreement?.maxAbsLogprobDiff).toBeLessThanOrEqual(5e-3);
+    expect(cpu.agreement?.maxAbsLogprobDiff).toBeGreaterThan(0);
+    expect(gpu.requestedBackend).toBe('gpu');
+    if (gpu.error) expect(gpu.error).toMatch(/no GPU backend/);
+    else expect(gpu.points).toHaveLength(2);
+  }
+  expect(run.stdout).toContain('## Beside llama.cpp (the same GGUF file in both engines)');
+  expect(run.stdout).toMatch(/\| pp32 \| [\d.]+ \| [\d.]+ \|/);
+  expect(run.stdout).toMatch(/\| tg4 @ d16 \|/);
+  expect(run.stdout).toMatch(/Agreement on 16 prompt positions: top-1 100\.0%.*\*\*passed\*\*/);
+  expect(run.stdout).toMatch(/Verdict: /);
+});
+
+test('--peer: an unknown peer or backend exits 2 before anything is measured', async () => {
+  let run = await runCli('bench/bench.ts', ['--runtime', 'node', '--peer', 'vllm'], 60_000);
+  expect([run.code, run.stderr]).toEqual([2, expect.stringContaining('--peer: unknown peer "vllm"')]);
+  run = await runCli('bench/bench.ts', ['--runtime', 'node', '--peer', 'llama.cpp:tpu'], 60_000);
+  expect([run.code, run.stderr]).toEqual([
+    2,
+    expect.stringContaining('backend must be cpu, gpu, auto, got "tpu"'),
+  ]);
+  expect(run.stderr).not.toContain('adapter:');
+});
+
+test('--peer: a format llama.cpp cannot hold is recorded and the run keeps its points', async () => {
+  test.setTimeout(150_000);
+  const out = join(dir, 'int4.json');
+  const run = await runCli(
+    'bench/bench.ts',
+    [
+      '--runtime',
+      'node',
+      '--preset',
+      'ci-tiny',
+      '--weights',
+      'int4',
+      '--prefill',
+      '16',
+      '--depth',
+      '',
+      '--reps',
+      '3',
+      '--no-autotune',
+      '--peer',
+      'llama.cpp',
+      '--out',
+      out,
+    ],
+    140_000,
+  );
+  expect(run.code, run.stderr).toBe(0);
+  expect(run.stderr).toMatch(
+    /peers: llama\.cpp cannot take this model in int4: .*the run goes on without them/,
+  );
+  const r = readResult(out);
+  expect(r.points).toHaveLength(1);
+  expect(r.peers?.[0]).toMatchObject({ engine: 'llama.cpp', points: [], agreement: null });
+  expect(r.peers?.[0].error).toMatch(/int4/);
+});
+
+/** A peer job on ci-tiny's f32 file, the smallest the peer process can be asked. */
+function job(file: string): PeerJob {
+  return {
+    file,
+    backend: 'cpu',
+    contextSize: 64,
+    plan: { prefill: [8], depths: [], gen: 2, reps: 3, warmup: 0, vocabSize: 509 },
+    prompt: [200, 201, 202],
+  };
+}
+
+test('the peer process: not installed, a crash in llama.cpp, a file it cannot load and a timeout are each one clear error', async () => {
+  test.setTimeout(120_000);
+  const weights = randomWeights(presetConfig('ci-tiny'), 0);
+  const good = join(dir, 'good.gguf');
+  writeFileSync(good, encodeGguf(ggufParts(weights, { tokenizer: true })));
+  // Works as it is: the faults below are the only thing each case changes.
+  const ok = await runPeerJob(job(good), 60_000);
+  expect(ok.points).toHaveLength(1);
+  expect(ok.logprobs).toHaveLength(3);
+  expect(ok.logprobs[0]).toHaveLength(509);
+
+  await expect(
+    runPeerJob(job(good), 60_000, { BENCH_LLAMA_CPP_MODULE: '/nonexistent/node-llama-cpp' }),
+  ).rejects.toThrow(
+    /llama\.cpp peer: \/nonexistent\/node-llama-cpp is not installed.*npm ci \(without --omit=optional\)/,
+  );
+
+  // A vocabulary without "▁": llama.cpp's tokenizer falls back to byte tokens that are not there and
+  // aborts the process (std::out_of_range), as it did before the writer added ▁.
+  const parts = ggufParts(weights, { tokenizer: true });
+  parts.meta = parts.meta.map(([k, v]) =>
+    k === 'tokenizer.ggml.tokens' && 'strs' in v
+      ? [k, { strs: v.strs.map((t) => (t === '▁' ? '▁▁' : t)) }]
+      : [k, v],
+  );
+  const broken = join(dir, 'no-space-token.gguf');
+  writeFileSync(broken, encodeGguf(parts));
+  await expect(runPeerJob(job(broken), 60_000)).rejects.toThrow(
+    /the llama\.cpp process ended \((SIGABRT|code \d+)\)/,
+  );
+
+  const truncated = join(dir, 'truncated.gguf');
+  writeFileSync(truncated, readFileSync(good).subarray(0, 4096));
+  await expect(runPeerJob(job(truncated), 60_000)).rejects.toThrow(/cannot load .*truncated\.gguf/);
+
+  await expect(runPeerJob(job(good), 50)).rejects.toThrow(
+    /did not finish within 0 s \(--peer-timeout\); stopped/,
+  );
+});

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { agreement, logSoftmax } from './agreement.ts';
+
+const loose = { top1: 0.5, maxAbsLogprobDiff: 0.1 };
+
+describe('logSoftmax', () => {
+  it('matches the hand count on three logits', () => {
+    // log(e^0 + e^1 + e^2) = 2.40760596…
+    const out = logSoftmax([0, 1, 2]);
+    expect(out[0]).toBeCloseTo(-2.4076059644, 9);
+    expect(out[1]).toBeCloseTo(-1.4076059644, 9);
+    expect(out[2]).toBeCloseTo(-0.4076059644, 9);
+  });
+
+  it('does not overflow on large logits', () => {
+    const out = logSoftmax([1000, 1000]);
+    expect(out[0]).toBeCloseTo(-Math.LN2, 12);
+  });
+});
+
+describe('agreement', () => {
+  it('counts top-1 matches, the largest |Δ log p| and the mean KL by hand', () => {
+    const ours = [Math.log(0.5), Math.log(0.5)];
+    const theirs = [Math.log(0.25), Math.log(0.75)];
+    // Position 0: identical. Position 1: top-1 differs (a tie resolves to index 0 vs 1).
+    const a = agreement([ours, [Math.log(0.9), Math.log(0.1)]], [ours, theirs], loose);
+    expect(a.tokens).toBe(2);
+    expect(a.top1).toBe(0.5);
+    expect(a.top1Mismatches).toEqual([1]);
+    // |log 0.9 − log 0.25| = 1.2809…, |log 0.1 − log 0.75| = 2.0149…
+    expect(a.maxAbsLogprobDiff).toBeCloseTo(Math.log(0.75 / 0.1), 12);
+    // KL(p‖q) at position 1 = 0.9 ln(0.9/0.25) + 0.1 ln(0.1/0.75); position 0 adds 0; mean over 2.
+    const kl1 = 0.9 * Math.log(0.9 / 0.25) + 0.1 * Math.log(0.1 / 0.75);
+    expect(a.kl).toBeCloseTo(kl1 / 2, 12);
+    expect(a.passed).toBe(false);
+    expect(a.logprobMismatches).toEqual([1]);
+  });
+
+  it('passes identical distributions with zero difference and zero KL', () => {
+    const row = logSoftmax([0.3, -1, 2, 0]);
+    const a = agreement([row, row], [row, row], { top1: 1, maxAbsLogprobDiff: 0 });
+    expect(a).toMatchObject({ top1: 1, maxAbsLogprobDiff: 0, kl: 0, passed: true, top1Mismatches: [] });
+  });
+
+  it('fails a peer that gave a token probability 0 (log p = −∞)', () => {
+    const ours = logSoftmax([0, 0]);
+    const a = agreement([ours], [[0, Number.NEGATIVE_INFINITY]], loose);
+    expect(a.passed).toBe(false);
+    expect(Number.isFinite(a.maxAbsLogprobDiff)).toBe(true);
+    expect(a.maxAbsLogprobDiff).toBeGreaterThan(1e300);
+  });
+
+  it('refuses rows of different lengths or counts', () => {
+    expect(() => agreement([[0]], [], loose)).toThrow(/positions/);
+    expect(() => agreement([[0, 1]], [[0]], loose)).toThrow(/entries/);
+  });
+});

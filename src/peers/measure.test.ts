@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { measurePeer, type PeerDriver, promptTokens } from './measure.ts';
+
+/** A driver that answers with fixed times and records what it was asked (the loop's logic only). */
+function fakeDriver() {
+  const calls: string[] = [];
+  let prefillMs = 10;
+  const driver: PeerDriver = {
+    async prefill(tokens) {
+      calls.push(`pp${tokens.length}`);
+      return prefillMs++;
+    },
+    async decode(context, steps) {
+      calls.push(`tg${steps}@${context.length}`);
+      return Array.from({ length: steps }, (_, i) => 2 + i);
+    },
+    async logprobs() {
+      return [];
+    },
+  };
+  return { driver, calls };
+}
+
+describe('measurePeer', () => {
+  it('runs warm-up then measured repetitions per point and keeps only the measured ones', async () => {
+    const { driver, calls } = fakeDriver();
+    const points = await measurePeer(driver, {
+      prefill: [4],
+      depths: [0, 8],
+      gen: 3,
+      reps: 3,
+      warmup: 1,
+      vocabSize: 500,
+    });
+    // 1 warm-up + 3 reps for pp4 (times 10 discarded, then 11, 12, 13), then per depth 4 decode calls of
+    // gen − 1 = 2 steps (the first token comes from the prompt), depth 0 as a one-token prompt.
+    expect(calls).toEqual([...Array(4).fill('pp4'), ...Array(4).fill('tg2@1'), ...Array(4).fill('tg2@8')]);
+    expect(points[0]).toMatchObject({
+      pass: 'prefill',
+      tokens: 4,
+      depth: 0,
+      samplesMs: [11, 12, 13],
+      medianMs: 12,
+    });
+    expect(points[0].tokPerS).toBeCloseTo(4000 / 12, 9);
+    // Each decode sample is the mean of its steps: (2 + 3) / 2 = 2.5 ms per token.
+    expect(points[1]).toMatchObject({
+      pass: 'decode',
+      tokens: 1,
+      depth: 0,
+      samplesMs: [2.5, 2.5, 2.5],
+      medianMs: 2.5,
+    });
+    expect(points[2].tokPerS).toBeCloseTo(400, 9);
+  });
+});
+
+describe('promptTokens', () => {
+  it('feeds ids past the specials and byte tokens, within the vocabulary, the same every time', () => {
+    const t = promptTokens(64, 509);
+    expect(t).toHaveLength(64);
+    expect(Math.min(...t)).toBeGreaterThanOrEqual(132);
+    expect(Math.max(...t)).toBeLessThan(509);
+    expect(promptTokens(64, 509)).toEqual(t);
+    expect(new Set(t).size).toBeGreaterThan(60);
+  });
+});

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { llamaBenchName, type OwnPoint, peersHeadline, peersReport, speedRatios } from './report.ts';
+import type { PeerRecord } from './schema.ts';
+
+const own: OwnPoint[] = [
+  { pass: 'prefill', tokens: 64, depth: 0, batch: 1, medianMs: 20 },
+  // The fusion workload's point at the same L is not the run's own sweep: never joined.
+  { pass: 'prefill', tokens: 64, depth: 0, batch: 1, medianMs: 1, graph: 'unfused' },
+  { pass: 'decode', tokens: 1, depth: 16, batch: 1, medianMs: 4 },
+];
+
+function peer(points: PeerRecord['points'], error?: string): PeerRecord {
+  return {
+    engine: 'llama.cpp',
+    version: 'llama.cpp test',
+    backend: 'cpu',
+    requestedBackend: 'cpu',
+    device: 'CPU: test',
+    threads: 1,
+    threadTrials: [],
+    clock: 'wall',
+    file: '/tmp/x.gguf',
+    fileType: 'F32',
+    points,
+    agreement: null,
+    ...(error ? { error } : {}),
+  };
+}
+
+const pp64 = { pass: 'prefill' as const, tokens: 64, depth: 0, samplesMs: [10], medianMs: 10, tokPerS: 6400 };
+const tg = { pass: 'decode' as const, tokens: 1, depth: 16, samplesMs: [1], medianMs: 1, tokPerS: 1000 };
+
+describe('the side-by-side report', () => {
+  it('names tests as llama-bench does', () => {
+    expect(llamaBenchName(pp64, 16)).toBe('pp64');
+    expect(llamaBenchName(tg, 16)).toBe('tg16 @ d16');
+  });
+
+  it('joins peer points to the run’s own batch-1 points and takes speed ratios by hand', () => {
+    // pp64: this engine 64 / 20 ms = 3200 tok/s against 6400: 0.5. tg: 250 tok/s against 1000: 0.25.
+    const r = speedRatios(own, peer([pp64, tg]));
+    expect(r.map((x) => x.ratio)).toEqual([0.5, 0.25]);
+  });
+
+  it('headlines each peer and gives the software-adapter verdict when the peer wins', () => {
+    const text = peersHeadline(own, [peer([pp64, tg])], 'SwiftShader', true);
+    expect(text).toContain('0.50× in prefill, 0.25× in decode llama.cpp cpu');
+    expect(text).toMatch(
+      /Verdict: llama\.cpp is faster on this machine, as expected: the adapter is a software one/,
+    );
+    expect(peersHeadline(own, [peer([{ ...pp64, medianMs: 40, tokPerS: 1600 }])], 'GPU', false)).toMatch(
+      /2\.00× in prefill.*\n\nVerdict: this engine on this adapter is faster/s,
+    );
+  });
+
+  it('says why a peer did not run, and still reports the others', () => {
+    const text = peersReport(own, [peer([], 'not installed'), peer([pp64])], 16, 'SwiftShader', true);
+    expect(text).toContain('Not measured: not installed');
+    expect(text).toContain('| pp64 | 20.00 | 10.00 | 3200.0 | 6400.0 | 0.50× |');
+  });
+});
