@@ -8,7 +8,9 @@ import { encodeGguf, ggufParts } from '../src/model/gguf-writer.ts';
 import { randomWeights } from '../src/model/weights.ts';
 import type { PeerJob } from '../src/peers/job.ts';
 import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
+import { makeResult } from '../test-support/fixtures/base.ts';
 import { runCli } from './cli.ts';
+import { openPage, watchConsole } from './page-helpers.ts';
 
 // llama.cpp itself (node-llama-cpp's prebuilt CPU binary) beside the engine, on ci-tiny.
 
@@ -67,7 +69,7 @@ test('--peer llama.cpp: both runtimes beside llama.cpp on the same file, the agr
     ]);
     for (const p of cpu.points) expect(p.medianMs).toBeGreaterThan(0);
     // The same weights in f32 in two engines: every top-1 the same, log p within llama.cpp's f16 KV error.
-    expect(cpu.agreement).toMatchObject({ tokens: 16, top1: 1, passed: true });
+    expect(cpu.agreement).toMatchObject({ tokens: 32, top1: 1, passed: true });
     expect(cpu.agreement?.maxAbsLogprobDiff).toBeLessThanOrEqual(5e-3);
     expect(cpu.agreement?.maxAbsLogprobDiff).toBeGreaterThan(0);
     expect(gpu.requestedBackend).toBe('gpu');
@@ -77,7 +79,7 @@ test('--peer llama.cpp: both runtimes beside llama.cpp on the same file, the agr
   expect(run.stdout).toContain('## Beside llama.cpp (the same GGUF file in both engines)');
   expect(run.stdout).toMatch(/\| pp32 \| [\d.]+ \| [\d.]+ \|/);
   expect(run.stdout).toMatch(/\| tg4 @ d16 \|/);
-  expect(run.stdout).toMatch(/Agreement on 16 prompt positions: top-1 100\.0%.*\*\*passed\*\*/);
+  expect(run.stdout).toMatch(/Agreement on 32 prompt positions: top-1 100\.0%.*\*\*passed\*\*/);
   expect(run.stdout).toMatch(/Verdict: /);
 });
 
@@ -177,4 +179,49 @@ test('the peer process: not installed, a crash in llama.cpp, a file it cannot lo
   await expect(runPeerJob(job(good), 50)).rejects.toThrow(
     /did not finish within 0 s \(--peer-timeout\); stopped/,
   );
+});
+
+test('the page: an imported result with a peer draws its joined points on the roofline as diamonds', async ({
+  page,
+}) => {
+  const problems = watchConsole(page);
+  const base = makeResult();
+  const prefill = base.points.find((p) => p.pass === 'prefill' && p.batch === 1);
+  const decode = base.points.find((p) => p.pass === 'decode' && p.batch === 1);
+  if (!prefill || !decode) throw new Error('the fixture has a prefill and a decode point');
+  const point = (p: typeof prefill, ms: number) => ({
+    pass: p.pass,
+    tokens: p.tokens,
+    depth: p.depth,
+    samplesMs: [ms],
+    medianMs: ms,
+    tokPerS: ((p.pass === 'prefill' ? p.tokens : 1) * 1000) / ms,
+  });
+  const peer = {
+    engine: 'llama.cpp' as const,
+    version: 'llama.cpp test',
+    backend: 'cpu',
+    requestedBackend: 'cpu' as const,
+    device: 'CPU: test',
+    threads: 1,
+    threadTrials: [],
+    clock: 'wall',
+    file: 'x.gguf',
+    fileType: 'F32',
+    // Two joined points, and one at a length this run never timed: it has no FLOP count, so no mark.
+    points: [
+      point(prefill, prefill.medianMs / 4),
+      point(decode, decode.medianMs / 2),
+      { ...point(prefill, 1), tokens: 9999 },
+    ],
+    agreement: null,
+  };
+  const file = join(dir, 'with-peer.json');
+  writeFileSync(file, JSON.stringify(BenchResultSchema.parse({ ...base, peers: [peer] })));
+  await openPage(page);
+  await page.getByTestId('tab-compare').click();
+  await page.getByTestId('import').setInputFiles([file]);
+  await expect(page.locator('[data-testid=compare-roofline] [data-mark=peer]')).toHaveCount(2);
+  await expect(page.getByTestId('compare-roofline')).toContainText('◇ llama.cpp on the same file');
+  expect(problems).toEqual([]);
 });

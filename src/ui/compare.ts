@@ -204,6 +204,7 @@ export class CompareView {
       label: runLabel(e, i),
       points: e.result.points,
       peaks: e.result.peaks,
+      peers: e.result.peers,
     }));
   }
 

@@ -135,7 +135,9 @@ export class RunView {
     );
     this.latencyHost.replaceChildren(r.points.length > 0 ? latencyTable(r.points) : '');
     this.charts.element.hidden = sectionOnly;
-    this.charts.update([{ label: adapterLabel(r.env.adapter), points: r.points, peaks: r.peaks }]);
+    this.charts.update([
+      { label: adapterLabel(r.env.adapter), points: r.points, peaks: r.peaks, peers: r.peers },
+    ]);
     for (const { view } of this.views) view.show(r);
   }
 

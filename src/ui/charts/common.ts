@@ -4,6 +4,7 @@
  */
 import type * as Plot from '@observablehq/plot';
 import type { Roofs } from '../../measure/roofline.ts';
+import type { PeerRecord } from '../../peers/schema.ts';
 import type { Point } from '../../results/schema.ts';
 import type { VerifyPoint } from '../../spec/workloads/speculative-result.ts';
 
@@ -25,6 +26,8 @@ export interface ChartRun {
   peaks: Roofs | null;
   /** Verify passes of speculative decoding (the verify-K curve), placed on the roofline like passes. */
   verify?: readonly VerifyPoint[];
+  /** Other engines timed on the same file (`--peer`): placed at their joined point's intensity. */
+  peers?: readonly PeerRecord[];
 }
 
 /** Legend names of the two series of the measured-against-predicted charts. */
@@ -134,5 +137,8 @@ export function clockNote(runs: readonly ChartRun[], kernelsShown: boolean): str
       ? ' Per-kernel points are GPU time: do not read them against the wall-timed passes.'
       : ' Per-kernel points are GPU time too.'
     : '';
-  return passes + kernels;
+  const peers = runs.some((r) => (r.peers ?? []).some((p) => p.points.length > 0))
+    ? ' ◇ llama.cpp on the same file: wall time around each call, at the same FLOPs and bytes.'
+    : '';
+  return passes + kernels + peers;
 }

@@ -20,6 +20,7 @@
  */
 import * as Plot from '@observablehq/plot';
 import type { Roofs } from '../../measure/roofline.ts';
+import { ownPointFor, peerName } from '../../peers/report.ts';
 import type { Point } from '../../results/schema.ts';
 import { percentile } from '../../stats.ts';
 import { fixed, formatIntensity, formatMs, formatNumber, pointLabel } from '../format.ts';
@@ -43,6 +44,10 @@ export interface RooflineOptions {
 
 /** Class of the group holding one mark per measured point; tests count its children. */
 const ROOFLINE_POINT_CLASS = 'roofline-point';
+/** Outline colours of the peers' diamonds, clear of the passes' blue and orange and the verify series. */
+const PEER_COLORS = ['#15803d', '#0f766e', '#4d7c0f'] as const;
+/** Class of the group holding one mark per peer point (llama.cpp beside the run). */
+export const ROOFLINE_PEER_CLASS = 'roofline-peer';
 /** Class of the group holding one mark per verify pass. */
 const ROOFLINE_VERIFY_CLASS = 'roofline-verify';
 
@@ -216,6 +221,44 @@ function verifyDots(run: ChartRun): VerifyDot[] {
   });
 }
 
+/** A peer's point on the roofline (see peerDots). */
+interface PeerDot {
+  run: string;
+  peer: string;
+  intensity: number;
+  gflops: number;
+  title: string;
+}
+
+/**
+ * Each peer's points, where they join one of the run's own (same pass, size and depth, batch 1):
+ * the same model does the same FLOPs on the same bytes, so a peer's point sits at the joined
+ * point's intensity, at those FLOPs over the peer's median time. A peer point with nothing to join
+ * (a size this run did not time) has no FLOP count here and is left off.
+ */
+function peerDots(run: ChartRun): PeerDot[] {
+  return (run.peers ?? []).flatMap((peer) =>
+    peer.points.flatMap((pp) => {
+      const own = ownPointFor(run.points, pp) as Point | undefined;
+      if (!own || own.intensity <= 0 || own.flops <= 0 || pp.medianMs <= 0) return [];
+      const gflops = own.flops / (pp.medianMs * 1e6);
+      return [
+        {
+          run: run.label,
+          peer: peerName(peer),
+          intensity: own.intensity,
+          gflops,
+          title: [
+            `${peerName(peer)} (${peer.fileType}, ${peer.threads} threads), beside ${run.label}`,
+            `${pp.pass} ${pointLabel(own)}: ${formatMs(pp.medianMs)} ms (wall clock), this engine ${formatMs(own.medianMs)} ms`,
+            `${formatIntensity(own.intensity)} FLOP/B, ${fixed(gflops, 2)} GFLOP/s`,
+          ].join('\n'),
+        },
+      ];
+    }),
+  );
+}
+
 /**
  * Labels of nearby points would sit on each other (decode points cluster), so within each pass, in
  * order of intensity, labels alternate above and below their point.
@@ -238,14 +281,19 @@ function splitLabels(dots: readonly Dot[]): { above: Dot[]; below: Dot[] } {
  * The single-run colour scale: prefill and decode always (the live view shows both before any point
  * lands), and the verify series when there is one; a chart of verify passes alone names only it.
  */
-function passColors(dots: readonly Dot[], verifyNames: readonly string[]): Plot.ScaleOptions {
+function passColors(
+  dots: readonly Dot[],
+  verifyNames: readonly string[],
+  peerNames: readonly string[] = [],
+): Plot.ScaleOptions {
   const withVerify = verifyNames.length > 0;
   const passes = withVerify ? PASSES.filter((pass) => dots.some((d) => d.pass === pass)) : [...PASSES];
   return {
-    domain: [...passes, ...verifyNames],
+    domain: [...passes, ...verifyNames, ...peerNames],
     range: [
       ...passes.map((pass) => PASS_COLORS[pass]),
       ...verifyNames.map((_, i) => VERIFY_COLORS[i % VERIFY_COLORS.length]),
+      ...peerNames.map((_, i) => PEER_COLORS[i % PEER_COLORS.length]),
     ],
     legend: true,
   };
@@ -376,6 +424,7 @@ export function rooflineChart(runs: readonly ChartRun[], options: RooflineOption
   const dots = runs.flatMap(pointDots);
   const kernels = options.showKernels ? runs.flatMap(kernelDots) : [];
   const verify = runs.flatMap(verifyDots);
+  const peers = runs.flatMap(peerDots);
   const roofed = runs.flatMap((run) =>
     run.peaks && run.peaks.fmaGflops > 0 && run.peaks.copyGBps > 0
       ? [{ run, peaks: run.peaks, ridge: run.peaks.fmaGflops / run.peaks.copyGBps }]
@@ -387,8 +436,10 @@ export function rooflineChart(runs: readonly ChartRun[], options: RooflineOption
     return c ? [{ run: run.label, ...c }] : [];
   });
 
-  const xs = [...dots, ...kernels, ...verify].map((d) => d.intensity).concat(roofed.map((r) => r.ridge));
-  const ys = [...dots, ...kernels, ...verify]
+  const xs = [...dots, ...kernels, ...verify, ...peers]
+    .map((d) => d.intensity)
+    .concat(roofed.map((r) => r.ridge));
+  const ys = [...dots, ...kernels, ...verify, ...peers]
     .map((d) => d.gflops)
     .concat(
       roofed.map((r) => r.peaks.fmaGflops),
@@ -574,6 +625,23 @@ export function rooflineChart(runs: readonly ChartRun[], options: RooflineOption
       }
     }
   }
+  if (peers.length > 0) {
+    // Hollow diamonds, outlined in the peer's colour: another engine's time on this run's FLOPs.
+    marks.push(
+      Plot.dot(peers, {
+        x: 'intensity',
+        y: 'gflops',
+        stroke: single ? 'peer' : 'run',
+        symbol: 'diamond',
+        r: 6,
+        strokeWidth: 2,
+        fill: 'white',
+        title: 'title',
+        tip: true,
+        className: ROOFLINE_PEER_CLASS,
+      }),
+    );
+  }
   const joined = formatSeries(dots);
   if (joined.length > 0) {
     marks.push(
@@ -664,7 +732,9 @@ export function rooflineChart(runs: readonly ChartRun[], options: RooflineOption
     },
     y: { type: 'log', domain: yDomain, label: '↑ Achieved GFLOP/s', grid: true, tickFormat: LOG_TICKS },
     color: single
-      ? passColors(dots, verify.length > 0 ? verifyNames(verifyDepths(runs)) : [])
+      ? passColors(dots, verify.length > 0 ? verifyNames(verifyDepths(runs)) : [], [
+          ...new Set(peers.map((p) => p.peer)),
+        ])
       : colorByRun(runs),
     ...(single
       ? {}
@@ -675,5 +745,7 @@ export function rooflineChart(runs: readonly ChartRun[], options: RooflineOption
     el.setAttribute('data-mark', 'point');
   for (const el of node.querySelectorAll(`g.${ROOFLINE_VERIFY_CLASS} > *`))
     el.setAttribute('data-mark', 'verify');
+  for (const el of node.querySelectorAll(`g.${ROOFLINE_PEER_CLASS} > *`))
+    el.setAttribute('data-mark', 'peer');
   return node;
 }
