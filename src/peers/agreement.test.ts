@@ -27,6 +27,8 @@ describe('agreement', () => {
     expect(a.tokens).toBe(2);
     expect(a.top1).toBe(0.5);
     expect(a.top1Mismatches).toEqual([1]);
+    // This engine's own gap between its top-1 (0.9) and the peer's (0.1): ln 9.
+    expect(a.top1Gaps[0]).toBeCloseTo(Math.log(9), 12);
     // |log 0.9 − log 0.25| = 1.2809…, |log 0.1 − log 0.75| = 2.0149…
     expect(a.maxAbsLogprobDiff).toBeCloseTo(Math.log(0.75 / 0.1), 12);
     // KL(p‖q) at position 1 = 0.9 ln(0.9/0.25) + 0.1 ln(0.1/0.75); position 0 adds 0; mean over 2.
@@ -39,7 +41,14 @@ describe('agreement', () => {
   it('passes identical distributions with zero difference and zero KL', () => {
     const row = logSoftmax([0.3, -1, 2, 0]);
     const a = agreement([row, row], [row, row], { top1: 1, maxAbsLogprobDiff: 0 });
-    expect(a).toMatchObject({ top1: 1, maxAbsLogprobDiff: 0, kl: 0, passed: true, top1Mismatches: [] });
+    expect(a).toMatchObject({
+      top1: 1,
+      maxAbsLogprobDiff: 0,
+      kl: 0,
+      passed: true,
+      top1Mismatches: [],
+      top1Gaps: [],
+    });
   });
 
   it('fails a peer that gave a token probability 0 (log p = −∞)', () => {

@@ -53,14 +53,20 @@ export function agreement(
   let maxDiff = 0;
   let klSum = 0;
   const top1Mismatches: number[] = [];
+  const top1Gaps: number[] = [];
   const logprobMismatches: number[] = [];
   for (let p = 0; p < ours.length; p++) {
     const a = ours[p];
     const b = theirs[p];
     if (a.length !== b.length)
       throw new Error(`agreement: position ${p} has ${a.length} and ${b.length} entries`);
-    if (argmax(a) === argmax(b)) top1++;
-    else top1Mismatches.push(p);
+    const ourTop = argmax(a);
+    const theirTop = argmax(b);
+    if (ourTop === theirTop) top1++;
+    else {
+      top1Mismatches.push(p);
+      top1Gaps.push(Math.max(0, a[ourTop] - a[theirTop]));
+    }
     let rowMax = 0;
     let kl = 0;
     for (let i = 0; i < a.length; i++) {
@@ -83,6 +89,7 @@ export function agreement(
     tolerance,
     passed: share >= tolerance.top1 && maxDiff <= tolerance.maxAbsLogprobDiff,
     top1Mismatches: top1Mismatches.slice(0, 4096),
+    top1Gaps: top1Gaps.slice(0, 4096),
     logprobMismatches: logprobMismatches.slice(0, 4096),
   };
 }

@@ -144,7 +144,7 @@ export function peersReport(
           `KL ${a.kl.toExponential(2)} nats: **${a.passed ? 'passed' : 'FAILED'}**` +
           (a.passed
             ? ''
-            : ` (top-1 differs at positions ${a.top1Mismatches.join(', ') || 'none'}; past the log-p bound at ${a.logprobMismatches.join(', ') || 'none'})`),
+            : ` (top-1 differs at positions ${a.top1Mismatches.map((p, i) => `${p} (this engine's gap ${a.top1Gaps[i]?.toExponential(1)})`).join(', ') || 'none'}; past the log-p bound at ${a.logprobMismatches.join(', ') || 'none'})`),
         '',
       );
     }

@@ -50,6 +50,12 @@ export const AgreementSchema = z
     passed: z.boolean(),
     /** Prompt positions whose top-1 token differs, and those past the log-probability bound. */
     top1Mismatches: z.array(count).max(4096),
+    /**
+     * At each top-1 mismatch, how far apart this engine put the two tokens: its log p of its own
+     * top-1 minus its log p of the peer's. A gap below the log-probability bound is a near-tie
+     * the peer's rounding can flip, not a disagreement about the model.
+     */
+    top1Gaps: z.array(nonNegative).max(4096),
     logprobMismatches: z.array(count).max(4096),
   })
   .strict();
