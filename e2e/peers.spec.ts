@@ -10,7 +10,7 @@ import type { PeerJob } from '../src/peers/job.ts';
 import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
 import { makeResult } from '../test-support/fixtures/base.ts';
 import { runCli } from './cli.ts';
-import { openPage, watchConsole } from './page-helpers.ts';
+import { openPage, screenshot, watchConsole } from './page-helpers.ts';
 
 // llama.cpp itself (node-llama-cpp's prebuilt CPU binary) beside the engine, on ci-tiny.
 
@@ -223,5 +223,16 @@ test('the page: an imported result with a peer draws its joined points on the ro
   await page.getByTestId('import').setInputFiles([file]);
   await expect(page.locator('[data-testid=compare-roofline] [data-mark=peer]')).toHaveCount(2);
   await expect(page.getByTestId('compare-roofline')).toContainText('◇ llama.cpp on the same file');
+  // The Compare table beside llama.cpp: the peer took a quarter of the prefill's time and half the
+  // decode's, so this engine is 0.25× and 0.50× its speed; the unjoined length has no speed.
+  const rows = page.locator('[data-testid=compare-peers-table] tbody tr');
+  await expect(rows).toHaveCount(3);
+  await expect(rows.nth(0)).toContainText(`pp${prefill.tokens}`);
+  await expect(rows.nth(0)).toContainText('0.25×');
+  await expect(rows.nth(1)).toContainText('pp9999');
+  await expect(rows.nth(1)).toContainText('–');
+  await expect(rows.nth(2)).toContainText('0.50×');
+  await expect(rows.nth(2)).toContainText('llama.cpp cpu, F32');
+  await screenshot(page.getByTestId('compare-peers'), 'compare-peers.png');
   expect(problems).toEqual([]);
 });

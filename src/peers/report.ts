@@ -104,7 +104,7 @@ export function peersReport(
   lines.push(peersHeadline(own, peers, adapter, softwareAdapter), '');
   for (const peer of peers) {
     lines.push(
-      `### ${escapeMarkdown(`${peerName(peer)}: ${peer.version}; ${peer.device}; ${peer.threads} threads${peer.threadTrials.length > 1 ? ` (fastest of ${peer.threadTrials.map((t) => `${t.threads}: ${formatMs(t.ms)} ms`).join(', ')})` : ''}; ${peer.fileType} weights`)}`,
+      `### ${escapeMarkdown(`${peerName(peer)}: ${peer.version}; ${peer.device}; ${peer.threads} thread${peer.threads === 1 ? '' : 's'}${peer.threadTrials.length > 1 ? ` (fastest of ${peer.threadTrials.map((t) => `${t.threads}: ${formatMs(t.ms)} ms`).join(', ')})` : ''}; ${peer.fileType} weights`)}`,
       '',
     );
     if (peer.error) lines.push(`Not measured: ${escapeMarkdown(peer.error)}`, '');

@@ -9,6 +9,7 @@ import type { Timebase } from '../spec/fields.ts';
 import type { ServeRun } from '../spec/workloads/serve-result.ts';
 import { adapterLabel, csvRecord, graphText } from './export.ts';
 import { migrateResult, READABLE_VERSIONS } from './migrate.ts';
+import { peerComparisonMarkdown } from './peer-compare.ts';
 import { type BenchResult, BenchResultSchema, type Point, SCHEMA_VERSION } from './schema.ts';
 
 /** Limits on untrusted result files. */
@@ -290,6 +291,7 @@ export function comparisonToMarkdown(cmp: Comparison): string {
     ]),
   );
   const serve = serveComparison(cmp.files);
+  const peers = peerComparisonMarkdown(cmp.files);
   const sections = [
     fileLines,
     rows.length > 0
@@ -297,6 +299,7 @@ export function comparisonToMarkdown(cmp: Comparison): string {
       : serve.length > 0
         ? []
         : ['No measured points.'],
+    peers,
     ...(serve.length > 0 ? [serve] : []),
   ].filter((lines) => lines.length > 0);
   if (cmp.warnings.length > 0) sections.push(cmp.warnings.map((w) => `- ${escapeMarkdown(w)}`));

@@ -22,6 +22,7 @@ import {
 } from '../markdown.ts';
 import { peersReport } from '../peers/report.ts';
 import { sectionReports } from '../spec/workloads/index.ts';
+import { decodeGen } from './peer-compare.ts';
 import type { BenchResult, Point } from './schema.ts';
 
 /** The formats a result can be exported as, by their usual file extension. */
@@ -388,8 +389,7 @@ export function toMarkdown(r: BenchResult): string {
   }
   if (r.points.some((p) => p.kernels.length > 0)) sections.push(kernelTable(r.points));
   if (r.peers && r.peers.length > 0) {
-    const decode = r.spec.workloads.find((w) => w.kind === 'decode');
-    const gen = decode?.kind === 'decode' ? decode.gen : 0;
+    const gen = decodeGen(r);
     const adapter = `${adapterLabel(r.env.adapter)}, ${r.env.runtime?.name ?? 'browser'} runtime`;
     sections.push([peersReport(r.points, r.peers, gen, adapter, isSoftwareAdapter(r.env.adapter))]);
   }

@@ -13,6 +13,13 @@ import {
   ResultFileError,
 } from '../results/compare.ts';
 import { adapterLabel } from '../results/export.ts';
+import {
+  comparePeers,
+  formatPeerRatio,
+  mixesPresets,
+  type PeerComparisonRow,
+  peerRowLabel,
+} from '../results/peer-compare.ts';
 import type { BenchResult } from '../results/schema.ts';
 import { ChartSet } from './charts/chart-set.ts';
 import { type ChartRun, runColor } from './charts/common.ts';
@@ -55,6 +62,8 @@ export class CompareView {
   private readonly list = h('ol', { className: 'compare-list', testId: 'compare-list' });
   private readonly tableHost = h('div', { className: 'compare-table-host' });
   private readonly warnings = h('ul', { className: 'warnings' });
+  private readonly peersHost = h('div', { className: 'compare-table-host' });
+  private readonly peersCard: HTMLElement;
   private readonly exportButtons: HTMLButtonElement[];
   private readonly addCurrentButton: HTMLButtonElement;
   private readonly charts = new ChartSet({ idPrefix: 'compare', fileStem: () => 'comparison' });
@@ -118,6 +127,14 @@ export class CompareView {
         testId: 'export-compare-csv',
       }),
     ];
+    this.peersCard = h('section', { className: 'card', testId: 'compare-peers' }, [
+      h('h2', { text: 'Beside llama.cpp' }),
+      h('p', {
+        className: 'muted small',
+        text: 'Each run against the peer it measured on its own machine, on the same GGUF file; joined by engine, backend and weight type. Speed is this engine ÷ the peer: above 1, this engine was faster.',
+      }),
+      this.peersHost,
+    ]);
     this.element = h('div', { className: 'compare-view' }, [
       h('section', { className: 'card' }, [
         h('h2', { text: 'Compare runs' }),
@@ -143,6 +160,7 @@ export class CompareView {
         this.tableHost,
         this.warnings,
       ]),
+      this.peersCard,
       this.charts.element,
       this.formatsHost,
       this.specHost,
@@ -237,9 +255,62 @@ export class CompareView {
       this.entries.length > 0 &&
       this.entries.every((e) => e.result.points.length === 0 && (e.result.speculative || e.result.serve));
     this.charts.update(this.chartRuns());
+    this.renderPeers();
     this.renderFormats();
     this.renderSpec();
     this.renderServe();
+  }
+
+  /** The peers' table, shown once any run has a measured peer point. */
+  private renderPeers(): void {
+    const rows = comparePeers(this.entries);
+    this.peersCard.hidden = rows.length === 0;
+    this.peersHost.replaceChildren(rows.length > 0 ? this.peersTable(rows) : '');
+  }
+
+  private peersTable(rows: PeerComparisonRow[]): HTMLElement {
+    type Row = PeerComparisonRow;
+    const withPreset = mixesPresets(rows);
+    const columns: Column<Row>[] = [
+      {
+        header: 'peer',
+        cell: (r) => peerRowLabel(r.key, withPreset),
+        sortValue: (r) => peerRowLabel(r.key, withPreset),
+      },
+      {
+        header: 'test',
+        title: "llama-bench's name: ppL is a prefill of L tokens, tgN @ dD is N decode steps at context D",
+        cell: (r) => r.test,
+        sortValue: (r) => r.test,
+      },
+    ];
+    this.entries.forEach((e, i) => {
+      columns.push({
+        header: `#${i + 1} peer ms`,
+        title: `The peer's median in ${e.name}, on its own clock (see that run's report)`,
+        cell: (r) => (r.peerMs[i] === null ? '–' : formatMs(r.peerMs[i] ?? 0)),
+        sortValue: (r) => r.peerMs[i] ?? Number.POSITIVE_INFINITY,
+        numeric: true,
+      });
+    });
+    this.entries.forEach((e, i) => {
+      columns.push({
+        header: `#${i + 1} speed`,
+        title: `This engine's speed over the peer's in ${e.name}: the peer's time ÷ this engine's on the same test`,
+        cell: (r) => formatPeerRatio(r.ratio[i] ?? null),
+        sortValue: (r) => r.ratio[i] ?? -1,
+        numeric: true,
+        cellClass: (r) => {
+          const x = r.ratio[i];
+          if (x === null || Math.abs(x - 1) <= TIE_BAND) return 'ratio';
+          return x > 1 ? 'ratio faster' : 'ratio slower';
+        },
+      });
+    });
+    return sortableTable(columns, rows, {
+      testId: 'compare-peers-table',
+      caption: "Each run's peer time and this engine's speed against it (above 1: this engine faster).",
+    });
   }
 
   /** One format-sweep section per run that has one, reused while its entry stays. */
