@@ -9,6 +9,7 @@ import { randomWeights } from '../src/model/weights.ts';
 import type { PeerJob } from '../src/peers/job.ts';
 import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
 import { makeResult } from '../test-support/fixtures/base.ts';
+import { makePeer } from '../test-support/fixtures/peers.ts';
 import { runCli } from './cli.ts';
 import { openPage, screenshot, watchConsole } from './page-helpers.ts';
 
@@ -197,25 +198,12 @@ test('the page: an imported result with a peer draws its joined points on the ro
     medianMs: ms,
     tokPerS: ((p.pass === 'prefill' ? p.tokens : 1) * 1000) / ms,
   });
-  const peer = {
-    engine: 'llama.cpp' as const,
-    version: 'llama.cpp test',
-    backend: 'cpu',
-    requestedBackend: 'cpu' as const,
-    device: 'CPU: test',
-    threads: 1,
-    threadTrials: [],
-    clock: 'wall',
-    file: 'x.gguf',
-    fileType: 'F32',
-    // Two joined points, and one at a length this run never timed: it has no FLOP count, so no mark.
-    points: [
-      point(prefill, prefill.medianMs / 4),
-      point(decode, decode.medianMs / 2),
-      { ...point(prefill, 1), tokens: 9999 },
-    ],
-    agreement: null,
-  };
+  // Two joined points, and one at a length this run never timed: it has no FLOP count, so no mark.
+  const peer = makePeer([
+    point(prefill, prefill.medianMs / 4),
+    point(decode, decode.medianMs / 2),
+    { ...point(prefill, 1), tokens: 9999 },
+  ]);
   const file = join(dir, 'with-peer.json');
   writeFileSync(file, JSON.stringify(BenchResultSchema.parse({ ...base, peers: [peer] })));
   await openPage(page);

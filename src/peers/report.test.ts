@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { makePeer } from '../../test-support/fixtures/peers.ts';
 import { llamaBenchName, type OwnPoint, peersHeadline, peersReport, speedRatios } from './report.ts';
 import type { PeerRecord } from './schema.ts';
 
@@ -9,23 +10,7 @@ const own: OwnPoint[] = [
   { pass: 'decode', tokens: 1, depth: 16, batch: 1, medianMs: 4 },
 ];
 
-function peer(points: PeerRecord['points'], error?: string): PeerRecord {
-  return {
-    engine: 'llama.cpp',
-    version: 'llama.cpp test',
-    backend: 'cpu',
-    requestedBackend: 'cpu',
-    device: 'CPU: test',
-    threads: 1,
-    threadTrials: [],
-    clock: 'wall',
-    file: '/tmp/x.gguf',
-    fileType: 'F32',
-    points,
-    agreement: null,
-    ...(error ? { error } : {}),
-  };
-}
+const peer = (points: PeerRecord['points'], error?: string) => makePeer(points, error ? { error } : {});
 
 const pp64 = { pass: 'prefill' as const, tokens: 64, depth: 0, samplesMs: [10], medianMs: 10, tokPerS: 6400 };
 const tg = { pass: 'decode' as const, tokens: 1, depth: 16, samplesMs: [1], medianMs: 1, tokPerS: 1000 };

@@ -1,27 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { makeResult } from '../../test-support/fixtures/base.ts';
+import { makePeer } from '../../test-support/fixtures/peers.ts';
 import type { PeerPoint, PeerRecord } from '../peers/schema.ts';
 import { compareResults, comparisonToMarkdown } from './compare.ts';
 import { comparePeers, peerComparisonMarkdown } from './peer-compare.ts';
 import type { BenchResult } from './schema.ts';
 
-function peer(points: PeerPoint[], over: Partial<PeerRecord> = {}): PeerRecord {
-  return {
-    engine: 'llama.cpp',
-    version: 'llama.cpp test',
-    backend: 'cpu',
-    requestedBackend: 'cpu',
-    device: 'CPU: test',
-    threads: 1,
-    threadTrials: [],
-    clock: 'wall',
-    file: '/tmp/x.gguf',
-    fileType: 'F32',
-    points,
-    agreement: null,
-    ...over,
-  };
-}
+const peer = makePeer;
 
 const pp = (tokens: number, ms: number): PeerPoint => ({
   pass: 'prefill',

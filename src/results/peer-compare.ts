@@ -5,7 +5,7 @@
  */
 
 import { escapeMarkdown, formatMs, markdownDelimiter, markdownRow } from '../markdown.ts';
-import { llamaBenchName, ownPointFor } from '../peers/report.ts';
+import { llamaBenchName, speedRatios } from '../peers/report.ts';
 import type { PeerPoint, PeerRecord } from '../peers/schema.ts';
 import type { BenchResult } from './schema.ts';
 
@@ -29,9 +29,10 @@ export interface PeerComparisonRow {
   test: string;
   /** The peer's median time in each file, ms. */
   peerMs: (number | null)[];
-  /** The run's own median on the same test, ms (its placed clock), where the run has that point. */
-  ownMs: (number | null)[];
-  /** Speed of this engine over the peer's in each file (peer ms ÷ own ms; > 1: this engine faster). */
+  /**
+   * Speed of this engine over the peer's in each file, as that run's report gives it (tok/s ÷ tok/s,
+   * i.e. peer ms ÷ own ms; > 1: this engine faster); null where the run has no point to join.
+   */
   ratio: (number | null)[];
 }
 
@@ -54,6 +55,7 @@ export function comparePeers(files: readonly { result: BenchResult }[]): PeerCom
   const rows = new Map<string, PeerComparisonRow>();
   files.forEach(({ result }, i) => {
     for (const peer of result.peers ?? []) {
+      const ratios = new Map(speedRatios(result.points, peer).map((r) => [r.point, r.ratio]));
       for (const point of peer.points) {
         const key = peerRowKey(result, peer, point);
         const id = keyId(key);
@@ -63,7 +65,6 @@ export function comparePeers(files: readonly { result: BenchResult }[]): PeerCom
             key,
             test: llamaBenchName(point, decodeGen(result)),
             peerMs: files.map(() => null),
-            ownMs: files.map(() => null),
             ratio: files.map(() => null),
           };
           rows.set(id, row);
@@ -71,9 +72,7 @@ export function comparePeers(files: readonly { result: BenchResult }[]): PeerCom
         // The first record under a key in one file wins, as compareResults does with points.
         if (row.peerMs[i] !== null) continue;
         row.peerMs[i] = point.medianMs;
-        const own = ownPointFor(result.points, point);
-        row.ownMs[i] = own ? own.medianMs : null;
-        row.ratio[i] = own && own.medianMs > 0 ? point.medianMs / own.medianMs : null;
+        row.ratio[i] = ratios.get(point) ?? null;
       }
     }
   });
