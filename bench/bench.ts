@@ -492,6 +492,12 @@ process.on('SIGINT', () => {
   session?.cancel(runId).catch(() => undefined);
 });
 
+/** The peers' agreement prompt, whose logits each run takes from its own model. */
+const probeTokens =
+  peerModel && 'file' in peerModel
+    ? agreementPrompt(peerModel.weights.config.vocabSize, peerModel.weights.config.maxSeqLen)
+    : undefined;
+
 /** Runs the spec in one runtime and returns its result; exits on what cannot become a result. */
 async function runIn(runtime: RuntimeName): Promise<BenchResult> {
   session = await openEngine({
@@ -515,7 +521,7 @@ async function runIn(runtime: RuntimeName): Promise<BenchResult> {
   }
   let result: BenchResult;
   try {
-    result = await s.run(spec, runId, progressLine);
+    result = await s.run(spec, runId, progressLine, probeTokens);
   } catch (e) {
     if (process.stderr.isTTY) process.stderr.write('\n');
     const message = engineMessage(e);
@@ -529,14 +535,11 @@ async function runIn(runtime: RuntimeName): Promise<BenchResult> {
         : EXIT.failed,
     );
   }
-  if (peerModel && 'file' in peerModel && result.status === 'complete') {
-    const c = peerModel.weights.config;
-    try {
-      const v = await s.verify({ model: spec.model, tokens: agreementPrompt(c.vocabSize, c.maxSeqLen) });
-      engineLogits.set(runtime, v.logits);
-    } catch (e) {
-      engineLogitsErrors.push(`${runtime}: ${engineMessage(e)}`);
-    }
+  if (probeTokens && result.status === 'complete') {
+    // The agreement prompt's logits, taken from the run's own model after its workloads.
+    const probe = await s.takeProbe(runId);
+    if (probe && 'logits' in probe) engineLogits.set(runtime, probe.logits);
+    else engineLogitsErrors.push(`${runtime}: ${probe?.error ?? 'the run took no logits'}`);
   }
   await s.close();
   if (process.stderr.isTTY) process.stderr.write('\n');

@@ -1,4 +1,11 @@
-import type { BenchResult, GpuInfo, Progress, VerifyRequest, VerifyResult } from '../src/runtime/api.ts';
+import type {
+  BenchResult,
+  GpuInfo,
+  ProbeOutcome,
+  Progress,
+  VerifyRequest,
+  VerifyResult,
+} from '../src/runtime/api.ts';
 import type { BenchSpec } from '../src/spec/schema.ts';
 import { findBrowser, launchBrowser } from './browser.ts';
 import { NativeUnavailableError, openNative } from './native.ts';
@@ -17,7 +24,14 @@ export interface EngineSession {
   gpu: GpuInfo;
   /** The browser and its version, or the Dawn build, with what was used to reach the adapter. */
   version: string;
-  run(spec: BenchSpec, runId: string, onProgress: (p: Progress) => void): Promise<BenchResult>;
+  /** `probeTokens`: next-token logits to take from the run's own model, for `takeProbe(runId)`. */
+  run(
+    spec: BenchSpec,
+    runId: string,
+    onProgress: (p: Progress) => void,
+    probeTokens?: number[],
+  ): Promise<BenchResult>;
+  takeProbe(runId: string): Promise<ProbeOutcome | null>;
   verify(request: VerifyRequest): Promise<VerifyResult>;
   cancel(runId: string): Promise<void>;
   close(): Promise<void>;
@@ -76,10 +90,14 @@ async function openBrowserEngine(options: OpenOptions): Promise<EngineSession> {
       runtime: 'browser',
       gpu,
       version: `Chromium ${browser.version()}`,
-      run: (spec, runId, onProgress) => {
+      run: (spec, runId, onProgress, probeTokens) => {
         progress = onProgress;
-        return inPage(() => page.evaluate(([s, id]) => window.benchRun(s, id), [spec, runId] as const));
+        return inPage(() =>
+          page.evaluate(([s, id, p]) => window.benchRun(s, id, p), [spec, runId, probeTokens] as const),
+        );
       },
+      takeProbe: (runId) =>
+        page.evaluate((id): Promise<ProbeOutcome | null> => window.engine.takeProbe(id), runId),
       verify: (request) => inPage(() => page.evaluate((req) => window.engine.verify(req), request)),
       cancel: (runId) => page.evaluate((id) => window.engine.cancel(id), runId),
       close: async () => {
@@ -125,7 +143,9 @@ async function openNodeEngine(options: OpenOptions): Promise<EngineSession> {
       runtime: 'node',
       gpu: native.gpu,
       version: `${native.dawn} (${native.vulkan})`,
-      run: (spec, runId, onProgress) => native.api.run(absolute(spec), onProgress, runId),
+      run: (spec, runId, onProgress, probeTokens) =>
+        native.api.run(absolute(spec), onProgress, runId, probeTokens),
+      takeProbe: (runId) => native.api.takeProbe(runId),
       verify: (request) => native.api.verify(absolute(request)),
       cancel: (runId) => native.api.cancel(runId),
       close: async () => {

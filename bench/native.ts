@@ -82,7 +82,8 @@ function engineClient(host: IpcProcess): EngineApi {
   return {
     gpuInfo: () => call('gpuInfo', []),
     verify: (request) => call('verify', [request]),
-    run: (spec, onProgress, runId) => call('run', [spec, runId], onProgress),
+    run: (spec, onProgress, runId, probeTokens) => call('run', [spec, runId, probeTokens], onProgress),
+    takeProbe: (runId) => call('takeProbe', [runId]),
     cancel: (runId) => call('cancel', [runId]),
   };
 }

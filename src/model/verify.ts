@@ -38,14 +38,12 @@ export async function verifyModel(gpu: Gpu, loaded: LoadedModel, tokens: number[
     loaded.name,
   );
   try {
-    const seq = model.createSequence();
     const t0 = performance.now();
-    const [result] = await model.prefill([{ seq, tokens }], 'all');
+    const got = await promptLogits(model, tokens);
     const prefillMs = performance.now() - t0;
     const t1 = performance.now();
     const want = referenceForward(weights, tokens);
     const referenceMs = performance.now() - t1;
-    const got = result.logits!;
     // Normwise bound: every |gpu − ref| within LOGITS_MAX_REL_ERR of the largest reference logit.
     const scale = want.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
     const cmp = compare(got, want, { atol: LOGITS_MAX_REL_ERR * scale, rtol: 0 });
@@ -65,6 +63,21 @@ export async function verifyModel(gpu: Gpu, loaded: LoadedModel, tokens: number[
     };
   } finally {
     model.destroy();
+  }
+}
+
+/**
+ * The logits after every position of `tokens`, from one prefill of a fresh sequence of `model`
+ * (row-major, vocabSize per row). The sequence is freed again, so a model a run has finished with
+ * can answer this without disturbing anything it holds.
+ */
+export async function promptLogits(model: Model, tokens: number[]): Promise<Float32Array> {
+  const seq = model.createSequence();
+  try {
+    const [result] = await model.prefill([{ seq, tokens }], 'all');
+    return result.logits!;
+  } finally {
+    model.freeSequence(seq);
   }
 }
 

@@ -2,6 +2,8 @@ import { CancelledError, errorRecord } from '../errors.ts';
 import { type Gpu, rootCause } from '../gpu/device.ts';
 import { graphOf } from '../measure/cost.ts';
 import type { TuningStore } from '../measure/tuning-cache.ts';
+import type { Model } from '../model/forward.ts';
+import { promptLogits } from '../model/verify.ts';
 import type { BenchResult } from '../results/schema.ts';
 import type { BenchSpec } from '../spec/schema.ts';
 import { workloadUnits } from '../spec/workloads/index.ts';
@@ -19,6 +21,26 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Where the autotuner's winners are kept; without one, nothing is cached. */
   tuningStore?: TuningStore;
+  /**
+   * Tokens whose next-token logits are taken from the run's own model once every workload is done
+   * (the peers' agreement prompt): the very model that was timed, its pipelines already built.
+   * Outside every timed span; its failure is the probe's, never the run's.
+   */
+  probe?: { tokens: number[]; onDone: (outcome: ProbeOutcome) => void };
+}
+
+/** What a run's probe gave: a logits row per token, or why there is none. */
+export type ProbeOutcome = { logits: number[][] } | { error: string };
+
+async function probe(model: Model | null, tokens: number[]): Promise<ProbeOutcome> {
+  if (!model) return { error: 'this run builds no model' };
+  try {
+    const V = model.config.vocabSize;
+    const logits = await promptLogits(model, tokens);
+    return { logits: tokens.map((_, i) => Array.from(logits.subarray(i * V, (i + 1) * V))) };
+  } catch (e) {
+    return { error: `${(e as Error).name}: ${(e as Error).message}` };
+  }
 }
 
 /**
@@ -47,6 +69,7 @@ export async function runBench(
   try {
     await engine.setUp(env, options.tuningStore, progress, warnings, signal);
     await records.runWorkloads(gpu, prepared, engine, progress, warnings, signal);
+    if (options.probe) options.probe.onDone(await probe(engine.model, options.probe.tokens));
   } catch (e) {
     // A cancel is a cancel whatever call noticed it; otherwise a lost device is the root cause.
     const cause = signal.aborted ? (signal.reason ?? e) : await rootCause(gpu, e);

@@ -9,11 +9,11 @@ import type { AdapterRecord } from '../gpu/device.ts';
 import type { ModelSource } from '../model/source.ts';
 import type { VerifyOutcome } from '../model/verify.ts';
 import type { BenchResult } from '../results/schema.ts';
-import type { Progress } from '../run/run.ts';
+import type { ProbeOutcome, Progress } from '../run/run.ts';
 
 export type { ModelSource } from '../model/source.ts';
 export type { BenchResult } from '../results/schema.ts';
-export type { Progress } from '../run/run.ts';
+export type { ProbeOutcome, Progress } from '../run/run.ts';
 export type { BenchSpec } from '../spec/schema.ts';
 
 export interface GpuInfo {
@@ -43,9 +43,17 @@ export interface EngineApi {
   /**
    * Runs a benchmark spec (validated here with the same schema the callers use). `onProgress` must
    * be wrapped in comlink's `proxy()`. A cancel or device loss resolves with the finished records
-   * and `error: {name, message}`. `runId` names the run for `cancel`.
+   * and `error: {name, message}`. `runId` names the run for `cancel`. `probeTokens`: next-token
+   * logits to take from the run's own model after its workloads, for `takeProbe(runId)`.
    */
-  run(spec: unknown, onProgress?: (p: Progress) => void, runId?: string): Promise<BenchResult>;
+  run(
+    spec: unknown,
+    onProgress?: (p: Progress) => void,
+    runId?: string,
+    probeTokens?: number[],
+  ): Promise<BenchResult>;
+  /** What run `runId`'s probe gave (given once, then forgotten); null when it took none. */
+  takeProbe(runId: string): Promise<ProbeOutcome | null>;
   /**
    * Cancels run `runId` at its next check. A cancel that arrives before its run has started is
    * kept, and that run starts cancelled: it resolves at once with no points. Without an id, every

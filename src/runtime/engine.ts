@@ -4,7 +4,7 @@ import type { Gpu } from '../gpu/device.ts';
 import type { TuningStore } from '../measure/tuning-cache.ts';
 import { loadModel } from '../model/source.ts';
 import { verifyModel } from '../model/verify.ts';
-import { type RunEnvironment, runBench } from '../run/run.ts';
+import { type ProbeOutcome, type RunEnvironment, runBench } from '../run/run.ts';
 import { parseBenchSpec } from '../spec/schema.ts';
 import type { EngineApi, GpuInfo } from './api.ts';
 
@@ -31,6 +31,7 @@ export function createEngine(host: EngineHost): EngineApi {
   let gpuPromise: Promise<Gpu> | undefined;
   const running = new Map<string, AbortController>();
   const cancelledEarly = new Set<string>();
+  const probes = new Map<string, ProbeOutcome>();
   let anonymousRuns = 0;
 
   async function gpu(): Promise<Gpu> {
@@ -58,7 +59,7 @@ export function createEngine(host: EngineHost): EngineApi {
       return { ...outcome, gpu: gpuInfoOf(g), modelName: loaded.name, warnings: loaded.warnings };
     },
 
-    async run(input, onProgress, runId) {
+    async run(input, onProgress, runId, probeTokens) {
       const id = runId ?? `run-${++anonymousRuns}`;
       const controller = new AbortController();
       running.set(id, controller);
@@ -78,10 +79,17 @@ export function createEngine(host: EngineHost): EngineApi {
           onProgress: (p) => void Promise.resolve(onProgress?.(p)).catch(() => undefined),
           signal: controller.signal,
           tuningStore: host.tuningStore,
+          probe: probeTokens && { tokens: probeTokens, onDone: (outcome) => probes.set(id, outcome) },
         });
       } finally {
         running.delete(id);
       }
+    },
+
+    async takeProbe(runId) {
+      const outcome = probes.get(runId) ?? null;
+      probes.delete(runId);
+      return outcome;
     },
 
     async cancel(runId) {

@@ -12,18 +12,19 @@ declare global {
      * Runs a spec under `runId` and forwards progress to `window.benchProgress` when the CLI has
      * exposed one; `engine.cancel(runId)` cancels it, even before it has started.
      */
-    benchRun: (spec: unknown, runId: string) => Promise<BenchResult>;
+    benchRun: (spec: unknown, runId: string, probeTokens?: number[]) => Promise<BenchResult>;
     benchProgress?: (p: Progress) => void;
   }
 }
 
 const engine = startEngine();
 window.engine = engine;
-window.benchRun = (spec, runId) =>
+window.benchRun = (spec, runId, probeTokens) =>
   engine.run(
     spec,
     proxy((p: Progress) => window.benchProgress?.(p)),
     runId,
+    probeTokens,
   );
 
 const root = document.querySelector<HTMLElement>('#app');

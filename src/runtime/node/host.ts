@@ -47,7 +47,9 @@ serveIpc<HostRequest & { type: 'call' }>(
       case 'verify':
         return engine.verify(args[0] as Parameters<typeof engine.verify>[0]);
       case 'run':
-        return engine.run(args[0], progress, args[1] as string);
+        return engine.run(args[0], progress, args[1] as string, args[2] as number[] | undefined);
+      case 'takeProbe':
+        return engine.takeProbe(args[0] as string);
       case 'cancel':
         return engine.cancel(args[0] as string | undefined);
     }
