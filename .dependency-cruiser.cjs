@@ -79,6 +79,14 @@ module.exports = {
       from: { pathNot: '^src/(runtime/node/peer-host|peers/llama-cpp)\\.ts$' },
       to: { path: '(^|/)node-llama-cpp(/|$)|^src/peers/llama-cpp\\.ts$', dependencyTypesNot: ['type-only'] },
     },
+    {
+      name: 'wllama-only-in-the-page',
+      comment:
+        'wllama (llama.cpp in WebAssembly, 8.8 MB) is loaded only by peers/wllama.ts, which only the page imports, on demand',
+      severity: 'error',
+      from: { pathNot: '^src/(peers/wllama|ui/main)\\.ts$' },
+      to: { path: '(^|/)@wllama/|^src/peers/wllama\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

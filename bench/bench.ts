@@ -38,6 +38,7 @@ import {
 } from './engine.ts';
 import {
   agreementPrompt,
+  agreementText,
   failedPeer,
   type PeerModel,
   parsePeers,
@@ -45,6 +46,9 @@ import {
   peerRecord,
   preparePeerModel,
   runPeerJob,
+  runWllamaJob,
+  WLLAMA_TOP_K,
+  wllamaRecord,
 } from './peers.ts';
 import { servedModel } from './server.ts';
 import { ADAPTER_CHOICES, type AdapterChoice } from './vulkan.ts';
@@ -143,12 +147,15 @@ Runtime
   --headed               show the browser window
 
 Peers (the same weights through another engine, beside this run)
-  --peer LIST            llama.cpp[:cpu|gpu|auto] (default cpu): the run's model is written as a GGUF
-                         file in --weights' format (f32 F32, f16 F16, int8 Q8_0, int4 Q4_0) that this
-                         engine then loads too; llama.cpp (node-llama-cpp, its own process) is timed
-                         on the same prompt lengths, depths, gen and reps, and its next-token
-                         log-probabilities are compared with this engine's. A peer that cannot run
-                         is recorded with its reason; the run's own points are kept
+  --peer LIST            llama.cpp[:cpu|gpu|auto] (default cpu), wllama[:webgpu|cpu] (default webgpu):
+                         the run's model is written as a GGUF file in --weights' format (f32 F32,
+                         f16 F16, int8 Q8_0, int4 Q4_0) that this engine then loads too. llama.cpp
+                         runs natively (node-llama-cpp, its own process); wllama is llama.cpp in
+                         WebAssembly in a browser page (llama.cpp's WebGPU backend where it engages,
+                         else its CPU backend). Each is timed on the same prompt lengths, depths,
+                         gen and reps, and its next-token log-probabilities are compared with this
+                         engine's. A peer that cannot run is recorded with its reason; the run's
+                         own points are kept
   --peer-timeout S       stop a peer after S seconds (default 600)
 
 CI gates
@@ -494,9 +501,7 @@ process.on('SIGINT', () => {
 
 /** The peers' agreement prompt, whose logits each run takes from its own model. */
 const probeTokens =
-  peerModel && 'file' in peerModel
-    ? agreementPrompt(peerModel.weights.config.vocabSize, peerModel.weights.config.maxSeqLen)
-    : undefined;
+  peerModel && 'file' in peerModel ? agreementPrompt(peerModel.weights.config.maxSeqLen) : undefined;
 
 /** Runs the spec in one runtime and returns its result; exits on what cannot become a result. */
 async function runIn(runtime: RuntimeName): Promise<BenchResult> {
@@ -563,31 +568,46 @@ if (peerModel && peerRequests.length > 0 && !interrupted) {
     } else {
       const c = peerModel.weights.config;
       const plan = peerPlan(spec, c.vocabSize);
-      const prompt = agreementPrompt(c.vocabSize, c.maxSeqLen);
+      const prompt = agreementPrompt(c.maxSeqLen);
       const needed = Math.max(
         ...plan.prefill,
-        ...plan.depths.map((d) => Math.max(1, d) + plan.gen),
+        ...plan.depths.map((d) => Math.max(2, d) + plan.gen),
         prompt.length,
       );
+      const contextSize = Math.min(c.maxSeqLen, Math.max(64, needed + 16));
       console.error(
         `peers: ${name} on ${peerModel.fileType}: prefill ${plan.prefill.join(',') || '–'}, depth ${plan.depths.join(',') || '–'}, gen ${plan.gen}, reps ${plan.reps}…`,
       );
       const model = { file: peerModel.file, fileType: peerModel.fileType };
       try {
-        const job = await runPeerJob(
-          {
-            file: model.file,
-            backend: request.backend,
-            contextSize: Math.min(c.maxSeqLen, Math.max(64, needed + 16)),
-            plan,
-            prompt,
-          },
-          peerTimeoutMs,
-        );
+        const recordFor =
+          request.engine === 'llama.cpp'
+            ? await runPeerJob(
+                { file: model.file, backend: request.backend, contextSize, plan, prompt },
+                peerTimeoutMs,
+              ).then(
+                (job) => (logits: number[][] | undefined) =>
+                  peerRecord(request, model, job, logits, spec.weights),
+              )
+            : await runWllamaJob(
+                {
+                  backend: request.backend,
+                  contextSize,
+                  plan,
+                  agreementText: agreementText(c.maxSeqLen),
+                  topK: WLLAMA_TOP_K,
+                },
+                model.file,
+                peerTimeoutMs,
+                args.browser,
+              ).then(
+                (job) => (logits: number[][] | undefined) =>
+                  wllamaRecord(request, model, job, logits, spec.weights),
+              );
         records = new Map(
           results.map((r) => {
             const runtime = r.env.runtime?.name ?? 'browser';
-            return [runtime, peerRecord(request, model, job, engineLogits.get(runtime), spec.weights)];
+            return [runtime, recordFor(engineLogits.get(runtime))];
           }),
         );
       } catch (e) {

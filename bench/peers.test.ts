@@ -13,7 +13,7 @@ const tinySpec = (weights: 'f32' | 'int4') =>
   );
 
 describe('--peer', () => {
-  it('reads engines and backends, cpu by default, and names what it does not know', () => {
+  it('reads engines and backends, each engine’s default first, and names what it does not know', () => {
     expect(parsePeers('llama.cpp')).toEqual([{ engine: 'llama.cpp', backend: 'cpu' }]);
     expect(parsePeers('llama.cpp:gpu, llama.cpp:auto,llama.cpp:gpu')).toEqual([
       { engine: 'llama.cpp', backend: 'gpu' },
@@ -21,7 +21,13 @@ describe('--peer', () => {
     ]);
     expect(() => parsePeers('vllm')).toThrow(/unknown peer "vllm"/);
     expect(() => parsePeers('llama.cpp:tpu')).toThrow(/backend must be cpu, gpu, auto, got "tpu"/);
-    expect(() => parsePeers('wllama')).toThrow(/not part of this build/);
+    expect(parsePeers('llama.cpp,wllama,wllama:cpu')).toEqual([
+      { engine: 'llama.cpp', backend: 'cpu' },
+      { engine: 'wllama', backend: 'webgpu' },
+      { engine: 'wllama', backend: 'cpu' },
+    ]);
+    expect(() => parsePeers('wllama:gpu')).toThrow(/--peer wllama: backend must be webgpu, cpu, got "gpu"/);
+    expect(() => parsePeers('vllm')).toThrow(/known: llama\.cpp\[:cpu\|gpu\|auto\], wllama\[:webgpu\|cpu\]/);
     expect(() => parsePeers(',')).toThrow(/at least one peer/);
   });
 

@@ -9,19 +9,30 @@ import { loadGgufModel } from '../src/model/gguf-load.ts';
 import { type GgufType, writeGguf } from '../src/model/gguf-writer.ts';
 import { loadHfModel } from '../src/model/hf.ts';
 import { type ModelWeights, randomWeights } from '../src/model/weights.ts';
-import { AGREEMENT_TOLERANCES, agreement, logSoftmax } from '../src/peers/agreement.ts';
-import { LLAMA_CPP_CLOCK, type PeerJob, type PeerJobResult } from '../src/peers/job.ts';
-import { type PeerPlan, promptTokens } from '../src/peers/measure.ts';
+import { AGREEMENT_TOLERANCES, agreement, agreementTopK, logSoftmax } from '../src/peers/agreement.ts';
 import {
-  LLAMA_CPP_BACKENDS,
-  type LlamaCppBackend,
+  LLAMA_CPP_CLOCK,
+  type PeerJob,
+  type PeerJobResult,
+  WLLAMA_CLOCK,
+  type WllamaJob,
+  type WllamaJobResult,
+} from '../src/peers/job.ts';
+import type { PeerPlan } from '../src/peers/measure.ts';
+import { promptText, writerTokenIds } from '../src/peers/prompt-text.ts';
+import {
+  PEER_BACKENDS,
   PEER_ENGINES,
+  type PeerEngine,
   type PeerRecord,
   type PeerRequest,
 } from '../src/peers/schema.ts';
 import type { BenchSpec } from '../src/spec/schema.ts';
 import type { WeightFormat } from '../src/weight-format.ts';
+import { launchBrowser } from './browser.ts';
+import { engineMessage } from './engine.ts';
 import { forkIpc } from './ipc.ts';
+import { DIST_DIR, serveApp, servedModel } from './server.ts';
 
 /** The peer process, built beside the engine host (vite.node.config.ts). */
 export const PEER_HOST_PATH = process.env.BENCH_PEER_HOST ?? 'dist-node/peer.mjs';
@@ -32,24 +43,25 @@ export const AGREEMENT_PROMPT_TOKENS = 32;
 /** The GGUF tensor type of each weight format (int8 and int4 come back through the lossless Q8_0/Q4_0 repack). */
 const GGUF_TYPE: Record<WeightFormat, GgufType> = { f32: 'F32', f16: 'F16', int8: 'Q8_0', int4: 'Q4_0' };
 
-/** Parses `--peer llama.cpp[:cpu|gpu|auto],…`; throws a message naming the bad part. */
+/** `--peer`'s grammar, for messages: each engine with its backends, its default first. */
+export const PEER_SYNTAX = PEER_ENGINES.map((e) => `${e}[:${PEER_BACKENDS[e].join('|')}]`).join(', ');
+
+/** Parses `--peer llama.cpp[:cpu|gpu|auto],wllama[:webgpu|cpu]`; throws a message naming the bad part. */
 export function parsePeers(text: string): PeerRequest[] {
   const out: PeerRequest[] = [];
   for (const part of text
     .split(',')
     .map((p) => p.trim())
     .filter(Boolean)) {
-    const [engine, backend = 'cpu', ...rest] = part.split(':');
-    if (engine === 'wllama')
-      throw new Error(
-        '--peer wllama: llama.cpp in the page (wllama) is not part of this build yet; only llama.cpp (native, through node-llama-cpp) is',
-      );
+    const [engine, backend, ...rest] = part.split(':');
     if (!(PEER_ENGINES as readonly string[]).includes(engine) || rest.length > 0)
-      throw new Error(`--peer: unknown peer "${part}"; known: llama.cpp[:${LLAMA_CPP_BACKENDS.join('|')}]`);
-    if (!(LLAMA_CPP_BACKENDS as readonly string[]).includes(backend))
-      throw new Error(`--peer ${engine}: backend must be ${LLAMA_CPP_BACKENDS.join(', ')}, got "${backend}"`);
-    if (out.some((p) => p.engine === engine && p.backend === backend)) continue;
-    out.push({ engine: engine as PeerRequest['engine'], backend: backend as LlamaCppBackend });
+      throw new Error(`--peer: unknown peer "${part}"; known: ${PEER_SYNTAX}`);
+    const backends = PEER_BACKENDS[engine as PeerEngine];
+    const chosen = backend ?? backends[0];
+    if (!backends.includes(chosen))
+      throw new Error(`--peer ${engine}: backend must be ${backends.join(', ')}, got "${chosen}"`);
+    if (out.some((p) => p.engine === engine && p.backend === chosen)) continue;
+    out.push({ engine, backend: chosen } as PeerRequest);
   }
   if (out.length === 0) throw new Error('--peer needs at least one peer, e.g. --peer llama.cpp');
   return out;
@@ -138,7 +150,7 @@ export function failedPeer(
     device: 'unknown',
     threads: 0,
     threadTrials: [],
-    clock: LLAMA_CPP_CLOCK,
+    clock: request.engine === 'wllama' ? WLLAMA_CLOCK : LLAMA_CPP_CLOCK,
     file: model.file ?? '',
     fileType: model.fileType ?? '',
     points: [],
@@ -182,6 +194,90 @@ export async function runPeerJob(
   }
 }
 
+/** How many of its likeliest tokens wllama lists per agreement position: the whole of a small vocabulary. */
+export const WLLAMA_TOP_K = 1024;
+
+/**
+ * Runs wllama in a page of its own (headless Chromium, the built app), after the engine's runs so
+ * the two do not share the machine: the page fetches the GGUF file from the app's server. Rejects
+ * with a one-line reason (no browser, a page error, a timeout).
+ */
+export async function runWllamaJob(
+  job: Omit<WllamaJob, 'modelUrl'>,
+  file: string,
+  timeoutMs: number,
+  browserPath?: string,
+): Promise<WllamaJobResult> {
+  const served = servedModel(file);
+  const server = await serveApp({ distDir: DIST_DIR, modelDir: served.dir });
+  let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    try {
+      browser = await launchBrowser(browserPath);
+    } catch (e) {
+      throw new Error(`wllama runs in a browser page, and none started: ${(e as Error).message}`);
+    }
+    const page = await browser.newPage();
+    await page.goto(`${server.url}/index.html`);
+    await page.waitForFunction(() => 'wllamaPeer' in window, null, { timeout: 30_000 });
+    const modelUrl = `${served.source.baseUrl}${served.source.weightsFile ?? ''}`;
+    return await Promise.race([
+      page
+        .evaluate((j) => window.wllamaPeer(j), { ...job, modelUrl })
+        .catch((e: unknown) => {
+          throw new Error(`wllama: ${engineMessage(e)}`);
+        }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `wllama did not finish within ${(timeoutMs / 1000).toFixed(0)} s (--peer-timeout); stopped`,
+              ),
+            ),
+          timeoutMs,
+        );
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    await browser?.close();
+    await server.close();
+  }
+}
+
+/** wllama's record from its page's result and this engine's logits on the agreement prompt. */
+export function wllamaRecord(
+  request: PeerRequest,
+  model: { file: string; fileType: string },
+  result: WllamaJobResult,
+  engineLogits: number[][] | undefined,
+  format: WeightFormat,
+): PeerRecord {
+  return {
+    engine: request.engine,
+    version: result.info.version,
+    backend: result.info.backend,
+    requestedBackend: request.backend,
+    device: result.info.device,
+    threads: result.info.threads,
+    threadTrials: result.info.threadTrials,
+    clock: WLLAMA_CLOCK,
+    file: model.file,
+    fileType: model.fileType,
+    points: result.points,
+    agreement: engineLogits
+      ? agreementTopK(
+          comparedRows(engineLogits).map(logSoftmax),
+          result.topLogprobs,
+          AGREEMENT_TOLERANCES[format],
+        )
+      : null,
+    ...(result.info.note ? { note: result.info.note } : {}),
+  };
+}
+
 /** A peer's record from its job's result and this engine's logits on the agreement prompt. */
 export function peerRecord(
   request: PeerRequest,
@@ -203,12 +299,32 @@ export function peerRecord(
     fileType: model.fileType,
     points: result.points,
     agreement: engineLogits
-      ? agreement(engineLogits.map(logSoftmax), result.logprobs, AGREEMENT_TOLERANCES[format])
+      ? agreement(
+          comparedRows(engineLogits).map(logSoftmax),
+          comparedRows(result.logprobs),
+          AGREEMENT_TOLERANCES[format],
+        )
       : null,
   };
 }
 
-/** The prompt both engines' next-token distributions are taken on. */
-export function agreementPrompt(vocabSize: number, maxSeqLen: number): number[] {
-  return promptTokens(Math.min(AGREEMENT_PROMPT_TOKENS, maxSeqLen), vocabSize, 3);
+/**
+ * The agreement prompt as text: lowercase letters, which the GGUF writer's vocabulary spells one
+ * byte token each (prompt-text.ts), so that wllama, which takes only text, reads the same tokens.
+ */
+export function agreementText(maxSeqLen: number): string {
+  return promptText(Math.min(AGREEMENT_PROMPT_TOKENS, maxSeqLen - 1) + 1);
+}
+
+/** The agreement prompt's token ids: "▁" and one byte token per letter of agreementText. */
+export function agreementPrompt(maxSeqLen: number): number[] {
+  return writerTokenIds(agreementText(maxSeqLen));
+}
+
+/**
+ * The positions compared: after each letter of the prompt. The first position (after "▁" alone)
+ * has no text form a text-only peer could be asked, so no peer is compared there.
+ */
+export function comparedRows<T>(rows: readonly T[]): T[] {
+  return rows.slice(1);
 }

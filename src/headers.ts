@@ -9,6 +9,11 @@ export const ISOLATION_HEADERS = {
   'Cross-Origin-Resource-Policy': 'same-origin',
 } as const;
 
-/** Production CSP. Dev mode (HMR) needs inline and websocket allowances, so it is served only by preview and the CLI. */
+/**
+ * Production CSP. Dev mode (HMR) needs inline and websocket allowances, so it is served only by
+ * preview and the CLI. wllama (the llama.cpp peer in the page) starts its worker from a blob of
+ * its bundled code and compiles its WebAssembly there: hence `blob:` workers and
+ * 'wasm-unsafe-eval' (WebAssembly compilation only, not JavaScript eval). Both stay same-origin.
+ */
 export const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; worker-src 'self'; connect-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; object-src 'none'; base-uri 'none'; form-action 'none'";
+  "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self' blob:; connect-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; object-src 'none'; base-uri 'none'; form-action 'none'";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agreement, logSoftmax } from './agreement.ts';
+import { agreement, agreementTopK, logSoftmax } from './agreement.ts';
 
 const loose = { top1: 0.5, maxAbsLogprobDiff: 0.1 };
 
@@ -62,5 +62,46 @@ describe('agreement', () => {
   it('refuses rows of different lengths or counts', () => {
     expect(() => agreement([[0]], [], loose)).toThrow(/positions/);
     expect(() => agreement([[0, 1]], [[0]], loose)).toThrow(/entries/);
+  });
+});
+
+describe('agreementTopK', () => {
+  it('counts the top-2 of a 4-token vocabulary by hand, with the rest as one bucket', () => {
+    const ours = [Math.log(0.5), Math.log(0.3), Math.log(0.1), Math.log(0.1)];
+    // The peer lists tokens 1 and 0 (its own order), at 0.4 and 0.4: a tie it breaks to the first listed.
+    const theirs = [
+      { id: 1, logprob: Math.log(0.4) },
+      { id: 0, logprob: Math.log(0.4) },
+    ];
+    const a = agreementTopK([ours], [theirs], loose);
+    expect(a.peerTopK).toBe(2);
+    expect(a.top1).toBe(0);
+    expect(a.top1Mismatches).toEqual([0]);
+    expect(a.top1Gaps[0]).toBeCloseTo(Math.log(0.5 / 0.3), 12);
+    // |ln 0.3 − ln 0.4| = 0.2877, |ln 0.5 − ln 0.4| = 0.2231: the largest over the listed two.
+    expect(a.maxAbsLogprobDiff).toBeCloseTo(Math.log(0.4 / 0.3), 12);
+    // KL over {0}, {1}, {2, 3}: 0.5 ln(0.5/0.4) + 0.3 ln(0.3/0.4) + 0.2 ln(0.2/0.2).
+    expect(a.kl).toBeCloseTo(0.5 * Math.log(0.5 / 0.4) + 0.3 * Math.log(0.3 / 0.4), 12);
+    expect(a.passed).toBe(false);
+  });
+
+  it('equals agreement() when the peer lists the whole vocabulary', () => {
+    const ours = [logSoftmax([0.3, -1, 2, 0]), logSoftmax([1, 1.5, -2, 0.1])];
+    const full = [logSoftmax([0.31, -1.2, 1.9, 0]), logSoftmax([1.4, 1.2, -2, 0])];
+    const listed = full.map((row) =>
+      Array.from(row, (logprob, id) => ({ id, logprob })).sort((x, y) => y.logprob - x.logprob),
+    );
+    const a = agreementTopK(ours, listed, loose);
+    const b = agreement(ours, full, loose);
+    expect(a.peerTopK).toBeUndefined();
+    expect(a.top1).toBe(b.top1);
+    expect(a.top1Mismatches).toEqual(b.top1Mismatches);
+    expect(a.maxAbsLogprobDiff).toBeCloseTo(b.maxAbsLogprobDiff, 12);
+    expect(a.kl).toBeCloseTo(b.kl, 12);
+  });
+
+  it('refuses a token id outside the vocabulary and an empty list', () => {
+    expect(() => agreementTopK([[0, 0]], [[{ id: 2, logprob: 0 }]], loose)).toThrow(/token 2/);
+    expect(() => agreementTopK([[0, 0]], [[]], loose)).toThrow(/no token/);
   });
 });

@@ -95,3 +95,80 @@ export function agreement(
     logprobMismatches: logprobMismatches.slice(0, 4096),
   };
 }
+
+/** One of the peer's most likely next tokens at a position, with its log-probability. */
+export interface TopLogprob {
+  id: number;
+  logprob: number;
+}
+
+/**
+ * As `agreement`, for a peer that gives only its K most likely tokens per position (wllama's top
+ * log-probs); `ours` are whole-vocabulary log-probability rows. The peer's top-1 is its likeliest
+ * listed token; |Δ log p| is taken over the listed tokens; KL(this engine ‖ peer) is taken over the
+ * listed tokens plus one bucket holding the rest of each distribution, so it never exceeds the
+ * whole-vocabulary KL. With K at the vocabulary size every figure equals `agreement`'s.
+ */
+export function agreementTopK(
+  ours: readonly ArrayLike<number>[],
+  theirs: readonly (readonly TopLogprob[])[],
+  tolerance: Agreement['tolerance'],
+): Agreement {
+  if (ours.length !== theirs.length || ours.length === 0)
+    throw new Error(`agreement: ${ours.length} positions against ${theirs.length}`);
+  let top1 = 0;
+  let maxDiff = 0;
+  let klSum = 0;
+  let k = Number.POSITIVE_INFINITY;
+  const top1Mismatches: number[] = [];
+  const top1Gaps: number[] = [];
+  const logprobMismatches: number[] = [];
+  for (let p = 0; p < ours.length; p++) {
+    const a = ours[p];
+    const listed = theirs[p];
+    if (listed.length === 0) throw new Error(`agreement: the peer listed no token at position ${p}`);
+    k = Math.min(k, listed.length);
+    const ourTop = argmax(a);
+    let theirTop = listed[0];
+    for (const t of listed) if (t.logprob > theirTop.logprob) theirTop = t;
+    if (ourTop === theirTop.id) top1++;
+    else {
+      top1Mismatches.push(p);
+      top1Gaps.push(Math.max(0, a[ourTop] - a[theirTop.id]));
+    }
+    let rowMax = 0;
+    let kl = 0;
+    let oursListed = 0;
+    let theirsListed = 0;
+    for (const t of listed) {
+      if (!(t.id >= 0 && t.id < a.length)) throw new Error(`agreement: the peer listed token ${t.id}`);
+      const d = Math.abs(a[t.id] - t.logprob);
+      rowMax = Math.max(rowMax, Number.isNaN(d) ? Number.POSITIVE_INFINITY : d);
+      const pa = Math.exp(a[t.id]);
+      kl += pa * (a[t.id] - t.logprob);
+      oursListed += pa;
+      theirsListed += Math.exp(t.logprob);
+    }
+    // The rest of each distribution, as one bucket (zero when the peer listed every token).
+    const restOurs = Math.max(0, 1 - oursListed);
+    const restTheirs = Math.max(0, 1 - theirsListed);
+    if (restOurs > 1e-12) kl += restOurs * (Math.log(restOurs) - Math.log(Math.max(restTheirs, 1e-300)));
+    if (rowMax > tolerance.maxAbsLogprobDiff) logprobMismatches.push(p);
+    maxDiff = Math.max(maxDiff, rowMax);
+    klSum += kl;
+  }
+  const share = top1 / ours.length;
+  const kl = klSum / ours.length;
+  return {
+    tokens: ours.length,
+    top1: share,
+    maxAbsLogprobDiff: Number.isFinite(maxDiff) ? maxDiff : Number.MAX_VALUE,
+    kl: Number.isFinite(kl) ? Math.max(0, kl) : Number.MAX_VALUE,
+    tolerance,
+    passed: share >= tolerance.top1 && maxDiff <= tolerance.maxAbsLogprobDiff,
+    top1Mismatches: top1Mismatches.slice(0, 4096),
+    top1Gaps: top1Gaps.slice(0, 4096),
+    logprobMismatches: logprobMismatches.slice(0, 4096),
+    ...(k < ours[0].length ? { peerTopK: k } : {}),
+  };
+}

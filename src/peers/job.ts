@@ -1,6 +1,7 @@
+import type { TopLogprob } from './agreement.ts';
 import type { LlamaCppInfo } from './llama-cpp.ts';
 import type { PeerPlan } from './measure.ts';
-import type { LlamaCppBackend, PeerPoint } from './schema.ts';
+import type { LlamaCppBackend, PeerPoint, WllamaBackend } from './schema.ts';
 
 /** What the CLI asks of a peer process: one file, one backend, the run's plan and prompt. */
 export interface PeerJob {
@@ -22,3 +23,26 @@ export interface PeerJobResult {
 /** What the peer's clock is: the binding gives no llama.cpp counters, so wall time around each call. */
 export const LLAMA_CPP_CLOCK =
   'wall clock (performance.now() in the peer process) around each node-llama-cpp call; includes the binding’s batching, no counters of llama.cpp’s own';
+
+/** What the CLI asks of wllama in a page: the file's URL, the backend, the plan and the agreement text. */
+export interface WllamaJob {
+  modelUrl: string;
+  backend: WllamaBackend;
+  contextSize: number;
+  plan: PeerPlan;
+  /** Lowercase letters (prompt-text.ts): the next-token distribution after each prefix is compared. */
+  agreementText: string;
+  /** How many of its most likely tokens wllama lists per position (all of them when ≥ the vocabulary). */
+  topK: number;
+}
+
+/** What the page returns: who ran, its timed points, and the top log-probabilities per position. */
+export interface WllamaJobResult {
+  info: LlamaCppInfo & { note?: string };
+  points: PeerPoint[];
+  topLogprobs: TopLogprob[][];
+}
+
+/** What wllama's figures are timed with: llama.cpp's own counters, as its server loop reports them. */
+export const WLLAMA_CLOCK =
+  'llama.cpp’s own timings in wllama (its server loop’s prompt_ms, and predicted_ms over the decode calls after the first token)';

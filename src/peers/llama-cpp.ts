@@ -69,6 +69,8 @@ async function pickThreads(
 
 export interface LlamaCppSession extends PeerDriver {
   info: LlamaCppInfo;
+  /** Next-token log-probabilities after every position of `tokens` (one whole-vocabulary row each). */
+  logprobs(tokens: readonly number[]): Promise<Float64Array[]>;
   close(): Promise<void>;
 }
 

@@ -14,9 +14,6 @@ function fakeDriver() {
       calls.push(`tg${steps}@${context.length}`);
       return Array.from({ length: steps }, (_, i) => 2 + i);
     },
-    async logprobs() {
-      return [];
-    },
   };
   return { driver, calls };
 }

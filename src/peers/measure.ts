@@ -10,11 +10,9 @@ export interface PeerDriver {
   prefill(tokens: readonly number[]): Promise<number>;
   /**
    * Prefills `context` (at least one token) untimed, then generates `gen` tokens greedily one step
-   * at a time; returns the time of each step.
+   * at a time; returns the time of each step, or their mean alone where the peer counts only the total.
    */
   decode(context: readonly number[], gen: number): Promise<number[]>;
-  /** Next-token log-probabilities after every position of `tokens` (one whole-vocabulary row each). */
-  logprobs(tokens: readonly number[]): Promise<Float64Array[]>;
 }
 
 /** What the peer runs: the same prompt lengths, depths, generation length and repetitions as the engine. */

@@ -43,4 +43,31 @@ describe('the side-by-side report', () => {
     expect(text).toContain('Not measured: not installed');
     expect(text).toContain('| pp64 | 20.00 | 10.00 | 3200.0 | 6400.0 | 0.50× |');
   });
+
+  it('names wllama by its backend, and prints its note and a top-K agreement as such', () => {
+    const w = makePeer([pp64], {
+      engine: 'wllama',
+      backend: 'wasm-cpu',
+      requestedBackend: 'webgpu',
+      note: 'WebGPU did not engage',
+      agreement: {
+        tokens: 32,
+        top1: 1,
+        maxAbsLogprobDiff: 1e-5,
+        kl: 1e-8,
+        tolerance: { top1: 1, maxAbsLogprobDiff: 5e-3 },
+        passed: true,
+        top1Mismatches: [],
+        top1Gaps: [],
+        logprobMismatches: [],
+        peerTopK: 1024,
+      },
+    });
+    const text = peersReport(own, [w], 16, 'SwiftShader', true);
+    expect(text).toContain('0.50× in prefill wllama wasm-cpu');
+    expect(text).toContain('Note: WebGPU did not engage.');
+    expect(text).toContain(
+      "Agreement on 32 prompt positions (over the peer's 1024 likeliest tokens at each;",
+    );
+  });
 });

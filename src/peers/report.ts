@@ -77,9 +77,7 @@ export function peersHeadline(
     compared++;
     if (geomean(all) < 1) peerWins++;
     const say = (xs: number[], what: string) => (xs.length ? `${fmtX(geomean(xs))}× in ${what}` : '');
-    parts.push(
-      `${[say(pp, 'prefill'), say(tg, 'decode')].filter(Boolean).join(', ')} llama.cpp ${peer.backend}`,
-    );
+    parts.push(`${[say(pp, 'prefill'), say(tg, 'decode')].filter(Boolean).join(', ')} ${peerName(peer)}`);
   }
   if (compared === 0) return 'No peer point joined a point of this run.';
   const head = `This adapter (${adapter}) = ${parts.join('; ')} (speed, this engine ÷ peer; > 1 is faster here).`;
@@ -107,6 +105,7 @@ export function peersReport(
       `### ${escapeMarkdown(`${peerName(peer)}: ${peer.version}; ${peer.device}; ${peer.threads} thread${peer.threads === 1 ? '' : 's'}${peer.threadTrials.length > 1 ? ` (fastest of ${peer.threadTrials.map((t) => `${t.threads}: ${formatMs(t.ms)} ms`).join(', ')})` : ''}; ${peer.fileType} weights`)}`,
       '',
     );
+    if (peer.note) lines.push(`Note: ${escapeMarkdown(peer.note)}.`, '');
     if (peer.error) lines.push(`Not measured: ${escapeMarkdown(peer.error)}`, '');
     if (peer.points.length > 0) {
       const name = escapeMarkdown(peerName(peer));
@@ -139,7 +138,7 @@ export function peersReport(
     const a = peer.agreement;
     if (a) {
       lines.push(
-        `Agreement on ${a.tokens} prompt positions: top-1 ${(a.top1 * 100).toFixed(1)}% (bound ${(a.tolerance.top1 * 100).toFixed(0)}%), ` +
+        `Agreement on ${a.tokens} prompt positions${a.peerTopK ? ` (over the peer's ${a.peerTopK} likeliest tokens at each; KL with the rest as one bucket)` : ''}: top-1 ${(a.top1 * 100).toFixed(1)}% (bound ${(a.tolerance.top1 * 100).toFixed(0)}%), ` +
           `max |Δ log p| ${a.maxAbsLogprobDiff.toExponential(2)} (bound ${a.tolerance.maxAbsLogprobDiff.toExponential(1)}), ` +
           `KL ${a.kl.toExponential(2)} nats: **${a.passed ? 'passed' : 'FAILED'}**` +
           (a.passed

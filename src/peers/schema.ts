@@ -1,19 +1,34 @@
 import { z } from 'zod';
 import { count, nonNegative } from '../spec/fields.ts';
 
-/** The engines a run can be set beside. */
-export const PEER_ENGINES = ['llama.cpp'] as const;
+/**
+ * The engines a run can be set beside: llama.cpp natively (node-llama-cpp), and llama.cpp compiled
+ * to WebAssembly in a browser page (wllama).
+ */
+export const PEER_ENGINES = ['llama.cpp', 'wllama'] as const;
 export type PeerEngine = (typeof PEER_ENGINES)[number];
 
 /** Where llama.cpp runs: its CPU backend, its GPU backend (fails if it finds none), or its own choice. */
 export const LLAMA_CPP_BACKENDS = ['cpu', 'gpu', 'auto'] as const;
 export type LlamaCppBackend = (typeof LLAMA_CPP_BACKENDS)[number];
 
+/**
+ * Where wllama runs: its wasm CPU backend only, or llama.cpp's WebGPU backend where it engages
+ * (else the wasm CPU backend, and the record says so).
+ */
+export const WLLAMA_BACKENDS = ['webgpu', 'cpu'] as const;
+export type WllamaBackend = (typeof WLLAMA_BACKENDS)[number];
+
+/** The backends each engine takes, its default first. */
+export const PEER_BACKENDS: Record<PeerEngine, readonly string[]> = {
+  'llama.cpp': LLAMA_CPP_BACKENDS,
+  wllama: WLLAMA_BACKENDS,
+};
+
 /** One peer as `--peer` asks for it. */
-export interface PeerRequest {
-  engine: PeerEngine;
-  backend: LlamaCppBackend;
-}
+export type PeerRequest =
+  | { engine: 'llama.cpp'; backend: LlamaCppBackend }
+  | { engine: 'wllama'; backend: WllamaBackend };
 
 /**
  * One timed point of a peer, in llama-bench's terms: a prefill of `tokens` prompt tokens (pp), or
@@ -57,6 +72,12 @@ export const AgreementSchema = z
      */
     top1Gaps: z.array(nonNegative).max(4096),
     logprobMismatches: z.array(count).max(4096),
+    /**
+     * Set when the peer gave only its K most likely tokens per position (wllama's top log-probs):
+     * the log-probability difference is then over those K, and KL is over those K plus one bucket
+     * for the rest of the vocabulary (a lower bound of the whole-vocabulary KL).
+     */
+    peerTopK: count.optional(),
   })
   .strict();
 export type Agreement = z.infer<typeof AgreementSchema>;
@@ -64,11 +85,11 @@ export type Agreement = z.infer<typeof AgreementSchema>;
 export const PeerSchema = z
   .object({
     engine: z.enum(PEER_ENGINES),
-    /** The llama.cpp release and the binding that carried it (e.g. "llama.cpp b6xxx, node-llama-cpp 3.21.1"). */
+    /** The llama.cpp release and the binding that carried it (e.g. "llama.cpp b6xxx, node-llama-cpp 3.21.1", "wllama 3.8.1"). */
     version: z.string().max(300),
-    /** The backend llama.cpp ran on ("cpu", "vulkan", "cuda", "metal"), and the one asked for. */
+    /** The backend llama.cpp ran on ("cpu", "vulkan", "cuda", "metal"; wllama: "wasm-cpu", "webgpu"), and the one asked for. */
     backend: z.string().max(50),
-    requestedBackend: z.enum(LLAMA_CPP_BACKENDS),
+    requestedBackend: z.enum(['cpu', 'gpu', 'auto', 'webgpu']),
     device: z.string().max(300),
     threads: count,
     /** The thread counts tried before measuring, each with its probe's median ms; the fastest was used. */
@@ -80,6 +101,8 @@ export const PeerSchema = z
     fileType: z.string().max(20),
     points: z.array(PeerPointSchema),
     agreement: AgreementSchema.nullable(),
+    /** What a reader should know about how the peer ran (e.g. why WebGPU did not engage). */
+    note: z.string().max(1000).optional(),
     /** Why the peer did not run, or stopped: the run's own points are kept either way. */
     error: z.string().max(5000).optional(),
   })

@@ -1,5 +1,6 @@
 import './style.css';
 import { proxy, type Remote } from 'comlink';
+import type { WllamaJob, WllamaJobResult } from '../peers/job.ts';
 import type { BenchResult, EngineApi, Progress } from '../runtime/api.ts';
 import { startEngine } from '../runtime/browser/client.ts';
 import { App } from './app.ts';
@@ -14,6 +15,8 @@ declare global {
      */
     benchRun: (spec: unknown, runId: string, probeTokens?: number[]) => Promise<BenchResult>;
     benchProgress?: (p: Progress) => void;
+    /** llama.cpp in this page (wllama), as `--peer wllama` runs it; loaded on first use. */
+    wllamaPeer: (job: WllamaJob) => Promise<WllamaJobResult>;
   }
 }
 
@@ -26,6 +29,9 @@ window.benchRun = (spec, runId, probeTokens) =>
     runId,
     probeTokens,
   );
+
+// wllama and its 8.8 MB of WebAssembly come only when a peer is asked for.
+window.wllamaPeer = async (job) => (await import('../peers/wllama.ts')).runWllama(job);
 
 const root = document.querySelector<HTMLElement>('#app');
 if (root) {
