@@ -84,7 +84,7 @@ module.exports = {
       comment:
         'wllama (llama.cpp in WebAssembly, 8.8 MB) is loaded only by peers/wllama.ts, which only the page imports, on demand',
       severity: 'error',
-      from: { pathNot: '^src/(peers/wllama|ui/main)\\.ts$' },
+      from: { pathNot: '^src/(peers/wllama|ui/main|ui/peer-run)\\.ts$' },
       to: { path: '(^|/)@wllama/|^src/peers/wllama\\.ts$', dependencyTypesNot: ['type-only'] },
     },
   ],

@@ -7,6 +7,16 @@ import { parseArgs } from 'node:util';
 import { isSoftwareAdapter } from '../src/gpu/device.ts';
 import { isPresetName, PRESET_NAMES, presetConfig } from '../src/model/config.ts';
 import {
+  agreementPrompt,
+  agreementText,
+  failedPeer,
+  peerContextSize,
+  peerPlan,
+  peerRecord,
+  WLLAMA_TOP_K,
+  wllamaRecord,
+} from '../src/peers/record.ts';
+import {
   compareResults,
   comparisonToMarkdown,
   findRegressions,
@@ -36,20 +46,7 @@ import {
   type RuntimeName,
   RuntimeUnavailableError,
 } from './engine.ts';
-import {
-  agreementPrompt,
-  agreementText,
-  failedPeer,
-  type PeerModel,
-  parsePeers,
-  peerPlan,
-  peerRecord,
-  preparePeerModel,
-  runPeerJob,
-  runWllamaJob,
-  WLLAMA_TOP_K,
-  wllamaRecord,
-} from './peers.ts';
+import { type PeerModel, parsePeers, preparePeerModel, runPeerJob, runWllamaJob } from './peers.ts';
 import { servedModel } from './server.ts';
 import { ADAPTER_CHOICES, type AdapterChoice } from './vulkan.ts';
 
@@ -569,12 +566,7 @@ if (peerModel && peerRequests.length > 0 && !interrupted) {
       const c = peerModel.weights.config;
       const plan = peerPlan(spec, c.vocabSize);
       const prompt = agreementPrompt(c.maxSeqLen);
-      const needed = Math.max(
-        ...plan.prefill,
-        ...plan.depths.map((d) => Math.max(2, d) + plan.gen),
-        prompt.length,
-      );
-      const contextSize = Math.min(c.maxSeqLen, Math.max(64, needed + 16));
+      const contextSize = peerContextSize(plan, c.maxSeqLen, prompt.length);
       console.error(
         `peers: ${name} on ${peerModel.fileType}: prefill ${plan.prefill.join(',') || '–'}, depth ${plan.depths.join(',') || '–'}, gen ${plan.gen}, reps ${plan.reps}…`,
       );

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseGgufHeader } from '../src/model/gguf.ts';
+import { peerPlan } from '../src/peers/record.ts';
 import { specFromOptions } from '../src/spec/options.ts';
-import { parsePeers, peerPlan, preparePeerModel } from './peers.ts';
+import { parsePeers, preparePeerModel } from './peers.ts';
 
 const tinySpec = (weights: 'f32' | 'int4') =>
   specFromOptions(

@@ -19,7 +19,7 @@ const dir = mkdtempSync(join(tmpdir(), 'peers-'));
 const readResult = (path: string): BenchResult =>
   BenchResultSchema.parse(JSON.parse(readFileSync(path, 'utf8')));
 
-test('--peer llama.cpp: both runtimes beside llama.cpp on the same file, the agreement within the f32 bound, a peer that cannot run recorded', async () => {
+test('--peer llama.cpp,wllama: both runtimes beside llama.cpp natively and in a page on the same file, the agreements within the f32 bound, a peer that cannot run recorded', async () => {
   test.setTimeout(240_000);
   const out = join(dir, 'both.json');
   const run = await runCli(
@@ -39,7 +39,7 @@ test('--peer llama.cpp: both runtimes beside llama.cpp on the same file, the agr
       '3',
       // gpu: llama.cpp's Vulkan build refuses SwiftShader, so on a machine without a GPU this peer fails.
       '--peer',
-      'llama.cpp,llama.cpp:gpu',
+      'llama.cpp,llama.cpp:gpu,wllama',
       // Nothing here is about tuning: the default kernels, and no search.
       '--no-autotune',
       '--out',
@@ -54,7 +54,7 @@ test('--peer llama.cpp: both runtimes beside llama.cpp on the same file, the agr
     // The engine ran from the GGUF file llama.cpp loaded, and kept its own points.
     expect(r.model.preset).toBe('ci-tiny-seed0-F32.gguf');
     expect(r.points.map((p) => `${p.pass}${p.tokens}@${p.depth}`)).toEqual(['prefill32@0', 'decode1@16']);
-    const [cpu, gpu] = r.peers ?? [];
+    const [cpu, gpu, wasm] = r.peers ?? [];
     expect(cpu).toMatchObject({
       engine: 'llama.cpp',
       backend: 'cpu',
@@ -76,11 +76,29 @@ test('--peer llama.cpp: both runtimes beside llama.cpp on the same file, the agr
     expect(gpu.requestedBackend).toBe('gpu');
     if (gpu.error) expect(gpu.error).toMatch(/no GPU backend/);
     else expect(gpu.points).toHaveLength(2);
+    // wllama in a page: llama.cpp's own counters, on WebGPU where its backend engages (it needs
+    // shader-f16, which SwiftShader lacks), else on the wasm CPU backend with the reason recorded.
+    expect(wasm).toMatchObject({ engine: 'wllama', requestedBackend: 'webgpu', version: 'wllama 3.8.1' });
+    expect(wasm.error).toBeUndefined();
+    expect(['webgpu', 'wasm-cpu']).toContain(wasm.backend);
+    if (wasm.backend === 'wasm-cpu') expect(wasm.note).toMatch(/shader-f16|no WebGPU adapter/);
+    expect(wasm.clock).toMatch(/prompt_ms/);
+    expect(wasm.points.map((p) => [p.pass, p.tokens, p.depth, p.samplesMs.length])).toEqual([
+      ['prefill', 32, 0, 3],
+      ['decode', 1, 16, 3],
+    ]);
+    for (const p of wasm.points) expect(p.medianMs).toBeGreaterThan(0);
+    // ci-tiny's 509 tokens are fewer than the 1024 it lists: whole distributions, compared as such.
+    expect(wasm.agreement).toMatchObject({ tokens: 32, top1: 1, passed: true });
+    expect(wasm.agreement?.peerTopK).toBeUndefined();
+    expect(wasm.agreement?.maxAbsLogprobDiff).toBeLessThanOrEqual(5e-3);
+    expect(wasm.agreement?.maxAbsLogprobDiff).toBeGreaterThan(0);
   }
   expect(run.stdout).toContain('## Beside llama.cpp (the same GGUF file in both engines)');
   expect(run.stdout).toMatch(/\| pp32 \| [\d.]+ \| [\d.]+ \|/);
   expect(run.stdout).toMatch(/\| tg4 @ d16 \|/);
   expect(run.stdout).toMatch(/Agreement on 32 prompt positions: top-1 100\.0%.*\*\*passed\*\*/);
+  expect(run.stdout).toMatch(/### wllama (wasm-cpu|webgpu): wllama 3\.8\.1/);
   expect(run.stdout).toMatch(/Verdict: /);
 });
 
@@ -129,6 +147,27 @@ test('--peer: a format llama.cpp cannot hold is recorded and the run keeps its p
   expect(r.points).toHaveLength(1);
   expect(r.peers?.[0]).toMatchObject({ engine: 'llama.cpp', points: [], agreement: null });
   expect(r.peers?.[0].error).toMatch(/int4/);
+});
+
+test('--peer wllama without a browser to run it in: recorded with its reason, the run keeps its points', async () => {
+  test.setTimeout(120_000);
+  const out = join(dir, 'no-browser.json');
+  const run = await runCli(
+    'bench/bench.ts',
+    [
+      ...['--runtime', 'node', '--preset', 'ci-tiny', '--prefill', '16', '--depth', '', '--reps', '3'],
+      ...['--no-autotune', '--peer', 'wllama', '--out', out],
+    ],
+    110_000,
+    { CHROMIUM_PATH: '/nonexistent/chromium' },
+  );
+  expect(run.code, run.stderr).toBe(0);
+  expect(run.stderr).toMatch(
+    /peers: wllama:webgpu: wllama runs in a browser page, and none started: CHROMIUM_PATH=\/nonexistent\/chromium: no such file/,
+  );
+  const r = readResult(out);
+  expect(r.points).toHaveLength(1);
+  expect(r.peers?.[0]).toMatchObject({ engine: 'wllama', points: [], agreement: null });
 });
 
 /** A peer job on ci-tiny's f32 file, the smallest the peer process can be asked. */
@@ -222,5 +261,40 @@ test('the page: an imported result with a peer draws its joined points on the ro
   await expect(rows.nth(2)).toContainText('0.50×');
   await expect(rows.nth(2)).toContainText('llama.cpp cpu, F32');
   await screenshot(page.getByTestId('compare-peers'), 'compare-peers.png');
+  expect(problems).toEqual([]);
+});
+
+test('the page: "Compare with llama.cpp" runs wllama in the page on the run’s own GGUF file, beside the run', async ({
+  page,
+}) => {
+  test.setTimeout(180_000);
+  const problems = watchConsole(page);
+  await openPage(page);
+  await page.getByLabel('Prefill lengths L').fill('32');
+  await page.getByLabel('Decode depths').fill('16');
+  await page.getByLabel('Tokens to generate').fill('4');
+  await page.getByLabel(/Compare with llama\.cpp/).check();
+  await page.getByTestId('run').click();
+  const card = page.getByTestId('run-peers');
+  await expect(card).toBeVisible({ timeout: 170_000 });
+  await expect(page.getByTestId('progress')).toContainText('Done: 2 points');
+  // The engine ran from the file it wrote for the peer.
+  await expect(page.locator('.summary')).toContainText('ci-tiny-seed0-F32.gguf');
+  await expect(card).toContainText(/wllama (wasm-cpu|webgpu): wllama 3\.8\.1/);
+  await expect(card.getByTestId('run-peers-headline').first()).toContainText(
+    /in prefill, .* in decode wllama/,
+  );
+  const rows = card.locator('[data-testid=run-peers-table-0] tbody tr');
+  await expect(rows).toHaveCount(2);
+  await expect(rows.nth(0)).toContainText('pp32');
+  await expect(rows.nth(1)).toContainText('tg4 @ d16');
+  // The same f32 weights in both engines: every top-1 the same, log p within the f32 bound.
+  await expect(card.getByTestId('run-peers-agreement-0')).toContainText(
+    /Agreement on 32 prompt positions: top-1 100\.0% .* passed$/,
+  );
+  // The peer's points on the roofline, beside the run's own.
+  await expect(page.locator('[data-testid=roofline] [data-mark=peer]')).toHaveCount(2);
+  await screenshot(card, 'run-peers.png');
+  await screenshot(page, 'run-peers-page.png');
   expect(problems).toEqual([]);
 });

@@ -24,9 +24,8 @@ export interface PeerJobResult {
 export const LLAMA_CPP_CLOCK =
   'wall clock (performance.now() in the peer process) around each node-llama-cpp call; includes the binding’s batching, no counters of llama.cpp’s own';
 
-/** What the CLI asks of wllama in a page: the file's URL, the backend, the plan and the agreement text. */
+/** What wllama in a page is asked: the backend, the plan and the agreement text (the file comes beside it). */
 export interface WllamaJob {
-  modelUrl: string;
   backend: WllamaBackend;
   contextSize: number;
   plan: PeerPlan;

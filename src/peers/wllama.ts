@@ -116,11 +116,8 @@ async function topLogprobs(w: Wllama, text: string, topK: number): Promise<TopLo
   return rows;
 }
 
-/** Loads the file, measures the plan with llama.cpp's defaults, then takes the agreement. */
-export async function runWllama(job: WllamaJob): Promise<WllamaJobResult> {
-  const response = await fetch(job.modelUrl);
-  if (!response.ok) throw new Error(`wllama: ${job.modelUrl}: HTTP ${response.status}`);
-  const blob = await response.blob();
+/** Loads the GGUF file, measures the plan with llama.cpp's defaults, then takes the agreement. */
+export async function runWllama(job: WllamaJob, blob: Blob): Promise<WllamaJobResult> {
   const timing = await load(job, blob, { agreement: false });
   const backend = backendFromLog(timing.log);
   const threads = timing.w.getNumThreads();

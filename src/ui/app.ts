@@ -17,6 +17,7 @@ import { ConfigForm } from './form/form.ts';
 import { formatDate } from './format.ts';
 import { saveRun } from './history.ts';
 import { HistoryList } from './history-list.ts';
+import { preparePagePeer, runPagePeer, specBesidePeer } from './peer-run.ts';
 import { ProgressView } from './progress.ts';
 import { RunView } from './run-view.ts';
 
@@ -221,9 +222,18 @@ export class App {
       if (redraw) this.runView.showLive(label, [...points], peaks);
     };
     let result: BenchResult;
+    // Compare with llama.cpp: the engine runs from the GGUF file the peer will load.
+    let peer: Awaited<ReturnType<typeof preparePagePeer>> | null = null;
+    let runSpec = spec;
+    let probe: number[] | undefined;
     try {
       this.runId = `page-${++this.runs}-${Date.now()}`;
-      result = await this.engine.run(spec, proxy(onProgress), this.runId);
+      if (this.form.peerRequested()) {
+        this.progress.step('Writing the model as a GGUF file for llama.cpp…');
+        peer = await preparePagePeer(spec);
+        if ('file' in peer) ({ spec: runSpec, probe } = specBesidePeer(spec, peer));
+      }
+      result = await this.engine.run(runSpec, proxy(onProgress), this.runId, probe);
     } catch (e) {
       finished = true;
       const err = e as Error;
@@ -237,6 +247,14 @@ export class App {
       return;
     }
     finished = true;
+    if (peer && result.status === 'complete') {
+      this.runView.showResult(result);
+      this.progress.step('llama.cpp (wllama, in this page) on the same file…');
+      const logits = await this.engine.takeProbe(this.runId);
+      result.peers = [
+        await runPagePeer(spec, peer, logits && 'logits' in logits ? logits.logits : undefined),
+      ];
+    }
     this.runView.showResult(result);
     this.device.showPeaks(result.peaks);
     this.compareView.setCurrentAvailable(true);

@@ -16,7 +16,7 @@ declare global {
     benchRun: (spec: unknown, runId: string, probeTokens?: number[]) => Promise<BenchResult>;
     benchProgress?: (p: Progress) => void;
     /** llama.cpp in this page (wllama), as `--peer wllama` runs it; loaded on first use. */
-    wllamaPeer: (job: WllamaJob) => Promise<WllamaJobResult>;
+    wllamaPeer: (modelUrl: string, job: WllamaJob) => Promise<WllamaJobResult>;
   }
 }
 
@@ -31,7 +31,11 @@ window.benchRun = (spec, runId, probeTokens) =>
   );
 
 // wllama and its 8.8 MB of WebAssembly come only when a peer is asked for.
-window.wllamaPeer = async (job) => (await import('../peers/wllama.ts')).runWllama(job);
+window.wllamaPeer = async (modelUrl, job) => {
+  const response = await fetch(modelUrl);
+  if (!response.ok) throw new Error(`${modelUrl}: HTTP ${response.status}`);
+  return (await import('../peers/wllama.ts')).runWllama(job, await response.blob());
+};
 
 const root = document.querySelector<HTMLElement>('#app');
 if (root) {

@@ -52,6 +52,14 @@ export class ProgressView {
     this.meta.textContent = `elapsed ${formatClock(p.elapsedMs)}${eta}`;
   }
 
+  /** A step after the engine's run (the peer beside it): its label, the bar indeterminate. */
+  step(label: string): void {
+    this.element.classList.add('active');
+    this.label.textContent = label;
+    this.meta.textContent = '';
+    this.bar.removeAttribute('value');
+  }
+
   /** The run ended: keep the last count, say how it ended. */
   finish(summary: string): void {
     this.element.classList.remove('active');

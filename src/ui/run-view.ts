@@ -14,6 +14,7 @@ import { button, h } from './dom.ts';
 import { downloadResult, resultFileStem } from './export.ts';
 import { formatCount, formatDate, formatMs } from './format.ts';
 import { resultWeights } from './formats/weights.ts';
+import { PeersView } from './peers-view.ts';
 import { latencyTable, resultsTable } from './results-table.ts';
 import { VIEWS, type ViewSlot } from './views/index.ts';
 
@@ -38,6 +39,8 @@ export class RunView {
     idPrefix: '',
     fileStem: () => (this.result ? resultFileStem(this.result) : 'live-run'),
   });
+  /** The peers beside the run (llama.cpp, wllama), when it has any. */
+  private readonly peersView = new PeersView();
   /** Each workload's own section, in the registry's order, where its view sits. */
   private readonly views = WORKLOAD_KINDS.flatMap((kind) => {
     const slot = VIEWS[kind];
@@ -86,6 +89,7 @@ export class RunView {
       ]),
       ...this.viewsAt('above-charts'),
       this.charts.element,
+      this.peersView.element,
       ...this.viewsAt('below-charts'),
     ]);
     this.element = h('div', { className: 'run-view' }, [this.intro, this.content]);
@@ -111,6 +115,7 @@ export class RunView {
     this.charts.element.hidden = false;
     this.charts.update(points.length > 0 || peaks ? [{ label, points, peaks }] : []);
     for (const { view } of this.views) view.show(null);
+    this.peersView.show(null);
   }
 
   /** A finished run (complete, cancelled or failed), from the engine or from history. */
@@ -139,6 +144,7 @@ export class RunView {
       { label: adapterLabel(r.env.adapter), points: r.points, peaks: r.peaks, peers: r.peers },
     ]);
     for (const { view } of this.views) view.show(r);
+    this.peersView.show(r);
   }
 
   private viewsAt(place: ViewSlot['place']): HTMLElement[] {

@@ -152,6 +152,11 @@ export class ConfigForm {
     return this.validate();
   }
 
+  /** Whether llama.cpp (wllama) should run beside the run, on the same weights. */
+  peerRequested(): boolean {
+    return this.fields.checked('peer');
+  }
+
   /** The chosen suite: the select offers the page's suites alone. */
   private suite(): PageSuite {
     return this.fields.value('suite') as PageSuite;

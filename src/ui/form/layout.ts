@@ -77,6 +77,11 @@ export function layOut(fields: Fields, parts: Parts): Layout {
     specFields,
     serveFields,
     fields.check('profile', 'Profile every repetition (a timed pass per kernel; slower)'),
+    fields.check(
+      'peer',
+      'Compare with llama.cpp: the same weights through wllama (llama.cpp in WebAssembly) in this page, after the run',
+      'The model is written as a GGUF file in the chosen format, which both engines then load; needs a preset or a model whose layers llama.cpp’s format can hold.',
+    ),
     h('details', { className: 'advanced' }, [
       h('summary', { text: 'Advanced' }),
       h('div', { className: 'form-grid' }, [
