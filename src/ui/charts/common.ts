@@ -137,8 +137,16 @@ export function clockNote(runs: readonly ChartRun[], kernelsShown: boolean): str
       ? ' Per-kernel points are GPU time: do not read them against the wall-timed passes.'
       : ' Per-kernel points are GPU time too.'
     : '';
-  const peers = runs.some((r) => (r.peers ?? []).some((p) => p.points.length > 0))
-    ? ' ◇ llama.cpp on the same file: wall time around each call, at the same FLOPs and bytes.'
-    : '';
+  const engines = new Set(
+    runs.flatMap((r) => (r.peers ?? []).filter((p) => p.points.length > 0).map((p) => p.engine)),
+  );
+  // Each engine's own clock: node-llama-cpp gives no counters (wall time around each call); wllama
+  // reports llama.cpp's own.
+  const clocks = [
+    engines.has('llama.cpp') ? 'llama.cpp by wall time around each call' : '',
+    engines.has('wllama') ? 'wllama by llama.cpp’s own timings' : '',
+  ].filter(Boolean);
+  const peers =
+    clocks.length > 0 ? ` ◇ llama.cpp on the same file (${clocks.join('; ')}), at the same FLOPs and bytes.` : '';
   return passes + kernels + peers;
 }
