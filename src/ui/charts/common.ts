@@ -147,6 +147,8 @@ export function clockNote(runs: readonly ChartRun[], kernelsShown: boolean): str
     engines.has('wllama') ? 'wllama by llama.cpp’s own timings' : '',
   ].filter(Boolean);
   const peers =
-    clocks.length > 0 ? ` ◇ llama.cpp on the same file (${clocks.join('; ')}), at the same FLOPs and bytes.` : '';
+    clocks.length > 0
+      ? ` ◇ llama.cpp on the same file (${clocks.join('; ')}), at the same FLOPs and bytes.`
+      : '';
   return passes + kernels + peers;
 }
