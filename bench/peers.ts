@@ -158,7 +158,7 @@ export async function runWllamaJob(
       page
         .evaluate(([url, j]) => window.wllamaPeer(url, j), [modelUrl, job] as const)
         .catch((e: unknown) => {
-          throw new Error(`wllama: ${engineMessage(e)}`);
+          throw new Error(`wllama: ${engineMessage(e).replace(/^Error: /, '')}`);
         }),
       new Promise<never>((_, reject) => {
         timer = setTimeout(

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { runPeerJob } from '../bench/peers.ts';
+import { runPeerJob, runWllamaJob } from '../bench/peers.ts';
 import { presetConfig } from '../src/model/config.ts';
 import { encodeGguf, ggufParts } from '../src/model/gguf-writer.ts';
 import { randomWeights } from '../src/model/weights.ts';
@@ -218,6 +218,29 @@ test('the peer process: not installed, a crash in llama.cpp, a file it cannot lo
 
   await expect(runPeerJob(job(good), 50)).rejects.toThrow(
     /did not finish within 0 s \(--peer-timeout\); stopped/,
+  );
+});
+
+test('wllama in its page: a broken file and a timeout are each one clear error', async () => {
+  test.setTimeout(60_000);
+  const wjob = {
+    backend: 'cpu' as const,
+    contextSize: 64,
+    plan: { prefill: [8], depths: [], gen: 2, reps: 3, warmup: 0, vocabSize: 509 },
+    agreementText: 'abc',
+    topK: 1024,
+  };
+  const truncated = join(dir, 'wllama-truncated.gguf');
+  writeFileSync(
+    truncated,
+    encodeGguf(ggufParts(randomWeights(presetConfig('ci-tiny'), 0), { tokenizer: true })).subarray(0, 4096),
+  );
+  // wllama's own words name its glue code; the message says which step failed.
+  await expect(runWllamaJob(wjob, truncated, 50_000)).rejects.toThrow(
+    /^wllama: failed while (loading the file|timing the prefill and decode points): /,
+  );
+  await expect(runWllamaJob(wjob, truncated, 1)).rejects.toThrow(
+    /wllama did not finish within 0 s \(--peer-timeout\); stopped/,
   );
 });
 

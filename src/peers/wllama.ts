@@ -31,14 +31,25 @@ async function load(
   const log: string[] = [];
   const keep = (...parts: unknown[]) => void log.push(parts.map(String).join(' '));
   const w = new Wllama({ default: wasmUrl }, { logger: { debug: keep, log: keep, warn: keep, error: keep } });
-  await w.loadModel([blob], {
-    n_ctx: job.contextSize,
-    // llama.cpp's own default context for timing; for the agreement, as the native peer: an f32 KV
-    // cache and no flash attention (whose CPU path multiplies Q·K in f16).
-    ...(options.agreement ? { cache_type_k: 'f32', cache_type_v: 'f32', flash_attn: false } : {}),
-    ...(job.backend === 'cpu' ? { n_gpu_layers: 0 } : {}),
-    n_parallel: 1,
-  });
+  try {
+    await w.loadModel([blob], {
+      n_ctx: job.contextSize,
+      // llama.cpp's own default context for timing; for the agreement, as the native peer: an f32 KV
+      // cache and no flash attention (whose CPU path multiplies Q·K in f16).
+      ...(options.agreement ? { cache_type_k: 'f32', cache_type_v: 'f32', flash_attn: false } : {}),
+      ...(job.backend === 'cpu' ? { n_gpu_layers: 0 } : {}),
+      n_parallel: 1,
+    });
+  } catch (e) {
+    // wllama's own message names its glue, not the file: say what failed, keep its words.
+    const said = log
+      .filter((l) => /error|failed/i.test(l))
+      .slice(-2)
+      .join('; ');
+    throw new Error(
+      `llama.cpp cannot load the GGUF file (${(e as Error).message}${said ? `; its log: ${said}` : ''})`,
+    );
+  }
   return { w, log };
 }
 
@@ -116,41 +127,55 @@ async function topLogprobs(w: Wllama, text: string, topK: number): Promise<TopLo
   return rows;
 }
 
-/** Loads the GGUF file, measures the plan with llama.cpp's defaults, then takes the agreement. */
+/**
+ * Loads the GGUF file, measures the plan with llama.cpp's defaults, then takes the agreement. A
+ * failure names the step it happened in: wllama's own errors name its glue code, not the cause.
+ */
 export async function runWllama(job: WllamaJob, blob: Blob): Promise<WllamaJobResult> {
-  const timing = await load(job, blob, { agreement: false });
-  const backend = backendFromLog(timing.log);
-  const threads = timing.w.getNumThreads();
-  let points: WllamaJobResult['points'];
+  let step = 'loading the file';
   try {
-    points = await measurePeer(driver(timing.w), job.plan);
-  } finally {
-    await timing.w.exit();
-  }
-  const exact = await load(job, blob, { agreement: true });
-  try {
-    const rows = await topLogprobs(exact.w, job.agreementText, job.topK);
-    const adapter = await navigator.gpu?.requestAdapter();
-    return {
-      info: {
-        version: `wllama ${WLLAMA_VERSION}`,
-        backend,
-        device:
-          backend === 'webgpu'
-            ? `WebGPU: ${adapter?.info.description || adapter?.info.vendor || 'adapter'}`
-            : 'CPU (WebAssembly)',
-        threads,
-        threadTrials: [],
-        note:
-          job.backend === 'webgpu' && backend !== 'webgpu'
-            ? webgpuNote(adapter ? adapter.features.has('shader-f16') : null)
-            : undefined,
-      },
-      points,
-      topLogprobs: rows,
-    };
-  } finally {
-    await exact.w.exit();
+    const timing = await load(job, blob, { agreement: false });
+    const backend = backendFromLog(timing.log);
+    const threads = timing.w.getNumThreads();
+    let points: WllamaJobResult['points'];
+    try {
+      step = 'timing the prefill and decode points';
+      points = await measurePeer(driver(timing.w), job.plan);
+    } finally {
+      await timing.w.exit();
+    }
+    step = 'loading the file for the agreement';
+    const exact = await load(job, blob, { agreement: true });
+    try {
+      step = 'taking the next-token log-probabilities';
+      const rows = await topLogprobs(exact.w, job.agreementText, job.topK);
+      const adapter = await navigator.gpu?.requestAdapter();
+      return {
+        info: {
+          version: `wllama ${WLLAMA_VERSION}`,
+          backend,
+          device:
+            backend === 'webgpu'
+              ? `WebGPU: ${adapter?.info.description || adapter?.info.vendor || 'adapter'}`
+              : 'CPU (WebAssembly)',
+          threads,
+          threadTrials: [],
+          note:
+            job.backend === 'webgpu' && backend !== 'webgpu'
+              ? webgpuNote(adapter ? adapter.features.has('shader-f16') : null)
+              : undefined,
+        },
+        points,
+        topLogprobs: rows,
+      };
+    } finally {
+      await exact.w.exit();
+    }
+  } catch (e) {
+    const err = e as Error;
+    throw new Error(
+      `failed while ${step}: ${err.name && err.name !== 'Error' ? `${err.name}: ` : ''}${err.message}`,
+    );
   }
 }
 
