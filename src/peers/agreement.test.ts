@@ -85,7 +85,7 @@ describe('agreementTopK', () => {
     expect(a.passed).toBe(false);
   });
 
-  it('equals agreement() when the peer lists the whole vocabulary', () => {
+  it('gives agreement()’s figures for a whole vocabulary listed in the peer’s own order', () => {
     const ours = [logSoftmax([0.3, -1, 2, 0]), logSoftmax([1, 1.5, -2, 0.1])];
     const full = [logSoftmax([0.31, -1.2, 1.9, 0]), logSoftmax([1.4, 1.2, -2, 0])];
     const listed = full.map((row) =>

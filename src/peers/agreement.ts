@@ -51,49 +51,13 @@ export function agreement(
 ): Agreement {
   if (ours.length !== theirs.length || ours.length === 0)
     throw new Error(`agreement: ${ours.length} positions against ${theirs.length}`);
-  let top1 = 0;
-  let maxDiff = 0;
-  let klSum = 0;
-  const top1Mismatches: number[] = [];
-  const top1Gaps: number[] = [];
-  const logprobMismatches: number[] = [];
-  for (let p = 0; p < ours.length; p++) {
-    const a = ours[p];
-    const b = theirs[p];
-    if (a.length !== b.length)
-      throw new Error(`agreement: position ${p} has ${a.length} and ${b.length} entries`);
-    const ourTop = argmax(a);
-    const theirTop = argmax(b);
-    if (ourTop === theirTop) top1++;
-    else {
-      top1Mismatches.push(p);
-      top1Gaps.push(Math.max(0, a[ourTop] - a[theirTop]));
-    }
-    let rowMax = 0;
-    let kl = 0;
-    for (let i = 0; i < a.length; i++) {
-      const d = Math.abs(a[i] - b[i]);
-      rowMax = Math.max(rowMax, Number.isNaN(d) ? Number.POSITIVE_INFINITY : d);
-      kl += Math.exp(a[i]) * (a[i] - b[i]);
-    }
-    if (rowMax > tolerance.maxAbsLogprobDiff) logprobMismatches.push(p);
-    maxDiff = Math.max(maxDiff, rowMax);
-    klSum += kl;
-  }
-  const share = top1 / ours.length;
-  const finiteDiff = Number.isFinite(maxDiff) ? maxDiff : Number.MAX_VALUE;
-  const kl = klSum / ours.length;
-  return {
-    tokens: ours.length,
-    top1: share,
-    maxAbsLogprobDiff: finiteDiff,
-    kl: Number.isFinite(kl) ? Math.max(0, kl) : Number.MAX_VALUE,
-    tolerance,
-    passed: share >= tolerance.top1 && maxDiff <= tolerance.maxAbsLogprobDiff,
-    top1Mismatches: top1Mismatches.slice(0, 4096),
-    top1Gaps: top1Gaps.slice(0, 4096),
-    logprobMismatches: logprobMismatches.slice(0, 4096),
-  };
+  // A whole row is every token listed, in id order (so a tie resolves to the lower id, as argmax).
+  const listed = theirs.map((b, p) => {
+    if (b.length !== ours[p].length)
+      throw new Error(`agreement: position ${p} has ${ours[p].length} and ${b.length} entries`);
+    return Array.from(b, (logprob, id) => ({ id, logprob }));
+  });
+  return agreementTopK(ours, listed, tolerance);
 }
 
 /** One of the peer's most likely next tokens at a position, with its log-probability. */

@@ -4,7 +4,7 @@ import { AGREEMENT_TOLERANCES, agreement, agreementTopK, logSoftmax } from './ag
 import { LLAMA_CPP_CLOCK, type PeerJobResult, WLLAMA_CLOCK, type WllamaJobResult } from './job.ts';
 import type { PeerPlan } from './measure.ts';
 import { promptText, writerTokenIds } from './prompt-text.ts';
-import type { PeerRecord, PeerRequest } from './schema.ts';
+import type { Agreement, PeerRecord, PeerRequest } from './schema.ts';
 
 /**
  * What a run asks of its peers and what it records of them, for the CLI and the page alike: the
@@ -55,6 +55,32 @@ export function failedPeer(
 /** How many of its likeliest tokens wllama lists per agreement position: the whole of a small vocabulary. */
 export const WLLAMA_TOP_K = 1024;
 
+/** What every peer's record holds, from the peer's info and points and the agreement taken. */
+function record(
+  request: PeerRequest,
+  model: { file: string; fileType: string },
+  result: { info: PeerJobResult['info'] & { note?: string }; points: PeerJobResult['points'] },
+  clock: string,
+  agreement: Agreement | null,
+): PeerRecord {
+  const { info } = result;
+  return {
+    engine: request.engine,
+    version: info.version,
+    backend: info.backend,
+    requestedBackend: request.backend,
+    device: info.device,
+    threads: info.threads,
+    threadTrials: info.threadTrials,
+    clock,
+    file: model.file,
+    fileType: model.fileType,
+    points: result.points,
+    agreement,
+    ...(info.note ? { note: info.note } : {}),
+  };
+}
+
 /** wllama's record from its page's result and this engine's logits on the agreement prompt. */
 export function wllamaRecord(
   request: PeerRequest,
@@ -63,30 +89,17 @@ export function wllamaRecord(
   engineLogits: number[][] | undefined,
   format: WeightFormat,
 ): PeerRecord {
-  return {
-    engine: request.engine,
-    version: result.info.version,
-    backend: result.info.backend,
-    requestedBackend: request.backend,
-    device: result.info.device,
-    threads: result.info.threads,
-    threadTrials: result.info.threadTrials,
-    clock: WLLAMA_CLOCK,
-    file: model.file,
-    fileType: model.fileType,
-    points: result.points,
-    agreement: engineLogits
-      ? agreementTopK(
-          comparedRows(engineLogits).map(logSoftmax),
-          result.topLogprobs,
-          AGREEMENT_TOLERANCES[format],
-        )
-      : null,
-    ...(result.info.note ? { note: result.info.note } : {}),
-  };
+  const ours = engineLogits && comparedRows(engineLogits).map(logSoftmax);
+  return record(
+    request,
+    model,
+    result,
+    WLLAMA_CLOCK,
+    ours ? agreementTopK(ours, result.topLogprobs, AGREEMENT_TOLERANCES[format]) : null,
+  );
 }
 
-/** A peer's record from its job's result and this engine's logits on the agreement prompt. */
+/** llama.cpp's record from its process's result and this engine's logits on the agreement prompt. */
 export function peerRecord(
   request: PeerRequest,
   model: { file: string; fileType: string },
@@ -94,26 +107,14 @@ export function peerRecord(
   engineLogits: number[][] | undefined,
   format: WeightFormat,
 ): PeerRecord {
-  return {
-    engine: request.engine,
-    version: result.info.version,
-    backend: result.info.backend,
-    requestedBackend: request.backend,
-    device: result.info.device,
-    threads: result.info.threads,
-    threadTrials: result.info.threadTrials,
-    clock: LLAMA_CPP_CLOCK,
-    file: model.file,
-    fileType: model.fileType,
-    points: result.points,
-    agreement: engineLogits
-      ? agreement(
-          comparedRows(engineLogits).map(logSoftmax),
-          comparedRows(result.logprobs),
-          AGREEMENT_TOLERANCES[format],
-        )
-      : null,
-  };
+  const ours = engineLogits && comparedRows(engineLogits).map(logSoftmax);
+  return record(
+    request,
+    model,
+    result,
+    LLAMA_CPP_CLOCK,
+    ours ? agreement(ours, comparedRows(result.logprobs), AGREEMENT_TOLERANCES[format]) : null,
+  );
 }
 
 /**
