@@ -149,27 +149,6 @@ test('--peer: a format llama.cpp cannot hold is recorded and the run keeps its p
   expect(r.peers?.[0].error).toMatch(/int4/);
 });
 
-test('--peer wllama without a browser to run it in: recorded with its reason, the run keeps its points', async () => {
-  test.setTimeout(120_000);
-  const out = join(dir, 'no-browser.json');
-  const run = await runCli(
-    'bench/bench.ts',
-    [
-      ...['--runtime', 'node', '--preset', 'ci-tiny', '--prefill', '16', '--depth', '', '--reps', '3'],
-      ...['--no-autotune', '--peer', 'wllama', '--out', out],
-    ],
-    110_000,
-    { CHROMIUM_PATH: '/nonexistent/chromium' },
-  );
-  expect(run.code, run.stderr).toBe(0);
-  expect(run.stderr).toMatch(
-    /peers: wllama:webgpu: wllama runs in a browser page, and none started: CHROMIUM_PATH=\/nonexistent\/chromium: no such file/,
-  );
-  const r = readResult(out);
-  expect(r.points).toHaveLength(1);
-  expect(r.peers?.[0]).toMatchObject({ engine: 'wllama', points: [], agreement: null });
-});
-
 /** A peer job on ci-tiny's f32 file, the smallest the peer process can be asked. */
 function job(file: string): PeerJob {
   return {
@@ -221,7 +200,7 @@ test('the peer process: not installed, a crash in llama.cpp, a file it cannot lo
   );
 });
 
-test('wllama in its page: a broken file and a timeout are each one clear error', async () => {
+test('wllama in its page: no browser, a broken file and a timeout are each one clear error', async () => {
   test.setTimeout(60_000);
   const wjob = {
     backend: 'cpu' as const,
@@ -234,6 +213,10 @@ test('wllama in its page: a broken file and a timeout are each one clear error',
   writeFileSync(
     truncated,
     encodeGguf(ggufParts(randomWeights(presetConfig('ci-tiny'), 0), { tokenizer: true })).subarray(0, 4096),
+  );
+  // The run records such an error and keeps its points, as for a format llama.cpp cannot hold.
+  await expect(runWllamaJob(wjob, truncated, 50_000, '/nonexistent/chromium')).rejects.toThrow(
+    'wllama runs in a browser page, and none started: --browser /nonexistent/chromium: no such file',
   );
   // wllama's own words name its glue code; the message says which step failed.
   await expect(runWllamaJob(wjob, truncated, 50_000)).rejects.toThrow(
