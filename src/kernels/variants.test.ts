@@ -1,12 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_VARIANTS,
+  defaultVariants,
   GEMV_FAMILIES,
   gemvSpace,
+  gemvSpace as gemvs,
+  graphFuses,
   MATMUL_FAMILIES,
   MATMUL_SPACE,
   type MatmulVariant,
   matmulSpace,
   matmulTestSet,
+  SOFTWARE_DEFAULT_VARIANTS,
   spaceByDistance,
   variantName,
 } from './variants.ts';
@@ -70,5 +75,17 @@ describe('tuning spaces', () => {
       'cols8(wg=16)',
       'subgroup(wg=64)',
     ]);
+  });
+});
+
+describe('the defaults without the autotuner', () => {
+  it('are the GPU ones on a GPU and the barrier-free ones on a software adapter, both fusing', () => {
+    expect(defaultVariants(false)).toBe(DEFAULT_VARIANTS);
+    expect(defaultVariants(true)).toBe(SOFTWARE_DEFAULT_VARIANTS);
+    for (const v of [DEFAULT_VARIANTS, SOFTWARE_DEFAULT_VARIANTS]) expect(graphFuses(v, false)).toBe(true);
+    expect(graphFuses(SOFTWARE_DEFAULT_VARIANTS, true)).toBe(true);
+    // The software defaults lie inside the spaces the autotuner searches.
+    expect(matmulSpace().map(variantName)).toContain(variantName(SOFTWARE_DEFAULT_VARIANTS.matmul));
+    expect(gemvs().map(variantName)).toContain(variantName(SOFTWARE_DEFAULT_VARIANTS.gemv));
   });
 });

@@ -87,6 +87,29 @@ export const DEFAULT_VARIANTS = {
 } as const satisfies KernelVariants;
 
 /**
+ * The families a run without the autotuner uses on a software adapter (SwiftShader, llvmpipe,
+ * WARP): the barrier-free ones. A software adapter runs each workgroup's invocations as CPU fibres,
+ * so the GPU defaults above (reductions and tiles staged behind workgroup barriers) pay a fibre
+ * switch per invocation at every barrier. These are the autotuner's picks on SwiftShader for
+ * ci-tiny (f32 and int4, 2026-12-04); with them a ci-tiny decode step without the autotuner took
+ * 2 ms instead of 178 ms (docs/measurements.md). Every one of them fuses, as the GPU defaults do.
+ */
+export const SOFTWARE_DEFAULT_VARIANTS = {
+  matmul: { family: 'tile', tm: 16, tn: 16, ku: 1, wgX: 8, wgY: 8 },
+  gemv: { family: 'cols4', wg: 32 },
+  rmsnorm: { family: 'rowwise' },
+  attentionPrefill: { family: 'register', wg: 32 },
+  attentionDecode: { family: 'direct' },
+  packedGemv: { family: 'cols', cols: 8, wg: 16 },
+  packedMatmul: { family: 'register', rows: 8, cols: 8, wgX: 8, wgY: 8 },
+} as const satisfies KernelVariants;
+
+/** The kernel families of a run without the autotuner: the software adapter's, or the GPU's. */
+export function defaultVariants(softwareAdapter: boolean): KernelVariants {
+  return softwareAdapter ? SOFTWARE_DEFAULT_VARIANTS : DEFAULT_VARIANTS;
+}
+
+/**
  * The matmul's tuning space, per family: each parameter's values. The first value of each list is
  * the family's centre (what the search tries first); see `spaceByDistance`.
  */

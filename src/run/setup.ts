@@ -1,8 +1,8 @@
 import { formatError } from '../error-figure.ts';
 import { ReferenceMismatchError } from '../errors.ts';
-import type { Gpu } from '../gpu/device.ts';
+import { type Gpu, isSoftwareAdapter } from '../gpu/device.ts';
 import { PipelineCache } from '../gpu/pipelines.ts';
-import { DEFAULT_VARIANTS, type KernelVariants } from '../kernels/variants.ts';
+import { defaultVariants, type KernelVariants } from '../kernels/variants.ts';
 import { kvCapacityTokens } from '../kv/cache.ts';
 import { autotune, autotunePacked } from '../measure/autotune.ts';
 import { measurePeaks, type Peaks, probeTimestamps } from '../measure/peaks.ts';
@@ -39,7 +39,8 @@ export class EngineSetup {
   clock: ClockInfo;
   /** The weights in the run's format (a quantized GGUF keeps its own tensors' types). */
   weights: ModelWeights;
-  variants: KernelVariants = DEFAULT_VARIANTS;
+  /** Without the autotuner, the defaults for this kind of adapter (see defaultVariants). */
+  variants: KernelVariants;
   tuning: NonNullable<BenchResult['tuning']> = { enabled: false, cached: false, searchMs: 0, choices: [] };
   readonly validation: BenchResult['validation'] = { maxAbsErr: 0, maxRelErr: 0, passed: false, checks: [] };
   model: Model | null = null;
@@ -52,6 +53,7 @@ export class EngineSetup {
     private readonly run: PreparedRun,
   ) {
     this.pipelines = new PipelineCache(gpu);
+    this.variants = defaultVariants(isSoftwareAdapter(gpu.adapter));
     this.clock = { timestamps: gpu.hasTimestamps, quantumNs: null };
     this.weights = run.loaded.weights;
   }
@@ -90,6 +92,11 @@ export class EngineSetup {
     const format = weightFormatOf(this.weights);
     this.packedFormat = [...(this.weights.packed?.values() ?? [])][0]?.format;
 
+    if (!spec.autotune && needs.kernels && isSoftwareAdapter(gpu.adapter)) {
+      warnings.push(
+        'Autotune is off: on this software adapter the run used the barrier-free kernel families (register tiles, four columns per GEMV invocation, direct attention), which the autotuner picks on SwiftShader, not the GPU defaults.',
+      );
+    }
     if (spec.autotune && needs.kernels) {
       progress.send(null, 'Autotuning: validating and timing each kernel family on this device');
       const key = tuningKey({
