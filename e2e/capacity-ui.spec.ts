@@ -11,7 +11,7 @@ import { expect, type Page, test } from '@playwright/test';
 import { roofsFromResult } from '../src/capacity/roofs.ts';
 import { BenchResultSchema } from '../src/results/schema.ts';
 import { makeResult } from '../test-support/fixtures/base.ts';
-import { DESKTOP, PHONE, watchConsole } from './page-helpers.ts';
+import { DESKTOP, PHONE, watchConsole, withoutAutotune } from './page-helpers.ts';
 
 const ARTIFACTS = join(import.meta.dirname, 'artifacts');
 
@@ -273,6 +273,7 @@ test('the roofs of a run that finishes while the tab is open are offered and use
   await expect(useRoofs).toBeDisabled();
   await page.getByTestId('cap-gpuMem').fill('8GB');
   // The Run card stays beside every tab; starting a run shows the run tab, so come back after.
+  await withoutAutotune(page);
   await page.getByLabel('Prefill lengths L').fill('16');
   await page.getByLabel('Decode depths').fill('');
   await page.getByTestId('run').click();

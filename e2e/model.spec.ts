@@ -137,8 +137,11 @@ test('every weight format end to end: logits against the CPU forward on the dequ
     { format: 'int4', untied: true, tuned: false },
   ] as const;
   for (const c of cases) {
-    const r = await harness.call('model', 'formatVsReference', c.format, prompt(37, 5), 3, c.untied, c.tuned);
-    const what = `${c.format} untied=${c.untied} tuned=${c.tuned}: ${JSON.stringify({ ...r, recorded: undefined, assumed: undefined })}`;
+    // The autotuner's packed picks run in the whole model natively. In the browser every packed
+    // family is checked kernel by kernel (kernels.spec, fused.spec), so the model runs the defaults.
+    const tuned = c.tuned && harness.runtime === 'node';
+    const r = await harness.call('model', 'formatVsReference', c.format, prompt(37, 5), 3, c.untied, tuned);
+    const what = `${c.format} untied=${c.untied} tuned=${tuned}: ${JSON.stringify({ ...r, recorded: undefined, assumed: undefined })}`;
     expect(r.prefillErr, what).toBeLessThanOrEqual(1e-4);
     expect(r.decodeErr, what).toBeLessThanOrEqual(1e-4);
     expect(r.batchIdentical, what).toBe(true);

@@ -26,6 +26,16 @@ export async function openPage(page: Page): Promise<void> {
   await expect(page.getByTestId('device')).toContainText('Adapter:', { timeout: 30_000 });
 }
 
+/**
+ * Unticks Autotune (under Advanced): a page run in a test that asserts nothing about tuning runs
+ * without the search, on the adapter's default kernel families, as the CLI tests do with
+ * --no-autotune.
+ */
+export async function withoutAutotune(page: Page): Promise<void> {
+  await page.locator('details.advanced > summary').click();
+  await page.getByRole('checkbox', { name: /^Autotune/ }).uncheck();
+}
+
 /** A screenshot into e2e/artifacts/: the whole page, or one element. */
 export async function screenshot(target: Page | Locator, name: string): Promise<void> {
   mkdirSync(ARTIFACTS, { recursive: true });

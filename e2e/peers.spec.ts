@@ -11,7 +11,7 @@ import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
 import { makeResult } from '../test-support/fixtures/base.ts';
 import { makePeer } from '../test-support/fixtures/peers.ts';
 import { runCli } from './cli.ts';
-import { openPage, screenshot, watchConsole } from './page-helpers.ts';
+import { openPage, screenshot, watchConsole, withoutAutotune } from './page-helpers.ts';
 
 // llama.cpp itself (node-llama-cpp's prebuilt CPU binary) beside the engine, on ci-tiny.
 
@@ -280,6 +280,7 @@ test('the page: "Compare with llama.cpp" runs wllama in the page on the run’s 
   await page.getByLabel('Decode depths').fill('16');
   await page.getByLabel('Tokens to generate').fill('4');
   await page.getByLabel(/Compare with llama\.cpp/).check();
+  await withoutAutotune(page);
   await page.getByTestId('run').click();
   const card = page.getByTestId('run-peers');
   await expect(card).toBeVisible({ timeout: 170_000 });

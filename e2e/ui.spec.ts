@@ -14,7 +14,7 @@ import { randomWeights } from '../src/model/weights.ts';
 import { MARKDOWN_POINTS_HEADER, toMarkdown } from '../src/results/export.ts';
 import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
 import { makeResult, scaleTimes } from '../test-support/fixtures/base.ts';
-import { DESKTOP, PHONE, watchConsole } from './page-helpers.ts';
+import { DESKTOP, PHONE, watchConsole, withoutAutotune } from './page-helpers.ts';
 
 const ARTIFACTS = join(import.meta.dirname, 'artifacts');
 /** The report's column headers, in order. */
@@ -121,6 +121,7 @@ test('a run from the page: live progress, roofline, table, exports, history', as
   test.setTimeout(150_000);
   const problems = watchConsole(page);
   await openPage(page);
+  await withoutAutotune(page);
   await page.getByLabel('Prefill lengths L').fill('16, 64');
   await page.getByLabel('Decode depths').fill('16');
   await page.getByLabel('Tokens to generate').fill('4');
@@ -359,6 +360,7 @@ test('a local safetensors model picked in the page is benchmarked and validated'
     .locator('#local-model')
     .setInputFiles([join(dir, 'config.json'), join(dir, 'model.safetensors')]);
   await expect(page.getByText('Using model.safetensors')).toBeVisible();
+  await withoutAutotune(page);
   await page.getByLabel('Prefill lengths L').fill('16');
   await page.getByLabel('Decode depths').fill('');
   await page.getByTestId('run').click();
