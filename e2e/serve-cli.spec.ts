@@ -29,6 +29,8 @@ test('bench --suite serve: both arms, every request timed, failures per request,
       'inf',
       '--kv-tokens',
       '400',
+      // Nothing here is about tuning: the adapter's default kernels, and no search.
+      '--no-autotune',
       '--out',
       out,
       '--trace-out',

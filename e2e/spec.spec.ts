@@ -30,6 +30,8 @@ test('bench --suite spec: the verify-K curve, three drafters, identical output, 
       '24',
       '--reps',
       '3',
+      // Nothing here is about tuning: the adapter's default kernels, and no search.
+      '--no-autotune',
       '--out',
       out,
     ],
