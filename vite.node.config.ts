@@ -16,6 +16,7 @@ export default defineConfig({
         host: 'src/runtime/node/host.ts',
         harness: 'e2e/harness/node-host.ts',
         peer: 'src/runtime/node/peer-host.ts',
+        api: 'src/runtime/node/api-host.ts',
       },
       output: { entryFileNames: '[name].mjs', chunkFileNames: '[name]-[hash].mjs' },
     },

@@ -26,6 +26,7 @@ import {
 } from '../src/results/compare.ts';
 import { EXPORT_FORMATS, type ExportFormat, formatFor, toMarkdown } from '../src/results/export.ts';
 import { runtimeComparison } from '../src/results/runtimes.ts';
+import { BenchResultSchema } from '../src/results/schema.ts';
 import type { BenchResult, Progress } from '../src/runtime/api.ts';
 import { parseSlo } from '../src/serve/metrics.ts';
 import { traceFromJsonl, traceToJsonl } from '../src/serve/traffic.ts';
@@ -46,6 +47,7 @@ import {
   type RuntimeName,
   RuntimeUnavailableError,
 } from './engine.ts';
+import { type HttpTarget, parseTargets, replayOverHttp } from './http-targets.ts';
 import { type PeerModel, parsePeers, preparePeerModel, runPeerJob, runWllamaJob } from './peers.ts';
 import { servedModel } from './server.ts';
 import { ADAPTER_CHOICES, type AdapterChoice } from './vulkan.ts';
@@ -228,6 +230,9 @@ function parse() {
         'max-batch': { type: 'string' },
         'kv-tokens': { type: 'string' },
         sweep: { type: 'string' },
+        target: { type: 'string' },
+        'served-model': { type: 'string' },
+        'http-timeout': { type: 'string' },
         'no-solo': { type: 'boolean', default: false },
         'no-quality': { type: 'boolean', default: false },
         profile: { type: 'boolean', default: false },
@@ -329,6 +334,9 @@ const SERVE_FLAGS = [
   'max-batch',
   'kv-tokens',
   'sweep',
+  'target',
+  'served-model',
+  'http-timeout',
 ] as const;
 const serveFlags = SERVE_FLAGS.filter((f) => args[f] !== undefined);
 if (args['no-solo']) serveFlags.push('no-solo' as never);
@@ -465,6 +473,22 @@ if (peerRequests.length > 0) {
 const engineLogits = new Map<RuntimeName, number[][]>();
 const engineLogitsErrors: string[] = [];
 
+// --- --target: the load test over HTTP, after the in-process arms it replays ------------------
+let httpTargets: HttpTarget[] = [];
+if (args.target !== undefined) {
+  try {
+    httpTargets = parseTargets(args.target);
+  } catch (e) {
+    usage((e as Error).message);
+  }
+  if (httpTargets.some((t) => t.kind === 'loopback') && spec.model.kind !== 'preset')
+    usage('--target loopback serves a preset (npm run serve-api takes --preset): not with --model');
+}
+if (args['served-model'] !== undefined && !httpTargets.some((t) => t.kind === 'url'))
+  usage('--served-model names the model of a --target URL');
+const httpTimeoutMs = (num('--http-timeout', args['http-timeout']) ?? 120) * 1000;
+if (!(httpTimeoutMs > 0)) usage('--http-timeout takes a number of seconds > 0');
+
 const runtimeFlag = args.runtime ?? defaultRuntime(args.browser);
 if (!(RUNTIME_FLAGS as readonly string[]).includes(runtimeFlag)) {
   usage(`--runtime must be ${RUNTIME_FLAGS.join(', ')}, got "${runtimeFlag}"`);
@@ -552,6 +576,38 @@ const results: BenchResult[] = [];
 for (const runtime of runtimes) {
   results.push(await runIn(runtime));
   if (interrupted) break;
+}
+
+// --- the same traffic over HTTP: each target replays the in-process arms ----------------------
+if (httpTargets.length > 0 && !interrupted) {
+  const stop = new AbortController();
+  process.on('SIGINT', () => stop.abort());
+  for (const result of results) {
+    if (result.status !== 'complete') continue;
+    const warnings = await replayOverHttp(result, {
+      targets: httpTargets,
+      servedModel: args['served-model'],
+      preset: result.model.preset,
+      seed: spec.model.kind === 'preset' ? spec.model.seed : 0,
+      weights: spec.weights,
+      pageSize: spec.kv.pageSize,
+      adapter,
+      timeoutMs: httpTimeoutMs,
+      log: (line) => console.error(line),
+      signal: stop.signal,
+    });
+    for (const w of warnings) console.error(`bench: ${w}`);
+    result.warnings.push(...warnings);
+    // The HTTP arms are checked against the one result schema like everything the engine wrote.
+    const checked = BenchResultSchema.safeParse(result);
+    if (!checked.success) {
+      const issue = checked.error.issues[0];
+      console.error(
+        `bench: the HTTP arms make an invalid result at ${issue.path.join('.')}: ${issue.message}`,
+      );
+      process.exit(EXIT.failed);
+    }
+  }
 }
 
 // --- peers: after the engine is done, so they do not share the machine with it ----------------

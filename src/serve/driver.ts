@@ -1,6 +1,7 @@
 import type { Model } from '../model/forward.ts';
 import type { RequestRecord } from './metrics.ts';
 import { type KvPort, Scheduler, type SchedulerOptions, type ServeRequest } from './scheduler.ts';
+import { hashTokens } from './tokens-hash.ts';
 import type { TraceRequest } from './traffic.ts';
 
 /**
@@ -246,6 +247,8 @@ export type ServeRecord = RequestRecord & {
   requestedTokens: number;
   prefixId: number | null;
   prefixTokens: number;
+  /** Fingerprint of the generated tokens (tokens-hash.ts), to match runs over HTTP with this one. */
+  outputHash?: string;
 };
 
 export function toRecord(r: ServeRequest, t: TraceRequest, stopped: boolean): ServeRecord {
@@ -269,5 +272,27 @@ export function toRecord(r: ServeRequest, t: TraceRequest, stopped: boolean): Se
     requestedTokens: t.outputTokens,
     prefixId: t.prefixId,
     prefixTokens: t.prefixTokens,
+    outputHash: hashTokens(r.generated),
   };
+}
+
+/**
+ * Builds the decode plans of every batch size 1…maxBatch (each compiles its GEMV) and a prefill
+ * plan, outside any timing, so no step of a measured run (or a served request) pays for a compile.
+ */
+export async function warmUp(model: Model, maxBatch: number): Promise<void> {
+  const seqs = Array.from({ length: maxBatch }, () => model.createSequence());
+  try {
+    const first = await model.prefill(
+      seqs.map((seq, i) => ({ seq, tokens: [1 + (i % (model.config.vocabSize - 1))] })),
+      'none',
+    );
+    let tokens = first.map((r) => r.nextToken);
+    for (let b = maxBatch; b >= 1; b--) {
+      const r = await model.decode(seqs.slice(0, b).map((seq, i) => ({ seq, token: tokens[i] })));
+      tokens = r.nextTokens;
+    }
+  } finally {
+    for (const seq of seqs) model.freeSequence(seq);
+  }
 }

@@ -1,5 +1,5 @@
 import { Model } from '../model/forward.ts';
-import { type ArmOptions, type ArmRun, runArm } from '../serve/driver.ts';
+import { type ArmOptions, type ArmRun, runArm, warmUp } from '../serve/driver.ts';
 import { byClass, type RequestRecord, type Slo, slowdown, summarize } from '../serve/metrics.ts';
 import { saturationRate } from '../serve/saturation.ts';
 import {
@@ -212,27 +212,6 @@ async function buildModel(
   );
 }
 
-/**
- * Builds the decode plans of every batch size 1…maxBatch (each compiles its GEMV) and a prefill
- * plan, outside any timing, so no step of the measured run pays for a compile.
- */
-async function warmUp(model: Model, maxBatch: number): Promise<void> {
-  const seqs = Array.from({ length: maxBatch }, () => model.createSequence());
-  try {
-    const first = await model.prefill(
-      seqs.map((seq, i) => ({ seq, tokens: [1 + (i % (model.config.vocabSize - 1))] })),
-      'none',
-    );
-    let tokens = first.map((r) => r.nextToken);
-    for (let b = maxBatch; b >= 1; b--) {
-      const r = await model.decode(seqs.slice(0, b).map((seq, i) => ({ seq, token: tokens[i] })));
-      tokens = r.nextTokens;
-    }
-  } finally {
-    for (const seq of seqs) model.freeSequence(seq);
-  }
-}
-
 interface Solo {
   tokens: Map<number, number[]>;
   ttftMs: Map<number, number>;
@@ -364,6 +343,7 @@ function toRun(
     timeline: thin(raw.timeline, 4000),
     slots: raw.slots,
     requests: raw.records.map((r) => ({ ...r })),
+    target: { kind: 'in-process' },
     ...(raw.stoppedBy !== undefined
       ? { stopped: String((raw.stoppedBy as Error)?.message ?? raw.stoppedBy) }
       : {}),

@@ -1,4 +1,5 @@
 import { escapeMarkdown, fixed, markdownDelimiter, markdownRow } from '../../markdown.ts';
+import { percentile } from '../../stats.ts';
 import type { ServeResult, ServeRun, ServeSummary } from './serve-result.ts';
 
 /**
@@ -144,9 +145,92 @@ function sloText(r: ServeRun): string {
   return parts.length > 0 ? parts.join(', ') : 'none given (goodput = request throughput)';
 }
 
+const p50 = (xs: number[]) => (xs.length > 0 ? fixed(percentile(xs, 50), 1) : '–');
+
+/** The in-process arm an HTTP arm replays: its label is the arm's, then " · " and the target. */
+function twinOf(r: ServeRun, runs: readonly ServeRun[]): ServeRun | undefined {
+  const base = r.label.split(' · ')[0];
+  return runs.find((x) => x.label === base && (x.target === undefined || x.target.kind === 'in-process'));
+}
+
+/**
+ * Interface against inference: each HTTP arm beside the in-process arm of the same trace, what the
+ * client saw against what the engine did, and the client's TTFT split by the server's timeline.
+ */
+export function httpTable(runs: readonly ServeRun[]): string[] {
+  const http = runs.filter((r) => r.target?.kind === 'http');
+  if (http.length === 0) return [];
+  const rows = http.map((r) => {
+    const twin = twinOf(r, runs);
+    const s = r.summary;
+    const done = r.requests.filter((q) => q.status === 'finished');
+    const ttft = (q: (typeof done)[number]) => (q.tokenTimesMs[0] ?? 0) - q.arrivalMs;
+    const split = done.filter((q) => q.networkMs !== undefined);
+    const errors = Object.entries(r.errors ?? {})
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
+    const dTtft =
+      twin?.summary.ttftMs && s.ttftMs
+        ? `${s.ttftMs.p50 - twin.summary.ttftMs.p50 >= 0 ? '+' : ''}${fixed(s.ttftMs.p50 - twin.summary.ttftMs.p50, 1)}`
+        : '–';
+    const m = r.matchesInProcess;
+    return markdownRow([
+      escapeMarkdown(r.label),
+      `${s.completed}/${r.requests.length}`,
+      errors === '' ? '0' : escapeMarkdown(errors),
+      `${ms(s.ttftMs, 'p50')} / ${ms(s.ttftMs, 'p90')} / ${ms(s.ttftMs, 'p99')}`,
+      dTtft,
+      `${ms(s.tpotMs, 'p50')} / ${ms(s.tpotMs, 'p99')}`,
+      twin ? `${ms(twin.summary.tpotMs, 'p50')} / ${ms(twin.summary.tpotMs, 'p99')}` : '–',
+      `${ms(s.e2eMs, 'p50')} / ${ms(s.e2eMs, 'p99')}`,
+      twin ? `${ms(twin.summary.e2eMs, 'p50')} / ${ms(twin.summary.e2eMs, 'p99')}` : '–',
+      p50(split.map((q) => q.networkMs ?? 0)),
+      p50(split.map((q) => q.queueMs ?? 0)),
+      p50(split.map((q) => q.prefillMs ?? 0)),
+      split.length > 0
+        ? `${p50(split.map((q) => (q.networkMs ?? 0) + (q.queueMs ?? 0) + (q.prefillMs ?? 0)))} vs ${p50(split.map(ttft))}`
+        : '–',
+      m ? (m.mismatches === 0 ? `yes (${m.checked})` : `**no**: ${m.mismatches} of ${m.checked}`) : '–',
+    ]);
+  });
+  return [
+    "**Interface against inference** (each HTTP arm replays the in-process arm of the same name, request for request; client times on the load generator's performance.now(), from handing the request to the HTTP client to each streamed chunk; the split uses the timeline the server returns in its last chunk)",
+    '',
+    markdownRow([
+      'run',
+      'done',
+      'errors',
+      'TTFT p50 / p90 / p99 ms',
+      'Δ TTFT p50 vs in-process',
+      'TPOT p50 / p99',
+      'in-process TPOT p50 / p99',
+      'E2E p50 / p99',
+      'in-process E2E p50 / p99',
+      'network+HTTP p50',
+      'queue p50',
+      'prefill p50',
+      'split sum p50 vs TTFT p50',
+      'tokens = in-process',
+    ]),
+    markdownDelimiter('lrlrrrrrrrrrrl'),
+    ...rows,
+    '',
+    ...http.flatMap((r) => {
+      const m = r.serverMetrics;
+      const s = r.summary;
+      if (!m || m.queueMsMean === null || m.prefillMsMean === null || !s.ttftMs) return [];
+      return [
+        `- ${escapeMarkdown(r.label)}: from the server's /metrics over the arm (${m.requests} requests), mean queue ${fixed(m.queueMsMean, 1)} ms + mean prefill ${fixed(m.prefillMsMean, 1)} ms, so ${fixed(s.ttftMs.mean - m.queueMsMean - m.prefillMsMean, 1)} ms of the client's mean TTFT (${fixed(s.ttftMs.mean, 1)} ms) is network and HTTP.`,
+      ];
+    }),
+  ];
+}
+
 export function serveTables(s: ServeResult): string[] {
   const out: string[] = [`**Load test** (every request timed; ${escapeMarkdown(s.clock)})`, ''];
   out.push(...runsTable(s.runs), '');
+  const http = httpTable(s.runs);
+  if (http.length > 0) out.push(...http, '');
   const first = s.runs[0];
   if (first) {
     out.push(

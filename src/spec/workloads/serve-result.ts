@@ -56,6 +56,15 @@ export const ServeRequestSchema = z
     requestedTokens: count.optional(),
     prefixId: count.nullable().optional(),
     prefixTokens: count.optional(),
+    /** Fingerprint of the output tokens (count:FNV-1a), to match a run over HTTP with the in-process one. */
+    outputHash: z.string().max(40).optional(),
+    /**
+     * Over HTTP, where the server returns its timeline: client TTFT split into request and response
+     * transit (network, HTTP and SSE framing), the server's queue, and its prefill.
+     */
+    networkMs: z.number().finite().optional(),
+    queueMs: ms.optional(),
+    prefillMs: ms.optional(),
   })
   .strict();
 
@@ -131,6 +140,35 @@ export const ServeRunSchema = z
     requests: z.array(ServeRequestSchema).max(5000),
     /** Why the arm stopped before every request finished, if it did. */
     stopped: z.string().max(500).optional(),
+    /** Where the traffic went: the engine in this run's process, or an OpenAI-compatible server over HTTP. */
+    target: z
+      .object({
+        kind: z.enum(['in-process', 'http']),
+        url: z.string().max(500).optional(),
+        /** What the server is: "this project's server (loopback)", or the name its /v1/models gives. */
+        server: z.string().max(200).optional(),
+        /** Output tokens counted from each chunk's token ids, or from the server's `usage`. */
+        tokenCounting: z.enum(['token_ids', 'usage']).optional(),
+        /** Median round trip of an empty GET on a warm connection, before the arm. */
+        roundTripMs: ms.nullable().optional(),
+      })
+      .strict()
+      .optional(),
+    /** Failed requests over HTTP, by type (connection_refused, timeout, http_429, http_5xx, dropped_stream, …). */
+    errors: z.record(z.string().max(40), count).optional(),
+    /** Server-side means over the arm from its /metrics, scraped before and after. */
+    serverMetrics: z
+      .object({
+        requests: count,
+        queueMsMean: ms.nullable(),
+        prefillMsMean: ms.nullable(),
+        ttftMsMean: ms.nullable(),
+      })
+      .strict()
+      .nullable()
+      .optional(),
+    /** Over HTTP against an in-process arm of the same trace: finished requests whose tokens match. */
+    matchesInProcess: z.object({ checked: count, mismatches: count }).strict().optional(),
   })
   .strict();
 export type ServeRun = z.infer<typeof ServeRunSchema>;
@@ -150,7 +188,7 @@ export const SweepPointSchema = z
 
 export const ServeResultSchema = z
   .object({
-    runs: z.array(ServeRunSchema).max(32),
+    runs: z.array(ServeRunSchema).max(96),
     /** The rate sweep, when one ran. */
     sweep: z
       .object({

@@ -1,0 +1,240 @@
+import { Agent, request } from 'undici';
+import type { BenchResult } from '../src/results/schema.ts';
+import { byClass, type RequestRecord, summarize } from '../src/serve/metrics.ts';
+import { promptTokenIds, type TraceRequest } from '../src/serve/traffic.ts';
+import type { ServeRun } from '../src/spec/workloads/serve-result.ts';
+import { startApiServer } from './api-process.ts';
+import { type HttpRecord, runHttpArm } from './http-load.ts';
+import type { AdapterChoice } from './vulkan.ts';
+
+/**
+ * `--target`: where the load test's traffic goes. The in-process engine always runs first: its arms
+ * set the traffic (the trace, the calibrated rate, the sweep's rates) and the tokens every request
+ * must produce. Each HTTP target then replays every replayable arm's trace, request for request,
+ * over streaming HTTP: `loopback` starts this project's server (npm run serve-api) on a free port
+ * with the run's model and scheduler settings; a URL is any OpenAI-compatible server.
+ */
+
+export type HttpTarget = { kind: 'loopback' } | { kind: 'url'; url: string };
+
+/** Parses `--target in-process,loopback,http://host:port/v1`; throws a message for a bad entry. */
+export function parseTargets(text: string): HttpTarget[] {
+  const out: HttpTarget[] = [];
+  for (const raw of text.split(',').map((s) => s.trim())) {
+    if (raw === '' || raw === 'in-process') continue;
+    if (raw === 'loopback') {
+      out.push({ kind: 'loopback' });
+      continue;
+    }
+    let u: URL;
+    try {
+      u = new URL(raw);
+    } catch {
+      throw new Error(`--target: "${raw}" is not in-process, loopback or an http(s) URL`);
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+      throw new Error(`--target: "${raw}" must be an http:// or https:// URL`);
+    }
+    const path = u.pathname.replace(/\/+$/, '');
+    // The OpenAI base URL ends in /v1; a bare origin means its /v1.
+    const base = `${u.origin}${path === '' ? '/v1' : path}`;
+    if (!base.endsWith('/v1'))
+      throw new Error(`--target: "${raw}" must be the API's base URL, ending in /v1`);
+    out.push({ kind: 'url', url: base });
+  }
+  return out;
+}
+
+/** In-process arms a server can replay: continuous batching without a prefix cache (what the server runs). */
+export function replayable(runs: readonly ServeRun[]): ServeRun[] {
+  return runs.filter(
+    (r) =>
+      (r.target === undefined || r.target.kind === 'in-process') &&
+      r.experiment !== 'calibration' &&
+      r.batching === 'continuous' &&
+      !r.prefixCache,
+  );
+}
+
+/** The trace an in-process arm ran, read back off its request records. */
+export function traceOf(run: ServeRun): TraceRequest[] {
+  return run.requests.map((q) => ({
+    id: q.id,
+    arrivalMs: q.arrivalMs,
+    promptTokens: q.promptTokens,
+    outputTokens: q.requestedTokens ?? q.outputTokens,
+    prefixId: q.prefixId ?? null,
+    prefixTokens: q.prefixTokens ?? 0,
+    class: q.class,
+    priority: q.priority,
+  }));
+}
+
+/** Finished requests of both runs whose output fingerprints agree, and those that do not. */
+export function matchTokens(
+  inProcess: ServeRun,
+  http: readonly HttpRecord[],
+): { checked: number; mismatches: number } {
+  const want = new Map(inProcess.requests.map((q) => [q.id, q]));
+  let checked = 0;
+  let mismatches = 0;
+  for (const r of http) {
+    const w = want.get(r.id);
+    if (r.status !== 'finished' || !w || w.status !== 'finished' || !w.outputHash || !r.outputHash) continue;
+    checked++;
+    if (w.outputHash !== r.outputHash) mismatches++;
+  }
+  return { checked, mismatches };
+}
+
+/** An HTTP arm as a ServeRun beside the in-process one it replays. */
+export function httpRun(
+  arm: ServeRun,
+  label: string,
+  target: NonNullable<ServeRun['target']>,
+  run: Awaited<ReturnType<typeof runHttpArm>>,
+): ServeRun {
+  const opts = { durationMs: Math.max(run.durationMs, 1e-3), slo: arm.slo };
+  const records = run.records as RequestRecord[];
+  const summary = summarize(records, opts);
+  // Without the server's timeline there is no per-request queue: none is reported rather than 0.
+  const timed = run.records.some((r) => r.queueMs !== undefined);
+  return {
+    ...arm,
+    label: `${arm.label} · ${label}`,
+    durationMs: run.durationMs,
+    steps: 0,
+    summary: timed ? summary : { ...summary, queueMs: null },
+    byClass: byClass(records, opts),
+    slowdown: null,
+    identical: null,
+    replayMismatches: 0,
+    timeline: [],
+    slots: [],
+    requests: run.records.map((r) => ({ ...r })),
+    target,
+    errors: { ...run.errors } as Record<string, number>,
+    serverMetrics: run.scrape,
+    matchesInProcess: matchTokens(arm, run.records),
+  };
+}
+
+async function servedModelName(url: string, fallback: string): Promise<{ model: string; server?: string }> {
+  const agent = new Agent({ connect: { timeout: 5000 } });
+  try {
+    const res = await request(`${url}/models`, {
+      dispatcher: agent,
+      headersTimeout: 5000,
+      bodyTimeout: 5000,
+    });
+    const body = (await res.body.json()) as { data?: { id?: string; owned_by?: string }[] };
+    const first = body.data?.[0];
+    return first?.id ? { model: first.id, server: first.owned_by } : { model: fallback };
+  } catch {
+    return { model: fallback };
+  } finally {
+    await agent.close().catch(() => {});
+  }
+}
+
+export interface ReplayOptions {
+  targets: readonly HttpTarget[];
+  /** The served model's name for URL targets (else the first of its /v1/models, else the preset). */
+  servedModel?: string;
+  preset: string;
+  seed: number;
+  weights: string;
+  pageSize: number;
+  adapter: AdapterChoice;
+  timeoutMs: number;
+  log: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+/**
+ * Replays the result's in-process arms against each target and appends the HTTP arms to
+ * `result.serve.runs`. Returns warnings (nothing replayable, a server that would not start).
+ */
+export async function replayOverHttp(result: BenchResult, o: ReplayOptions): Promise<string[]> {
+  const serve = result.serve;
+  const warnings: string[] = [];
+  if (!serve) return ['--target: the run has no load-test section to replay'];
+  const arms = replayable(serve.runs);
+  if (arms.length === 0) {
+    return [
+      '--target: no arm to replay over HTTP (the server runs continuous batching without a prefix cache; add --batching continuous --prefix-cache off)',
+    ];
+  }
+  const vocab = result.model.config.vocabSize;
+  for (const target of o.targets) {
+    let url: string;
+    let model: string;
+    let server: string | undefined;
+    let close = async () => {};
+    if (target.kind === 'loopback') {
+      const a = arms[0];
+      o.log('--target loopback: starting this project’s server (npm run serve-api) with the run’s model…');
+      try {
+        const s = await startApiServer(
+          {
+            preset: o.preset,
+            seed: o.seed,
+            weights: o.weights,
+            port: 0,
+            maxBatch: a.maxBatch,
+            tokenBudget: a.tokenBudget,
+            kvTokens: a.kvTokens,
+            pageSize: o.pageSize,
+            adapter: o.adapter,
+          },
+          (line) => o.log(`serve-api: ${line}`),
+        );
+        url = s.info.url;
+        model = s.info.model;
+        server = `this project's server on loopback (${s.info.adapter})`;
+        close = s.close;
+      } catch (e) {
+        warnings.push(`--target loopback: ${(e as Error).message}`);
+        continue;
+      }
+    } else {
+      url = target.url;
+      const found = o.servedModel ? { model: o.servedModel } : await servedModelName(url, o.preset);
+      model = found.model;
+      server = found.server ? `${found.server} (${url})` : url;
+    }
+    try {
+      for (const arm of arms) {
+        if (o.signal?.aborted) break;
+        const trace = traceOf(arm);
+        const prompts = new Map(trace.map((t) => [t.id, promptTokenIds(t, vocab, arm.seed)]));
+        const label = target.kind === 'loopback' ? 'HTTP, loopback' : `HTTP, ${url}`;
+        o.log(`${arm.label} · ${label}: ${trace.length} requests…`);
+        const run = await runHttpArm({
+          url,
+          model,
+          trace,
+          prompts,
+          concurrency: arm.arrival.kind === 'concurrency' ? (arm.arrival.concurrency ?? 1) : null,
+          timeoutMs: o.timeoutMs,
+          signal: o.signal,
+        });
+        const errors = Object.entries(run.errors);
+        if (errors.length > 0) {
+          o.log(`${arm.label} · ${label}: errors ${errors.map(([k, v]) => `${k} ${v}`).join(', ')}`);
+        }
+        serve.runs.push(
+          httpRun(
+            arm,
+            label,
+            { kind: 'http', url, server, tokenCounting: run.tokenCounting, roundTripMs: run.roundTripMs },
+            run,
+          ),
+        );
+      }
+    } finally {
+      await close();
+    }
+  }
+  return warnings;
+}

@@ -1,0 +1,110 @@
+// npm run serve-api -- --preset P [--port N]: the engine, continuous batching and all, as an
+// OpenAI-compatible endpoint (POST /v1/completions, GET /v1/models, GET /metrics) on this machine.
+import { parseArgs } from 'node:util';
+import { PRESETS } from '../src/model/config.ts';
+import { WEIGHT_FORMATS } from '../src/weight-format.ts';
+import { ApiServerStartError, startApiServer } from './api-process.ts';
+import { ADAPTER_CHOICES, type AdapterChoice } from './vulkan.ts';
+
+const HELP = `npm run serve-api -- --preset NAME [options]
+
+Serves the engine as an OpenAI-compatible endpoint (docs/serving-http.md):
+  POST /v1/completions   prompt as text or token ids, max_tokens, stream, stream_options.include_usage
+  GET  /v1/models        the one model served
+  GET  /metrics          Prometheus text: queue, prefill, decode, TTFT, TPOT and E2E histograms,
+                         running and waiting requests, KV pages in use
+
+  --preset NAME          the model (${Object.keys(PRESETS).join(', ')})
+  --seed N               its weights' seed (default 0, as npm run bench)
+  --weights FORMAT       ${WEIGHT_FORMATS.join('|')} (default f32)
+  --port N               default 8000; 0 picks a free port
+  --host ADDR            default 127.0.0.1 (loopback only); another address is served only when named here
+  --max-batch N          running batch (default 8)
+  --token-budget N       tokens per step, decode rows plus prompt chunks (default 64)
+  --kv-tokens N          KV pool in tokens (default max batch × the model's context)
+  --page-size N          KV page in tokens (default 16)
+  --max-waiting N        requests queued for a slot before the server answers 429 (default 256)
+  --adapter default|swiftshader
+`;
+
+function fail(message: string): never {
+  console.error(`serve-api: ${message}\n\n${HELP}`);
+  process.exit(2);
+}
+
+const { values } = (() => {
+  try {
+    return parseArgs({
+      options: {
+        preset: { type: 'string' },
+        seed: { type: 'string' },
+        weights: { type: 'string' },
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'max-batch': { type: 'string' },
+        'token-budget': { type: 'string' },
+        'kv-tokens': { type: 'string' },
+        'page-size': { type: 'string' },
+        'max-waiting': { type: 'string' },
+        adapter: { type: 'string' },
+        help: { type: 'boolean' },
+      },
+    });
+  } catch (e) {
+    fail((e as Error).message);
+  }
+})();
+if (values.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+const int = (flag: string, min: number): number | undefined => {
+  const text = values[flag as keyof typeof values] as string | undefined;
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min) fail(`--${flag} must be an integer ≥ ${min}, got "${text}"`);
+  return n;
+};
+if (!values.preset) fail('--preset is required');
+if (!(values.preset in PRESETS)) fail(`unknown preset "${values.preset}"`);
+if (values.weights && !(WEIGHT_FORMATS as readonly string[]).includes(values.weights))
+  fail(`--weights must be ${WEIGHT_FORMATS.join(', ')}, got "${values.weights}"`);
+if (values.adapter && !(ADAPTER_CHOICES as readonly string[]).includes(values.adapter))
+  fail(`--adapter must be ${ADAPTER_CHOICES.join(', ')}, got "${values.adapter}"`);
+const port = int('port', 0);
+if (port !== undefined && port > 65535) fail(`--port must be at most 65535, got ${port}`);
+
+try {
+  const server = await startApiServer(
+    {
+      preset: values.preset,
+      seed: int('seed', 0),
+      weights: values.weights,
+      host: values.host,
+      port: port ?? 8000,
+      maxBatch: int('max-batch', 1),
+      tokenBudget: int('token-budget', 1),
+      kvTokens: int('kv-tokens', 1),
+      pageSize: int('page-size', 1),
+      maxWaiting: int('max-waiting', 0),
+      adapter: values.adapter as AdapterChoice | undefined,
+    },
+    (line) => console.error(line),
+  );
+  const i = server.info;
+  console.log(
+    `Serving ${i.model} (${i.weights}) at ${i.url} on ${i.adapter}${i.software ? ' (a software adapter)' : ''}: batch ${i.maxBatch}, ${i.kvPages} KV pages, context ${i.maxSeqLen}; logits checked against the CPU reference (max rel err ${i.validationMaxRelErr?.toExponential(2)}).`,
+  );
+  console.log(
+    `Try: curl -s ${i.url}/completions -H 'Content-Type: application/json' -d '{"model":"${i.model}","prompt":[1,2,3],"max_tokens":8}'`,
+  );
+  const stop = async () => {
+    await server.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+} catch (e) {
+  console.error(`serve-api: ${(e as Error).message}`);
+  process.exit(e instanceof ApiServerStartError ? 3 : 1);
+}

@@ -1,0 +1,117 @@
+// The HTTP server's engine process: the native runtime's engine on Dawn, behind the OpenAI-compatible
+// endpoint of api-server.ts. Started by bench/serve-api.ts (npm run serve-api), which sets the Vulkan
+// loader and ICD in its environment and passes the settings as one JSON argument. It prints one JSON
+// line per event on stdout ({"event":"listening","url":…}, {"event":"error","message":…}), so the
+// CLI and the load test can start it and wait for it.
+
+import { parseArgs } from 'node:util';
+import { acquireGpu, isSoftwareAdapter } from '../../gpu/device.ts';
+import { PipelineCache } from '../../gpu/pipelines.ts';
+import { defaultVariants } from '../../kernels/variants.ts';
+import { Model } from '../../model/forward.ts';
+import { loadModel } from '../../model/source.ts';
+import { validateModel } from '../../model/verify.ts';
+import { quantizeWeights } from '../../model/weights.ts';
+import { warmUp } from '../../serve/driver.ts';
+import { OnlineEngine } from '../../serve/online.ts';
+import { VALIDATION_TOKENS } from '../../spec/workload.ts';
+import type { WeightFormat } from '../../weight-format.ts';
+import { promptTokens } from '../../workloads/prompts.ts';
+import { buildApiServer, epochMs } from './api-server.ts';
+import { dawnInstance } from './dawn-globals.ts';
+
+const say = (event: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(event)}\n`);
+
+const { values } = parseArgs({
+  options: {
+    preset: { type: 'string' },
+    seed: { type: 'string', default: '0' },
+    weights: { type: 'string', default: 'f32' },
+    host: { type: 'string', default: '127.0.0.1' },
+    port: { type: 'string', default: '8000' },
+    'max-batch': { type: 'string', default: '8' },
+    'token-budget': { type: 'string', default: '64' },
+    'kv-tokens': { type: 'string' },
+    'page-size': { type: 'string', default: '16' },
+    'max-waiting': { type: 'string', default: '256' },
+    backend: { type: 'string', default: 'vulkan' },
+  },
+});
+
+async function main(): Promise<void> {
+  const preset = values.preset as string;
+  const maxBatch = Number(values['max-batch']);
+  const gpu = await acquireGpu({ gpu: dawnInstance(values.backend as string) });
+  const loaded = await loadModel({ kind: 'preset', preset, seed: Number(values.seed) });
+  const format = values.weights as WeightFormat;
+  const weights = format === 'f32' ? loaded.weights : quantizeWeights(loaded.weights, format);
+  const config = weights.config;
+  const software = isSoftwareAdapter(gpu.adapter);
+  const model = await Model.create(
+    gpu,
+    weights,
+    {
+      kv: {
+        mode: 'paged',
+        pageSize: Number(values['page-size']),
+        capacityTokens: values['kv-tokens'] ? Number(values['kv-tokens']) : maxBatch * config.maxSeqLen,
+        prefixCache: false,
+      },
+      maxBatch,
+      pipelines: new PipelineCache(gpu),
+      variants: defaultVariants(software),
+    },
+    'serve',
+  );
+  // Nothing is served before the engine agrees with the float64 CPU reference.
+  const check = await validateModel(model, weights, promptTokens(VALIDATION_TOKENS, config.vocabSize, 99));
+  if (!check.passed) {
+    throw new Error(
+      `the GPU logits differ from the CPU reference (max rel err ${check.maxRelErr}); not serving`,
+    );
+  }
+  await warmUp(model, maxBatch);
+  const engine = new OnlineEngine(model, {
+    maxBatch,
+    tokenBudget: Number(values['token-budget']),
+    maxWaiting: Number(values['max-waiting']),
+    now: epochMs,
+  });
+  const app = buildApiServer({
+    engine,
+    modelName: preset,
+    vocabSize: config.vocabSize,
+    maxSeqLen: config.maxSeqLen,
+    now: epochMs,
+  });
+  const address = await app.listen({ host: values.host as string, port: Number(values.port) });
+  say({
+    event: 'listening',
+    url: `${address}/v1`,
+    model: preset,
+    weights: format,
+    adapter: [gpu.adapter.vendor, gpu.adapter.architecture, gpu.adapter.description]
+      .filter(Boolean)
+      .join(' '),
+    software,
+    maxBatch,
+    kvPages: engine.stats().kvTotalPages,
+    maxSeqLen: config.maxSeqLen,
+    vocabSize: config.vocabSize,
+    validationMaxRelErr: check.maxRelErr,
+  });
+  const stop = async () => {
+    await app.close();
+    await engine.close('the server is shutting down');
+    model.destroy();
+    gpu.device.destroy();
+    process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+main().catch((e: unknown) => {
+  say({ event: 'error', name: (e as Error)?.name ?? 'Error', message: (e as Error)?.message ?? String(e) });
+  process.exit(1);
+});
