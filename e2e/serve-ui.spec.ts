@@ -293,6 +293,43 @@ test('a load test from history: its section in the run view, a differing output 
   expect(problems).toEqual([]);
 });
 
+test('a load test run over HTTP: the interface-against-inference table and the network segment of TTFT', async ({
+  page,
+}) => {
+  const problems = watchConsole(page);
+  const result = makeServeResult({ http: true });
+  const s = serveOf(result);
+  const http = arm(s, 'continuous · HTTP, loopback');
+  const inProcess = arm(s, 'continuous');
+  await openPage(page);
+  await saveToHistory(page, result);
+  await page.reload();
+  await page
+    .getByTestId('history')
+    .getByRole('button', { name: /^Open the run of/ })
+    .click();
+  const table = page.getByTestId('serve-http-table');
+  await expect(table).toBeVisible();
+  const cells = table.locator('tbody tr').first().locator('td');
+  await expect(cells.first()).toHaveText('continuous · HTTP, loopback');
+  // The fixture puts every token 2.5 ms later at the client: Δ TTFT p50 is +2.5 ms.
+  expect((http.summary.ttftMs?.p50 ?? 0) - (inProcess.summary.ttftMs?.p50 ?? 0)).toBeCloseTo(2.5, 9);
+  await expect(cells.nth(4)).toHaveText('+2.5');
+  await expect(cells.nth(9)).toHaveText('2.5');
+  await expect(cells.last()).toHaveText(`yes (${http.matchesInProcess?.checked})`);
+  await expect(page.locator('.serve-body')).toContainText("from the server's /metrics over the arm");
+  // The TTFT split gains the network segment, and the arm over HTTP has its own bars.
+  const split = page.getByTestId('serve-split-chart');
+  await expect(split).toContainText('network and HTTP (client ↔ server)');
+  await expect(split).toContainText('continuous · HTTP, loopback');
+  await screenshot(page.getByTestId('serve-http-table'), 'serve-http-table.png');
+  await screenshot(split, 'serve-http-split.png');
+  await page.setViewportSize(PHONE);
+  await screenshot(page, 'serve-http-390.png');
+  await expectNoHorizontalOverflow(page);
+  expect(problems).toEqual([]);
+});
+
 test('the prefix-cache arms and the rate sweep', async ({ page }) => {
   const problems = watchConsole(page);
   const cached = makeServeResult({ prefixCache: true });

@@ -153,13 +153,41 @@ function twinOf(r: ServeRun, runs: readonly ServeRun[]): ServeRun | undefined {
   return runs.find((x) => x.label === base && (x.target === undefined || x.target.kind === 'in-process'));
 }
 
+/** The interface-against-inference table, as cells: the Markdown report and the page draw the same. */
+export interface HttpComparison {
+  title: string;
+  caption: string;
+  header: string[];
+  rows: { cells: string[]; tokensDiffer: boolean }[];
+  /** The /metrics cross-check, one line per arm whose server exposes queue and prefill. */
+  notes: string[];
+}
+
+export const HTTP_HEADER = [
+  'run',
+  'done',
+  'errors',
+  'TTFT p50 / p90 / p99 ms',
+  'Δ TTFT p50 vs in-process',
+  'TPOT p50 / p99',
+  'in-process TPOT p50 / p99',
+  'E2E p50 / p99',
+  'in-process E2E p50 / p99',
+  'network+HTTP p50',
+  'queue p50',
+  'prefill p50',
+  'split sum p50 vs TTFT p50',
+  'tokens = in-process',
+];
+
 /**
  * Interface against inference: each HTTP arm beside the in-process arm of the same trace, what the
  * client saw against what the engine did, and the client's TTFT split by the server's timeline.
+ * Null when no arm went over HTTP.
  */
-export function httpTable(runs: readonly ServeRun[]): string[] {
+export function httpComparison(runs: readonly ServeRun[]): HttpComparison | null {
   const http = runs.filter((r) => r.target?.kind === 'http');
-  if (http.length === 0) return [];
+  if (http.length === 0) return null;
   const rows = http.map((r) => {
     const twin = twinOf(r, runs);
     const s = r.summary;
@@ -169,60 +197,63 @@ export function httpTable(runs: readonly ServeRun[]): string[] {
     const errors = Object.entries(r.errors ?? {})
       .map(([k, v]) => `${k} ${v}`)
       .join(', ');
-    const dTtft =
-      twin?.summary.ttftMs && s.ttftMs
-        ? `${s.ttftMs.p50 - twin.summary.ttftMs.p50 >= 0 ? '+' : ''}${fixed(s.ttftMs.p50 - twin.summary.ttftMs.p50, 1)}`
-        : '–';
+    const d = twin?.summary.ttftMs && s.ttftMs ? s.ttftMs.p50 - twin.summary.ttftMs.p50 : null;
     const m = r.matchesInProcess;
-    return markdownRow([
-      escapeMarkdown(r.label),
-      `${s.completed}/${r.requests.length}`,
-      errors === '' ? '0' : escapeMarkdown(errors),
-      `${ms(s.ttftMs, 'p50')} / ${ms(s.ttftMs, 'p90')} / ${ms(s.ttftMs, 'p99')}`,
-      dTtft,
-      `${ms(s.tpotMs, 'p50')} / ${ms(s.tpotMs, 'p99')}`,
-      twin ? `${ms(twin.summary.tpotMs, 'p50')} / ${ms(twin.summary.tpotMs, 'p99')}` : '–',
-      `${ms(s.e2eMs, 'p50')} / ${ms(s.e2eMs, 'p99')}`,
-      twin ? `${ms(twin.summary.e2eMs, 'p50')} / ${ms(twin.summary.e2eMs, 'p99')}` : '–',
-      p50(split.map((q) => q.networkMs ?? 0)),
-      p50(split.map((q) => q.queueMs ?? 0)),
-      p50(split.map((q) => q.prefillMs ?? 0)),
-      split.length > 0
-        ? `${p50(split.map((q) => (q.networkMs ?? 0) + (q.queueMs ?? 0) + (q.prefillMs ?? 0)))} vs ${p50(split.map(ttft))}`
-        : '–',
-      m ? (m.mismatches === 0 ? `yes (${m.checked})` : `**no**: ${m.mismatches} of ${m.checked}`) : '–',
-    ]);
+    return {
+      tokensDiffer: (m?.mismatches ?? 0) > 0,
+      cells: [
+        r.label,
+        `${s.completed}/${r.requests.length}`,
+        errors === '' ? '0' : errors,
+        `${ms(s.ttftMs, 'p50')} / ${ms(s.ttftMs, 'p90')} / ${ms(s.ttftMs, 'p99')}`,
+        d === null ? '–' : `${d >= 0 ? '+' : ''}${fixed(d, 1)}`,
+        `${ms(s.tpotMs, 'p50')} / ${ms(s.tpotMs, 'p99')}`,
+        twin ? `${ms(twin.summary.tpotMs, 'p50')} / ${ms(twin.summary.tpotMs, 'p99')}` : '–',
+        `${ms(s.e2eMs, 'p50')} / ${ms(s.e2eMs, 'p99')}`,
+        twin ? `${ms(twin.summary.e2eMs, 'p50')} / ${ms(twin.summary.e2eMs, 'p99')}` : '–',
+        p50(split.map((q) => q.networkMs ?? 0)),
+        p50(split.map((q) => q.queueMs ?? 0)),
+        p50(split.map((q) => q.prefillMs ?? 0)),
+        split.length > 0
+          ? `${p50(split.map((q) => (q.networkMs ?? 0) + (q.queueMs ?? 0) + (q.prefillMs ?? 0)))} vs ${p50(split.map(ttft))}`
+          : '–',
+        m ? (m.mismatches === 0 ? `yes (${m.checked})` : `no: ${m.mismatches} of ${m.checked}`) : '–',
+      ],
+    };
   });
+  const notes = http.flatMap((r) => {
+    const m = r.serverMetrics;
+    const s = r.summary;
+    if (!m || m.queueMsMean === null || m.prefillMsMean === null || !s.ttftMs) return [];
+    return [
+      `${r.label}: from the server's /metrics over the arm (${m.requests} requests), mean queue ${fixed(m.queueMsMean, 1)} ms + mean prefill ${fixed(m.prefillMsMean, 1)} ms, so ${fixed(s.ttftMs.mean - m.queueMsMean - m.prefillMsMean, 1)} ms of the client's mean TTFT (${fixed(s.ttftMs.mean, 1)} ms) is network and HTTP.`,
+    ];
+  });
+  return {
+    title: 'Interface against inference',
+    caption:
+      "Each HTTP arm replays the in-process arm of the same name, request for request. Client times are the load generator's performance.now(), from handing the request to the HTTP client to each streamed chunk; the split uses the timeline the server returns in its last chunk.",
+    header: HTTP_HEADER,
+    rows,
+    notes,
+  };
+}
+
+function httpTable(runs: readonly ServeRun[]): string[] {
+  const c = httpComparison(runs);
+  if (!c) return [];
   return [
-    "**Interface against inference** (each HTTP arm replays the in-process arm of the same name, request for request; client times on the load generator's performance.now(), from handing the request to the HTTP client to each streamed chunk; the split uses the timeline the server returns in its last chunk)",
+    `**${c.title}.** ${escapeMarkdown(c.caption)}`,
     '',
-    markdownRow([
-      'run',
-      'done',
-      'errors',
-      'TTFT p50 / p90 / p99 ms',
-      'Δ TTFT p50 vs in-process',
-      'TPOT p50 / p99',
-      'in-process TPOT p50 / p99',
-      'E2E p50 / p99',
-      'in-process E2E p50 / p99',
-      'network+HTTP p50',
-      'queue p50',
-      'prefill p50',
-      'split sum p50 vs TTFT p50',
-      'tokens = in-process',
-    ]),
+    markdownRow(c.header),
     markdownDelimiter('lrlrrrrrrrrrrl'),
-    ...rows,
+    ...c.rows.map((r) =>
+      markdownRow(
+        r.cells.map((x, i) => (i === r.cells.length - 1 && r.tokensDiffer ? `**${x}**` : escapeMarkdown(x))),
+      ),
+    ),
     '',
-    ...http.flatMap((r) => {
-      const m = r.serverMetrics;
-      const s = r.summary;
-      if (!m || m.queueMsMean === null || m.prefillMsMean === null || !s.ttftMs) return [];
-      return [
-        `- ${escapeMarkdown(r.label)}: from the server's /metrics over the arm (${m.requests} requests), mean queue ${fixed(m.queueMsMean, 1)} ms + mean prefill ${fixed(m.prefillMsMean, 1)} ms, so ${fixed(s.ttftMs.mean - m.queueMsMean - m.prefillMsMean, 1)} ms of the client's mean TTFT (${fixed(s.ttftMs.mean, 1)} ms) is network and HTTP.`,
-      ];
-    }),
+    ...c.notes.map((n) => `- ${escapeMarkdown(n)}`),
   ];
 }
 

@@ -40,6 +40,7 @@ const KNOWN_CLASSES = [
 
 /** Colours of a request's phases: waiting is grey; prefill and decode keep the page's pass colours. */
 export const PHASE_COLORS = {
+  network: '#a855f7',
   queue: '#94a3b8',
   prefill: PASS_COLORS.prefill,
   decode: PASS_COLORS.decode,

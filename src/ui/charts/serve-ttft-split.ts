@@ -12,22 +12,38 @@ import { CHAR_WIDTH, classOrder, HALO, PHASE_COLORS, phasesOf } from './serve-co
 
 const BAR_PX = 20;
 
-/** Mean queue and prefill time of each class of each arm, over its finished requests. */
+/**
+ * A finished request's TTFT in parts: over HTTP, where the server returned its timeline, the
+ * client's network and HTTP time, the server's queue and its prefill; in process, no network.
+ */
+function partsOf(
+  q: ServeRun['requests'][number],
+): { networkMs: number; queueMs: number; prefillMs: number } | null {
+  const p = phasesOf(q);
+  if (!p) return null;
+  if (q.networkMs !== undefined && q.queueMs !== undefined && q.prefillMs !== undefined) {
+    return { networkMs: q.networkMs, queueMs: q.queueMs, prefillMs: q.prefillMs };
+  }
+  return { networkMs: 0, queueMs: p.queueMs, prefillMs: p.prefillMs };
+}
+
+/** Mean network (HTTP arms), queue and prefill time of each class of each arm, over its finished requests. */
 export function ttftSplit(
   runs: readonly ServeRun[],
-): { arm: string; class: string; n: number; queueMs: number; prefillMs: number }[] {
+): { arm: string; class: string; n: number; networkMs: number; queueMs: number; prefillMs: number }[] {
   const classes = classOrder(runs);
   return classes.flatMap((c) =>
     runs.flatMap((run) => {
-      const phases = run.requests.filter((q) => q.class === c).flatMap((q) => phasesOf(q) ?? []);
-      if (phases.length === 0) return [];
-      const mean = (f: (p: (typeof phases)[number]) => number) =>
-        phases.reduce((a, p) => a + f(p), 0) / phases.length;
+      const parts = run.requests.filter((q) => q.class === c).flatMap((q) => partsOf(q) ?? []);
+      if (parts.length === 0) return [];
+      const mean = (f: (p: (typeof parts)[number]) => number) =>
+        parts.reduce((a, p) => a + f(p), 0) / parts.length;
       return [
         {
           arm: run.label,
           class: c,
-          n: phases.length,
+          n: parts.length,
+          networkMs: mean((p) => p.networkMs),
           queueMs: mean((p) => p.queueMs),
           prefillMs: mean((p) => p.prefillMs),
         },
@@ -41,9 +57,12 @@ export function ttftSplitChart(runs: readonly ServeRun[], width: number): PlotNo
   if (split.length === 0) return null;
   const classes = [...new Set(split.map((s) => s.class))];
   const arms = runs.map((r) => r.label).filter((a) => split.some((s) => s.arm === a));
+  const http = split.some((s) => s.networkMs > 0);
   const data = split.flatMap((s) => {
-    const title = `${s.arm} · ${s.class} (${s.n} finished)\nmean TTFT ${fixed(s.queueMs + s.prefillMs, 0)} ms = queue ${fixed(s.queueMs, 0)} + prefill ${fixed(s.prefillMs, 0)} ms`;
+    const total = s.networkMs + s.queueMs + s.prefillMs;
+    const title = `${s.arm} · ${s.class} (${s.n} finished)\nmean TTFT ${fixed(total, 1)} ms = ${http ? `network and HTTP ${fixed(s.networkMs, 1)} + ` : ''}queue ${fixed(s.queueMs, 1)} + prefill ${fixed(s.prefillMs, 1)} ms`;
     return [
+      ...(http ? [{ arm: s.arm, class: s.class, phase: 'network', ms: s.networkMs, title }] : []),
       { arm: s.arm, class: s.class, phase: 'queue', ms: s.queueMs, title },
       { arm: s.arm, class: s.class, phase: 'prefill', ms: s.prefillMs, title },
     ];
@@ -51,11 +70,11 @@ export function ttftSplitChart(runs: readonly ServeRun[], width: number): PlotNo
   const totals = split.map((s) => ({
     arm: s.arm,
     class: s.class,
-    ms: s.queueMs + s.prefillMs,
-    text: `${fixed(s.queueMs + s.prefillMs, 0)} ms`,
+    ms: s.networkMs + s.queueMs + s.prefillMs,
+    text: `${fixed(s.networkMs + s.queueMs + s.prefillMs, 0)} ms`,
   }));
-  const xMax = Math.max(...totals.map((t) => t.ms)) * 1.3;
-  const marginLeft = Math.min(width * 0.42, 12 + CHAR_WIDTH * Math.max(...arms.map((a) => a.length)));
+  const xMax = Math.max(...totals.map((t) => t.ms)) * 1.45;
+  const marginLeft = Math.min(width * 0.5, 12 + CHAR_WIDTH * Math.max(...arms.map((a) => a.length)));
   const classWidth = 14 + CHAR_WIDTH * Math.max(...classes.map((c) => c.length));
   const height = 24 + 44 + classes.length * (arms.length * BAR_PX + 18);
   return Plot.plot({
@@ -68,11 +87,17 @@ export function ttftSplitChart(runs: readonly ServeRun[], width: number): PlotNo
     y: { domain: arms, label: null, padding: 0.18 },
     fy: { domain: classes, label: null, padding: 0.14, axis: 'right' },
     color: {
-      domain: ['queue', 'prefill'],
-      range: [PHASE_COLORS.queue, PHASE_COLORS.prefill],
+      domain: http ? ['network', 'queue', 'prefill'] : ['queue', 'prefill'],
+      range: http
+        ? [PHASE_COLORS.network, PHASE_COLORS.queue, PHASE_COLORS.prefill]
+        : [PHASE_COLORS.queue, PHASE_COLORS.prefill],
       legend: true,
       tickFormat: (p: string) =>
-        p === 'queue' ? 'queue (arrival → admitted)' : 'prefill (admitted → first token)',
+        p === 'network'
+          ? 'network and HTTP (client ↔ server)'
+          : p === 'queue'
+            ? 'queue (arrival → admitted)'
+            : 'prefill (admitted → first token)',
     },
     marks: [
       Plot.barX(

@@ -4,6 +4,8 @@
  * class for every arm. Headers explain their columns on hover; an arm whose tokens differed from
  * the solo runs is shown loudly.
  */
+
+import { httpComparison } from '../../spec/workloads/serve-report.ts';
 import type { ServeRun, ServeSummary } from '../../spec/workloads/serve-result.ts';
 import { classOrder, classScale } from '../charts/serve-common.ts';
 import { h } from '../dom.ts';
@@ -168,4 +170,48 @@ export function serveClassTable(runs: readonly ServeRun[], testId: string): HTML
     }),
   );
   return table(testId, 'Latency by class (ms; finished requests).', CLASS_HEADERS, rows);
+}
+
+/**
+ * Interface against inference (the report's table): each arm run over HTTP beside the in-process
+ * arm it replays, with the client's TTFT split by the server's timeline. Nothing when no arm went
+ * over HTTP.
+ */
+export function serveHttpTable(runs: readonly ServeRun[], testId: string): HTMLElement[] {
+  const c = httpComparison(runs);
+  if (!c) return [];
+  const last = c.header.length - 1;
+  const cell = (text: string, i: number, differ: boolean) =>
+    h('td', {
+      text,
+      className: i === last ? (differ ? 'serve-mismatch' : 'serve-identical') : i > 0 ? 'num' : '',
+    });
+  // Siblings in the section, not one wrapper: a wrapper would grow to the table's width on a phone.
+  return [
+    h('h3', { text: c.title }),
+    h('p', { className: 'spec-note', text: c.caption }),
+    h('div', { className: 'table-scroll', attrs: { tabindex: 0, role: 'region', 'aria-label': c.title } }, [
+      h('table', { className: 'data-table compact serve-table', testId }, [
+        h('thead', {}, [
+          h(
+            'tr',
+            {},
+            c.header.map((x) => h('th', { text: x })),
+          ),
+        ]),
+        h(
+          'tbody',
+          {},
+          c.rows.map((r) =>
+            h(
+              'tr',
+              {},
+              r.cells.map((x, i) => cell(x, i, r.tokensDiffer)),
+            ),
+          ),
+        ),
+      ]),
+    ]),
+    ...c.notes.map((n) => h('p', { className: 'spec-note', text: n })),
+  ];
 }
