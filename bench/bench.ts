@@ -126,6 +126,11 @@ Load test (--suite serve)
   --kv-tokens N          KV pool in tokens (default: max batch × the model's maxSeqLen)
   --sweep N              rate sweep: synchronous, saturating, then N rates between
   --no-solo              skip running each request alone (no slowdown, no identical-output check)
+  --target LIST          in-process (always, first), loopback (this project's server, npm run serve-api),
+                         and base URLs ending in /v1 (vLLM, llama-server): each replays the in-process
+                         arms' traces over streaming HTTP (docs/serving-http.md)
+  --served-model NAME    the model field for URL targets (default: the first of their /v1/models)
+  --http-timeout S       a request with no byte for S seconds fails as a timeout (default 120)
   --profile              time every kernel in every repetition (default: one profiled pass per point)
   --no-autotune          skip the per-device kernel search and use the GPU-oriented default kernels
   --no-fuse              build the run's model on the unfused graph (16 dispatches per layer), the

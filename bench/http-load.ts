@@ -62,8 +62,11 @@ export interface HttpArmRun {
   records: HttpRecord[];
   durationMs: number;
   errors: Partial<Record<HttpErrorType, number>>;
-  /** How output tokens were counted: the `token_ids` of each chunk, or the server's `usage`. */
-  tokenCounting: 'token_ids' | 'usage';
+  /**
+   * How output tokens were counted: the `token_ids` of each chunk (exact), the server's `usage`
+   * (exact, the server's word), or, with neither, one token per streamed chunk (a guess).
+   */
+  tokenCounting: 'token_ids' | 'usage' | 'chunks';
   /** The server's `/metrics`, differenced over the arm. */
   scrape: ScrapeDelta | null;
   /** Wall time of an empty `/health` or `/v1/models` round trip on a warm connection (median of 5). */
@@ -188,7 +191,7 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
   const count = (t: HttpErrorType) => {
     errors[t] = (errors[t] ?? 0) + 1;
   };
-  let usageCounted = false;
+  const counted = new Set<'token_ids' | 'usage' | 'chunks'>();
   try {
     const before = await scrape(origin, agent);
     const rtt = await roundTrip(origin, agent);
@@ -282,10 +285,11 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
         const finishMs = now();
         record.finishMs = finishMs;
         if (tokens.length > 0) {
+          counted.add('token_ids');
           record.outputTokens = tokens.length;
           record.outputHash = hashTokens(tokens);
         } else {
-          usageCounted = true;
+          counted.add(usageTokens !== null ? 'usage' : 'chunks');
           record.outputTokens = usageTokens ?? record.tokenTimesMs.length;
         }
         if (record.tokenTimesMs.length === 0) {
@@ -352,7 +356,8 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
       records,
       durationMs,
       errors,
-      tokenCounting: usageCounted ? 'usage' : 'token_ids',
+      // The weakest way any request was counted.
+      tokenCounting: counted.has('chunks') ? 'chunks' : counted.has('usage') ? 'usage' : 'token_ids',
       scrape: before && after ? scrapeDelta(before, after) : null,
       roundTripMs: rtt,
     };

@@ -147,8 +147,8 @@ export const ServeRunSchema = z
         url: z.string().max(500).optional(),
         /** What the server is: "this project's server (loopback)", or the name its /v1/models gives. */
         server: z.string().max(200).optional(),
-        /** Output tokens counted from each chunk's token ids, or from the server's `usage`. */
-        tokenCounting: z.enum(['token_ids', 'usage']).optional(),
+        /** Output tokens counted from each chunk's token ids, from the server's `usage`, or one per streamed chunk. */
+        tokenCounting: z.enum(['token_ids', 'usage', 'chunks']).optional(),
         /** Median round trip of an empty GET on a warm connection, before the arm. */
         roundTripMs: ms.nullable().optional(),
       })
