@@ -47,7 +47,7 @@ import {
   type RuntimeName,
   RuntimeUnavailableError,
 } from './engine.ts';
-import { type HttpTarget, parseTargets, replayOverHttp } from './http-targets.ts';
+import { type HttpTarget, parseTargets, replayOverHttp, traceOf } from './http-targets.ts';
 import { type PeerModel, parsePeers, preparePeerModel, runPeerJob, runWllamaJob } from './peers.ts';
 import { servedModel } from './server.ts';
 import { ADAPTER_CHOICES, type AdapterChoice } from './vulkan.ts';
@@ -689,21 +689,7 @@ if (args['trace-out']) {
   const run = serve?.runs.find((r) => r.experiment === 'ab') ?? serve?.runs[0];
   if (run) {
     mkdirSync(dirname(args['trace-out']), { recursive: true });
-    writeFileSync(
-      args['trace-out'],
-      traceToJsonl(
-        run.requests.map((q) => ({
-          id: q.id,
-          arrivalMs: q.arrivalMs,
-          promptTokens: q.promptTokens,
-          outputTokens: q.requestedTokens ?? q.outputTokens,
-          prefixId: q.prefixId ?? null,
-          prefixTokens: q.prefixTokens ?? 0,
-          class: q.class,
-          priority: q.priority,
-        })),
-      ),
-    );
+    writeFileSync(args['trace-out'], traceToJsonl(traceOf(run)));
     console.error(`wrote the trace of "${run.label}" to ${args['trace-out']}`);
   }
 }

@@ -106,7 +106,7 @@ describe('runHttpArm against faults', () => {
     // Without token ids the server's usage counts, and the arm says so.
     expect(run.records[5].outputTokens).toBe(3);
     expect(run.tokenCounting).toBe('usage');
-    expect(run.records[1].error).toMatch(/^HTTP 429/);
+    expect(run.records[1].error).toBe('HTTP 429: x: 429');
     // No /metrics on this server: no scrape, no split.
     expect(run.scrape).toBeNull();
     expect(ok.networkMs).toBeUndefined();

@@ -159,6 +159,18 @@ async function roundTrip(origin: string, agent: Agent): Promise<number | null> {
   return times[2];
 }
 
+/** An error body in OpenAI's shape as "code: message", else the body's start. */
+export function errorText(body: string): string {
+  try {
+    const e = (JSON.parse(body) as { error?: { message?: string; code?: string | null; type?: string } })
+      .error;
+    if (e?.message) return `${e.code ?? e.type ?? 'error'}: ${e.message}`;
+  } catch {
+    // Not JSON: the text as it came.
+  }
+  return body.slice(0, 300);
+}
+
 interface ChunkJson {
   choices?: { text?: string; token_ids?: number[]; finish_reason?: string | null }[];
   usage?: { completion_tokens?: number; prompt_tokens?: number };
@@ -243,7 +255,7 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
         if (res.statusCode !== 200) {
           const body = await res.body.text().catch(() => '');
           count(classify(undefined, res.statusCode));
-          record.error = `HTTP ${res.statusCode}: ${body.slice(0, 200)}`;
+          record.error = `HTTP ${res.statusCode}: ${errorText(body)}`.slice(0, 500);
           return;
         }
         let buffer = '';

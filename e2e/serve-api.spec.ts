@@ -1,22 +1,14 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { Agent, request } from 'undici';
 import { type ApiServerProcess, startApiServer } from '../bench/api-process.ts';
-import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
-import { gaugeValue, histogramTotals, parsePrometheus } from '../src/serve/prometheus.ts';
-import { percentile } from '../src/stats.ts';
-import { runCli } from './cli.ts';
+import { gaugeValue, parsePrometheus } from '../src/serve/prometheus.ts';
 
 /**
  * The engine's OpenAI-compatible server (npm run serve-api) for real: one server process on
- * loopback, on ci-tiny, shared by the tests of this file (they run in order); the load-test client
- * is the real one, run by the bench CLI.
+ * loopback, on ci-tiny, shared by the tests of this file (they run in order). The bench's client
+ * against it (`--target`) is tested with the serve suite, in serve-cli.spec.ts.
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'serve-api-'));
 let server: ApiServerProcess;
 let base: string;
 const agent = new Agent({ connections: 128 });
@@ -50,14 +42,6 @@ async function post(body: unknown, raw?: string) {
     body: raw ?? JSON.stringify(body),
   });
   return { status: res.statusCode, body: (await res.body.json()) as Answer };
-}
-
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((ok) => probe.listen(0, '127.0.0.1', ok));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((ok) => probe.close(ok));
-  return port;
 }
 
 async function metrics() {
@@ -177,73 +161,4 @@ test('serve-api: 100 concurrent streams, half aborted mid-stream: no server erro
   // Still serving.
   const ok = await post({ model: 'ci-tiny', prompt: [3, 4], max_tokens: 2 });
   expect(ok.status).toBe(200);
-});
-
-test('bench --target: the in-process trace replayed over HTTP, tokens identical, TTFT split by the server timeline; a server that is not there counted, the run kept', async () => {
-  test.setTimeout(240_000);
-  const out = join(dir, 'http.json');
-  // A port nothing listens on: one the system just handed out, closed again.
-  const dead = `http://127.0.0.1:${await closedPort()}/v1`;
-  const run = await runCli(
-    'bench/bench.ts',
-    [
-      '--runtime',
-      'node',
-      '--suite',
-      'serve',
-      '--requests',
-      '8',
-      '--concurrency',
-      '1',
-      '--batching',
-      'continuous',
-      '--no-solo',
-      '--no-autotune',
-      '--target',
-      `in-process,${base},${dead}`,
-      '--http-timeout',
-      '20',
-      '--out',
-      out,
-    ],
-    230_000,
-  );
-  expect(run.code, run.stderr).toBe(0);
-  const r: BenchResult = BenchResultSchema.parse(JSON.parse(readFileSync(out, 'utf8')));
-  const runs = r.serve?.runs ?? [];
-  expect(runs.map((x) => x.target?.kind)).toEqual(['in-process', 'http', 'http']);
-  const [inProcess, http, refused] = runs;
-  expect(http.target?.url).toBe(base);
-  expect(http.target?.tokenCounting).toBe('token_ids');
-  expect(http.requests.map((q) => q.status)).toEqual(Array(8).fill('finished'));
-  // Request for request, the same tokens as the engine in the bench's own process.
-  expect(http.matchesInProcess).toEqual({ checked: 8, mismatches: 0 });
-  expect(http.requests.map((q) => q.outputHash)).toEqual(inProcess.requests.map((q) => q.outputHash));
-  expect(http.requests.map((q) => q.promptTokens)).toEqual(inProcess.requests.map((q) => q.promptTokens));
-  // The split: client TTFT against network + queue + prefill from the server's timeline, at p50.
-  const ttft = http.requests.map((q) => q.tokenTimesMs[0] - q.arrivalMs);
-  const sum = http.requests.map(
-    (q) => (q.networkMs ?? Number.NaN) + (q.queueMs ?? Number.NaN) + (q.prefillMs ?? Number.NaN),
-  );
-  const a = percentile(ttft, 50);
-  const b = percentile(sum, 50);
-  expect(Math.abs(a - b)).toBeLessThanOrEqual(Math.max(2, 0.05 * a));
-  for (const q of http.requests) {
-    expect(q.networkMs).toBeGreaterThan(0);
-    expect(q.queueMs).toBeGreaterThanOrEqual(0);
-  }
-  // The server's own /metrics over the arm saw the same eight requests, and its mean prefill is
-  // within the client's mean TTFT.
-  expect(http.serverMetrics?.requests).toBe(8);
-  expect(http.serverMetrics?.prefillMsMean ?? Number.POSITIVE_INFINITY).toBeLessThan(
-    http.summary.ttftMs?.mean ?? 0,
-  );
-  const m = await metrics();
-  expect(histogramTotals(m, 'request_prefill_time_seconds')?.count).toBeGreaterThanOrEqual(8);
-  // Nothing listens there: every request counted as refused, the run and its other arms kept.
-  expect(refused.target?.url).toBe(dead);
-  expect(refused.errors).toEqual({ connection_refused: 8 });
-  expect(refused.summary.completed).toBe(0);
-  expect(run.stderr).toMatch(/errors connection_refused 8/);
-  expect(run.stdout).toContain('Interface against inference');
 });

@@ -128,3 +128,18 @@ describe('OnlineEngine', () => {
     expect((await b.done).status).toBe('failed');
   });
 });
+
+describe('OnlineEngine.refusal', () => {
+  it('names what can never fit the pool, and an engine that has stopped', async () => {
+    const { model } = fakeModel(2);
+    const e = new OnlineEngine(model, { maxBatch: 1, tokenBudget: 64, maxWaiting: 1, now: clock() });
+    // 2 pages of 4 slots: 5 + 4 − 1 = 8 slots fit, 5 + 5 − 1 = 9 do not.
+    expect(e.refusal(5, 4)).toBeNull();
+    expect(e.refusal(5, 5)).toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/needs 3 KV pages/),
+    });
+    await e.close('shutting down');
+    expect(e.refusal(1, 1)).toEqual({ status: 503, message: 'shutting down' });
+  });
+});

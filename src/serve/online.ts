@@ -111,6 +111,25 @@ export class OnlineEngine {
     return { cancel: (reason) => this.cancel(req, reason) };
   }
 
+  /**
+   * Why a request would be refused before it is queued, or null: the engine has stopped (a lost
+   * device: the server answers 503), or the request can never fit the KV pool (400). The server
+   * asks before it answers, so a refusal is an HTTP error, not a stream that ends at once.
+   */
+  refusal(promptTokens: number, maxTokens: number): { status: 400 | 503; message: string } | null {
+    if (this.stopped !== null) return { status: 503, message: this.stopped };
+    const pageSize = this.model.kv.pageSize;
+    const total = this.model.kv.allocator.stats().totalPages;
+    const need = Math.ceil((promptTokens + maxTokens - 1) / pageSize);
+    if (need > total) {
+      return {
+        status: 400,
+        message: `The request needs ${need} KV pages (${promptTokens} prompt tokens + ${maxTokens} to generate, ${pageSize} per page) and the server's pool has ${total}: it can never run. Reduce the prompt or max_tokens.`,
+      };
+    }
+    return null;
+  }
+
   stats(): OnlineStats {
     const kv = this.model.kv.allocator.stats();
     return {

@@ -201,6 +201,15 @@ export function buildApiServer(o: ApiServerOptions): FastifyInstance {
     const prompt = typeof r.prompt === 'string' ? textTokens(r.prompt, o.vocabSize) : r.prompt;
     const tooLong = checkContext(prompt.length, r.maxTokens, o.maxSeqLen);
     if (tooLong) return sendError(reply, tooLong);
+    const refused = o.engine.refusal(prompt.length, r.maxTokens);
+    if (refused) {
+      return sendError(
+        reply,
+        refused.status === 503
+          ? apiError(503, refused.message, 'server_error', null, 'engine_unavailable')
+          : apiError(400, refused.message, 'invalid_request_error', 'max_tokens', 'kv_cache_exceeded'),
+      );
+    }
 
     const id = `cmpl-${req.id}-${Math.floor(o.now())}`;
     const base = { id, created: Math.floor(Date.now() / 1000), model: o.modelName };
