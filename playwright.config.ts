@@ -18,12 +18,14 @@ export default defineConfig<{ runtime: Harness['runtime'] }>({
     baseURL: E2E_ORIGIN,
     launchOptions: launchOptions(findBrowser()),
   },
+  // The native project first: its files are the longest (model.spec.ts alone runs about 5 minutes),
+  // and a long file that starts last keeps one worker busy after the other has run out of tests.
   projects: [
-    // Everything in headless Chromium (the page, the CLIs, the engine's failure paths, and the
-    // kernel and model checks in the browser's harness page).
-    { name: 'browser', use: { runtime: 'browser' } },
-    // The same kernel and model checks, run natively on Dawn by the Node harness process.
+    // The kernel and model checks, run natively on Dawn by the Node harness process.
     { name: 'native', use: { runtime: 'node' }, testMatch: /(kernels|model|serve)\.spec\.ts$/ },
+    // Everything in headless Chromium (the page, the CLIs, the engine's failure paths, and the
+    // same kernel and model checks in the browser's harness page).
+    { name: 'browser', use: { runtime: 'browser' } },
   ],
   webServer: {
     command: `npx tsx bench/serve.ts --port ${E2E_PORT}`,
