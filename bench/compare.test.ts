@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -121,8 +121,39 @@ describe('npm run compare', () => {
     async () => {
       const run = await runCompare(['--help']);
       expect(run.code).toBe(0);
-      for (const flag of ['--max-regression PCT', '--format md|csv', '-h, --help'])
+      for (const flag of ['--max-regression PCT', '--format md|csv|html', '--rank', '-h, --help'])
         expect(run.stdout).toContain(flag);
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'ranks a folder of results as a leaderboard, listing the files that do not validate',
+    async () => {
+      const board = join(dir, 'board');
+      mkdirSync(board);
+      const a = makeResult();
+      a.env.adapter = { ...a.env.adapter, description: 'Device A' };
+      const b = scaleTimes(makeResult(), 3);
+      b.env.adapter = { ...b.env.adapter, description: 'Device B' };
+      writeFileSync(join(board, 'a.json'), JSON.stringify(a));
+      writeFileSync(join(board, 'b.json'), JSON.stringify(b));
+      writeFileSync(join(board, 'broken.json'), '{"schemaVersion": 1, "points": [');
+      writeFileSync(join(board, 'notes.txt'), 'not a result');
+      const md = await runCompare([board]);
+      expect(md.code).toBe(0);
+      // B is the same run at three times the time: second in both groups.
+      expect(md.stdout).toMatch(/\| 1 \| Device A \|[^\n]*\n\| 2 \| Device B \|/);
+      expect(md.stdout).toContain('## smollm2-135m · f32 · decode (decode at depth 512, batch 1)');
+      expect(md.stderr).toMatch(/left out .*broken\.json: not valid JSON/);
+      expect(md.stderr).toContain('ranked 2 file(s) in 2 group(s); left out 1');
+      const html = await runCompare([board, '--format', 'html']);
+      expect(html.code).toBe(0);
+      expect(html.stdout).toMatch(/^<!doctype html>/);
+      expect(html.stdout).toContain('broken.json');
+      const none = await runCompare(['--rank', join(board, 'broken.json')]);
+      expect(none.code).toBe(2);
+      expect(none.stderr).toContain('no valid result file among 1');
     },
     CLI_TIMEOUT_MS,
   );

@@ -315,6 +315,29 @@ test('compare: imported files give a ratio table and overlaid charts; a bad file
   await page.getByTestId('import').setInputFiles([bad]);
   await expect(error).toContainText('bad.json: not valid JSON');
   expect(await snapshot()).toBe(before);
+
+  // A folder (a fleet's --out-dir) ranks its devices; a file that does not validate is listed with
+  // its error and left out, while the others are kept.
+  await page.getByRole('button', { name: 'Clear', exact: true }).click();
+  const fleet = join(dir, 'fleet');
+  mkdirSync(fleet);
+  writeFileSync(join(fleet, 'a.json'), JSON.stringify(base));
+  writeFileSync(join(fleet, 'b.json'), JSON.stringify(other));
+  writeFileSync(join(fleet, 'broken.json'), '{"schemaVersion": 1,');
+  await page.getByTestId('import-folder').setInputFiles(fleet);
+  await expect(page.getByTestId('compare-list').locator('li')).toHaveCount(2);
+  const board = page.getByTestId('leaderboard');
+  await expect(board.getByTestId('leaderboard-table')).toHaveCount(2);
+  // The run at half the time ranks first in both passes.
+  await expect(
+    board.locator('[data-testid=leaderboard-table] tbody tr:first-child td:nth-child(2)'),
+  ).toHaveText(['NVIDIA GeForce RTX 4060 Laptop GPU', 'NVIDIA GeForce RTX 4060 Laptop GPU']);
+  await expect(page.getByTestId('leaderboard-skipped')).toContainText('broken.json: not valid JSON');
+  await page.getByTestId('leaderboard-pass').selectOption('decode');
+  await expect(board.getByTestId('leaderboard-table')).toHaveCount(1);
+  await expect(board.locator('h3')).toHaveText(/decode \(decode at depth 512, batch 1\)/);
+  await board.scrollIntoViewIfNeeded();
+  await screenshot(page, 'leaderboard.png');
   expect(problems).toEqual([]);
 });
 

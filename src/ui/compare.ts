@@ -29,7 +29,8 @@ import { download, resultFileStem } from './export.ts';
 import { fixed, formatDate, formatMs, formatNumber } from './format.ts';
 import { FormatsView } from './formats/view.ts';
 import { resultWeights } from './formats/weights.ts';
-import { readResultFiles } from './import.ts';
+import { readResultFiles, readResultFolder } from './import.ts';
+import { LeaderboardView } from './leaderboard-view.ts';
 import { BatchScalingView } from './serve/batch-view.ts';
 import { ServeView } from './serve/view.ts';
 import { type Column, sortableTable } from './sortable-table.ts';
@@ -80,6 +81,9 @@ export class CompareView {
   private readonly formatsHost = h('div', { className: 'compare-spec' });
   private readonly formatsViews = new Map<string, FormatsView>();
   private comparison: Comparison | null = null;
+  private readonly leaderboard = new LeaderboardView();
+  /** Files of imported folders that did not validate: listed under the leaderboard, left out. */
+  private skipped: { file: string; error: string }[] = [];
 
   constructor(
     private readonly errors: ErrorBanner,
@@ -97,9 +101,22 @@ export class CompareView {
       input.value = '';
       void this.importFiles(files);
     });
+    const folderId = uniqueId('import-folder');
+    const folder = h('input', {
+      className: 'visually-hidden',
+      testId: 'import-folder',
+      attrs: { id: folderId, type: 'file', webkitdirectory: true, multiple: true },
+    });
+    folder.addEventListener('change', () => {
+      const files = [...(folder.files ?? [])];
+      folder.value = '';
+      void this.importFolder(files);
+    });
     const drop = h('div', { className: 'drop-zone' }, [
       h('label', { className: 'btn btn-primary', text: 'Import result files…', attrs: { for: inputId } }),
       input,
+      h('label', { className: 'btn', text: 'Import a folder…', attrs: { for: folderId } }),
+      folder,
       h('span', { className: 'muted', text: 'or drop .json files here (50 MB at most each)' }),
     ]);
     drop.addEventListener('dragover', (ev) => {
@@ -160,6 +177,7 @@ export class CompareView {
         this.tableHost,
         this.warnings,
       ]),
+      this.leaderboard.element,
       this.peersCard,
       this.charts.element,
       this.formatsHost,
@@ -190,6 +208,18 @@ export class CompareView {
     this.render();
   }
 
+  /** A folder of results (a fleet's --out-dir): its valid files are added, the others listed. */
+  async importFolder(files: readonly File[]): Promise<void> {
+    if (files.length === 0) return;
+    const { files: imported, skipped } = await readResultFolder(files);
+    this.skipped = skipped;
+    if (imported.length === 0 && skipped.length === 0)
+      this.errors.show('import', 'Import failed; nothing was imported.', 'The folder has no .json files.');
+    else this.errors.clearFrom('import');
+    for (const f of imported) this.add(`file:${f.name}:${f.result.createdAt}`, f.name, f.result, false);
+    this.render();
+  }
+
   /** Adds a run from history or the current run; `key` keeps it from being added twice. */
   add(key: string, name: string, result: BenchResult, render = true): void {
     if (this.entries.some((e) => e.key === key)) return;
@@ -209,6 +239,7 @@ export class CompareView {
 
   private clear(): void {
     this.entries = [];
+    this.skipped = [];
     this.render();
   }
 
@@ -255,6 +286,7 @@ export class CompareView {
       this.entries.length > 0 &&
       this.entries.every((e) => e.result.points.length === 0 && (e.result.speculative || e.result.serve));
     this.charts.update(this.chartRuns());
+    this.leaderboard.update(this.entries, this.skipped);
     this.renderPeers();
     this.renderFormats();
     this.renderSpec();

@@ -12,6 +12,7 @@ const MIME = {
   csv: 'text/csv',
   md: 'text/markdown',
   svg: 'image/svg+xml',
+  html: 'text/html',
 } as const;
 export type DownloadKind = keyof typeof MIME;
 
