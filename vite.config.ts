@@ -22,6 +22,12 @@ export default defineConfig({
         app: resolve(import.meta.dirname, 'index.html'),
         // The browser-test harness: kernels and model checked against the CPU reference in a real adapter.
         harness: resolve(import.meta.dirname, 'e2e/harness/index.html'),
+        // The isolation service worker for hosts without COOP/COEP headers (src/isolation/page.ts):
+        // at a fixed name beside index.html, so its scope covers the app wherever it is served.
+        'coi-sw': resolve(import.meta.dirname, 'src/isolation/sw.ts'),
+      },
+      output: {
+        entryFileNames: (chunk) => (chunk.name === 'coi-sw' ? 'coi-sw.js' : 'assets/[name]-[hash].js'),
       },
     },
   },

@@ -79,6 +79,7 @@ export class DeviceCard {
         badge('timestamps', timestamps),
         badge('cross-origin isolated', globalThis.crossOriginIsolated === true),
       ]),
+      isolationNote(),
       timestamps
         ? null
         : h('p', {
@@ -150,4 +151,22 @@ export class DeviceCard {
       ]),
     );
   }
+}
+
+/** How the page is isolated when that is worth saying: by the service worker, or not at all and why. */
+function isolationNote(): HTMLElement | null {
+  const state = window.pageIsolation;
+  if (!state || (state.isolated && state.by === 'headers')) return null;
+  return state.isolated
+    ? h('p', {
+        className: 'muted small',
+        testId: 'isolation-note',
+        text: 'Cross-origin isolated by this page’s service worker: the host sends no COOP/COEP headers, so the page added them and reloaded once.',
+      })
+    : h('p', {
+        className: 'warning',
+        testId: 'isolation-note',
+        attrs: { role: 'note' },
+        text: `Not cross-origin isolated: ${state.why}. The browser coarsens performance.now(), so wall-clock times are less precise; the result records it.`,
+      });
 }
