@@ -36,6 +36,7 @@ import type { BenchSpec } from '../src/spec/schema.ts';
 import { SPEC_DEFAULTS, SUITE_NAMES, SUITES } from '../src/spec/suites.ts';
 import { WORKLOADS } from '../src/spec/workloads/index.ts';
 import { SERVE_DEFAULTS } from '../src/spec/workloads/serve-settings.ts';
+import { parseDuration, SUSTAINED_DEFAULTS } from '../src/spec/workloads/sustained.ts';
 import { isWeightFormat, WEIGHT_FORMATS } from '../src/weight-format.ts';
 import {
   defaultRuntime,
@@ -131,6 +132,10 @@ Load test (--suite serve)
                          arms' traces over streaming HTTP (docs/serving-http.md)
   --served-model NAME    the model field for URL targets (default: the first of their /v1/models)
   --http-timeout S       a request with no byte for S seconds fails as a timeout (default 120)
+Sustained load (--suite sustained)
+  --duration D           how long the passes repeat: 90, 90s, 5m or 1h (default ${SUSTAINED_DEFAULTS.durationS / 60}m)
+  --interval S           seconds per tok/s window (default ${SUSTAINED_DEFAULTS.windowS})
+  --roofs-every S        measure the FMA and copy roofs again every S seconds (default ${SUSTAINED_DEFAULTS.roofEveryS})
   --profile              time every kernel in every repetition (default: one profiled pass per point)
   --no-autotune          skip the per-device kernel search and use the GPU-oriented default kernels
   --no-fuse              build the run's model on the unfused graph (16 dispatches per layer), the
@@ -221,6 +226,8 @@ function parse() {
         burstiness: { type: 'string' },
         requests: { type: 'string' },
         duration: { type: 'string' },
+        interval: { type: 'string' },
+        'roofs-every': { type: 'string' },
         mix: { type: 'string' },
         trace: { type: 'string' },
         'trace-out': { type: 'string' },
@@ -308,6 +315,15 @@ function num(flag: string, text: string | undefined): number | undefined {
   return v;
 }
 
+/** --duration of the sustained suite: seconds, or with a unit (90s, 5m, 1h). */
+function duration(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const s = parseDuration(text);
+  if (!Number.isFinite(s) || s <= 0)
+    usage(`--duration takes seconds or a time such as 90s, 5m or 1h, got "${text}"`);
+  return s;
+}
+
 function oneOf<T extends string>(
   flag: string,
   text: string | undefined,
@@ -343,8 +359,15 @@ const SERVE_FLAGS = [
   'served-model',
   'http-timeout',
 ] as const;
-const serveFlags = SERVE_FLAGS.filter((f) => args[f] !== undefined);
+// --duration is the load test's arrival window or the sustained suite's length; the rest are the load test's.
+const serveFlags = SERVE_FLAGS.filter(
+  (f) => args[f] !== undefined && !(f === 'duration' && suiteName === 'sustained'),
+);
 if (args['no-solo']) serveFlags.push('no-solo' as never);
+const sustainedFlags = (['interval', 'roofs-every'] as const).filter((f) => args[f] !== undefined);
+if (sustainedFlags.length > 0 && suiteName !== 'sustained') {
+  usage(`${sustainedFlags.map((f) => `--${f}`).join(', ')} apply to --suite sustained`);
+}
 if (serveFlags.length > 0 && suiteName !== 'serve') {
   usage(`${serveFlags.map((f) => `--${f}`).join(', ')} apply to --suite serve`);
 }
@@ -412,7 +435,9 @@ try {
       concurrency: int('--concurrency', args.concurrency),
       burstiness: num('--burstiness', args.burstiness),
       requests: int('--requests', args.requests),
-      durationS: num('--duration', args.duration),
+      durationS: suiteName === 'sustained' ? duration(args.duration) : num('--duration', args.duration),
+      windowS: num('--interval', args.interval),
+      roofEveryS: num('--roofs-every', args['roofs-every']),
       mix: oneOf('--mix', args.mix, ['default', 'matrix'] as const),
       prefixTokens: int('--prefix', args.prefix),
       prefixShare: num('--prefix-share', args['prefix-share']),

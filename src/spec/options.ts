@@ -15,6 +15,7 @@ import {
   TraceRequestSchema,
 } from './workloads/serve-settings.ts';
 import { SpecWorkloadSchema } from './workloads/speculative.ts';
+import { SUSTAINED_DEFAULTS, SustainedWorkloadSchema } from './workloads/sustained.ts';
 
 /** The suites where --weights takes a list, for the message that says where to go. */
 const WEIGHT_LIST_SUITES = WORKLOADS.flatMap((d) => (d.suite?.weightList ? [d.suite.name] : [])).join(' or ');
@@ -58,7 +59,11 @@ export const SpecOptionsSchema = z
     concurrency: z.number().int().min(1).max(1024).optional(),
     burstiness: z.number().positive().max(1000).default(SERVE_DEFAULTS.burstiness),
     requests: ServeWorkloadSchema.shape.requests.default(SERVE_DEFAULTS.requests),
+    /** --duration: the load test's arrival window, or the sustained suite's length. */
     durationS: z.number().positive().max(86_400).optional(),
+    /** --suite sustained: --interval (the tok/s window) and --roofs-every, seconds. */
+    windowS: SustainedWorkloadSchema.shape.windowS.optional(),
+    roofEveryS: SustainedWorkloadSchema.shape.roofEveryS.optional(),
     mix: ServeWorkloadSchema.shape.mix.default('default'),
     prefixTokens: ServeWorkloadSchema.shape.prefixTokens.default(0),
     prefixShare: ServeWorkloadSchema.shape.prefixShare.default(SERVE_DEFAULTS.prefixShare),
@@ -84,6 +89,15 @@ export const SpecOptionsSchema = z
     message: `several weight formats make a format sweep: add --suite ${WEIGHT_LIST_SUITES}, or give one format`,
     path: ['weights'],
   })
+  .refine(
+    (o) =>
+      o.suite !== 'sustained' ||
+      (o.windowS ?? SUSTAINED_DEFAULTS.windowS) <= (o.durationS ?? SUSTAINED_DEFAULTS.durationS),
+    {
+      message: 'the tok/s window (--interval) must not be longer than the duration (--duration)',
+      path: ['windowS'],
+    },
+  )
   .refine((o) => o.rate === undefined || o.concurrency === undefined, {
     message: 'give --rate or --concurrency, not both',
     path: ['concurrency'],

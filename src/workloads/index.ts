@@ -7,6 +7,7 @@ import { kernelsEngine } from './kernels.ts';
 import { prefillEngine } from './prefill.ts';
 import { serveEngine } from './serve.ts';
 import { specEngine } from './spec.ts';
+import { sustainedEngine } from './sustained.ts';
 import type { WorkloadEngine } from './workload.ts';
 
 /**
@@ -22,4 +23,5 @@ export const ENGINES: { [K in WorkloadKind]: WorkloadEngine<K, { type: string }>
   serve: serveEngine,
   formats: formatsEngine,
   fusion: fusionEngine,
+  sustained: sustainedEngine,
 };

@@ -8,6 +8,7 @@ import { kernels } from './kernels.ts';
 import { prefill } from './prefill.ts';
 import { serve } from './serve.ts';
 import { speculative } from './speculative.ts';
+import { sustained } from './sustained.ts';
 
 /**
  * Every workload, by its descriptor: the one list the spec, the result schema, the reports, the CLI
@@ -15,7 +16,17 @@ import { speculative } from './speculative.ts';
  * (src/workloads/index.ts) and the view table (src/ui/views/index.ts) are typed by the kinds listed
  * here, so the compiler names what a new kind still lacks. The order is the report's order.
  */
-export const WORKLOADS = [prefill, kernels, capacity, speculative, serve, decode, formats, fusion] as const;
+export const WORKLOADS = [
+  prefill,
+  kernels,
+  capacity,
+  speculative,
+  serve,
+  decode,
+  formats,
+  fusion,
+  sustained,
+] as const;
 
 type Descriptor = (typeof WORKLOADS)[number];
 

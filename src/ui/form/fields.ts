@@ -35,6 +35,8 @@ const FIELD_NAMES = [
   'maxBatch',
   'tokenBudget',
   'sweep',
+  'durationS',
+  'windowS',
   // Not a spec field: the page's choice to run llama.cpp (wllama) beside the run.
   'peer',
 ] as const;

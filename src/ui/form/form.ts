@@ -17,6 +17,7 @@ import { fitToModel, modelErrors } from '../../spec/fit.ts';
 import { buildSpec, type SpecOptions } from '../../spec/options.ts';
 import type { BenchSpec } from '../../spec/schema.ts';
 import { SPEC_DEFAULTS } from '../../spec/suites.ts';
+import { parseDuration } from '../../spec/workloads/sustained.ts';
 import { BYTES, WEIGHT_FORMATS, type WeightFormat } from '../../weight-format.ts';
 import { h } from '../dom.ts';
 import { formatCount } from '../format.ts';
@@ -71,6 +72,7 @@ export class ConfigForm {
   private readonly fieldset: HTMLFieldSetElement;
   private readonly specFields: HTMLFieldSetElement;
   private readonly serveFields: HTMLFieldSetElement;
+  private readonly sustainedFields: HTMLFieldSetElement;
   private readonly formError = h('p', {
     className: 'field-error form-error',
     attrs: { role: 'alert', hidden: true },
@@ -87,6 +89,7 @@ export class ConfigForm {
     this.fieldset = layout.fieldset;
     this.specFields = layout.specFields;
     this.serveFields = layout.serveFields;
+    this.sustainedFields = layout.sustainedFields;
     this.element = h(
       'form',
       { className: 'config-form', attrs: { novalidate: true, 'aria-label': 'Benchmark configuration' } },
@@ -165,6 +168,7 @@ export class ConfigForm {
   private toggled(name: Toggled): HTMLElement {
     if (name === 'specFields') return this.specFields;
     if (name === 'serveFields') return this.serveFields;
+    if (name === 'sustainedFields') return this.sustainedFields;
     return this.fields.get(name).wrapper;
   }
 
@@ -290,6 +294,18 @@ export class ConfigForm {
         const values = options[name] ?? [];
         if (errors.has(name)) continue;
         if (values.length !== 1) errors.set(name, `the format sweep times one ${what}; give one`);
+      }
+    } else if (suite === 'sustained') {
+      const duration = parseDuration(this.fields.value('durationS'));
+      if (Number.isFinite(duration) && duration > 0) options.durationS = duration;
+      else errors.set('durationS', 'Seconds, or a time such as 90s, 5m or 1h');
+      options.windowS = number('windowS');
+      for (const [name, what] of [
+        ['prefill', 'prompt length'],
+        ['depths', 'depth'],
+      ] as const) {
+        if (!errors.has(name) && (options[name] ?? []).length !== 1)
+          errors.set(name, `sustained load repeats one ${what}; give one`);
       }
     } else if (suite === 'batch') {
       // B-scaling's depth, tokens and repetitions are sent as typed.

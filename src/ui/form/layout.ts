@@ -17,6 +17,8 @@ interface Layout {
   specFields: HTMLFieldSetElement;
   /** The load test's own fields, likewise. */
   serveFields: HTMLFieldSetElement;
+  /** The sustained suite's duration and window, likewise. */
+  sustainedFields: HTMLFieldSetElement;
 }
 
 /** The elements the form keeps itself, placed among the fields. */
@@ -38,6 +40,11 @@ export function layOut(fields: Fields, parts: Parts): Layout {
   const serveFields = h('fieldset', {
     className: 'spec-fields',
     testId: 'serve-fields',
+    attrs: { hidden: true },
+  });
+  const sustainedFields = h('fieldset', {
+    className: 'spec-fields',
+    testId: 'sustained-fields',
     attrs: { hidden: true },
   });
   const fieldset = h('fieldset', {}, [
@@ -76,6 +83,7 @@ export function layOut(fields: Fields, parts: Parts): Layout {
     ]),
     specFields,
     serveFields,
+    sustainedFields,
     fields.check('profile', 'Profile every repetition (a timed pass per kernel; slower)'),
     fields.check(
       'peer',
@@ -165,5 +173,22 @@ export function layOut(fields: Fields, parts: Parts): Layout {
       fields.number('tokenBudget', 'Token budget', { min: 1 }, 'Tokens one step computes.'),
     ]),
   );
-  return { fieldset, specFields, serveFields };
+  sustainedFields.append(
+    h('legend', { text: 'Sustained load' }),
+    h('div', { className: 'form-grid' }, [
+      fields.text(
+        'durationS',
+        'Duration',
+        '5m',
+        'Seconds, or 90s, 5m, 1h. A laptop that throttles shows it after a minute or more.',
+      ),
+      fields.number(
+        'windowS',
+        'Window (s)',
+        { min: 1 },
+        'tok/s is reported per window; the roofs are measured again every minute.',
+      ),
+    ]),
+  );
+  return { fieldset, specFields, serveFields, sustainedFields };
 }

@@ -7,6 +7,7 @@
 import { PRESET_NAMES } from '../../model/config.ts';
 import { SPEC_DEFAULTS, SUITE_NAMES, SUITES, type SuiteName } from '../../spec/suites.ts';
 import { SERVE_DEFAULTS } from '../../spec/workloads/serve-settings.ts';
+import { SUSTAINED_DEFAULTS } from '../../spec/workloads/sustained.ts';
 import { WEIGHT_FORMATS } from '../../weight-format.ts';
 import type { FieldName } from './fields.ts';
 
@@ -26,6 +27,7 @@ export const TOGGLED = [
   'weightsList',
   'specFields',
   'serveFields',
+  'sustainedFields',
 ] as const;
 export type Toggled = (typeof TOGGLED)[number];
 
@@ -137,6 +139,16 @@ const SUITE_FORMS = {
   },
   // Fused against unfused graph alone is a CLI job too (--suite fusion); the quick suite ends with it.
   fusion: null,
+  sustained: {
+    option: 'sustained load',
+    sweep: { kind: 'own', values: SUITES.sustained },
+    shows: ['prefill', 'depths', 'gen', 'weights', 'sustainedFields'],
+    text: {
+      prefill: { label: 'Prompt length L', hint: 'One length: the prefill repeated all along.' },
+      depths: { label: 'Decode depth', hint: 'One depth: context tokens before each decode generation.' },
+      gen: { label: 'Tokens to generate', hint: 'Per decode generation.' },
+    },
+  },
   custom: {
     option: 'custom',
     sweep: { kind: 'custom' },
@@ -187,4 +199,6 @@ export const FIELD_DEFAULTS = {
   maxBatch: SERVE_DEFAULTS.maxBatch,
   tokenBudget: SERVE_DEFAULTS.tokenBudget,
   sweep: 0,
+  durationS: `${SUSTAINED_DEFAULTS.durationS / 60}m`,
+  windowS: SUSTAINED_DEFAULTS.windowS,
 } as const satisfies Partial<Record<FieldName, string | number | boolean>>;

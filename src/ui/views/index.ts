@@ -5,6 +5,7 @@ import { FusionView } from '../fusion-view.ts';
 import { BatchScalingView } from '../serve/batch-view.ts';
 import { ServeView } from '../serve/view.ts';
 import { SpecView } from '../speculative/view.ts';
+import { SustainedView } from '../sustained-view.ts';
 
 /** What the run view asks of a workload's own section on the page. */
 export interface WorkloadView {
@@ -68,4 +69,13 @@ export const VIEWS: { [K in WorkloadKind]: ViewSlot | null } = {
   decode: { make: (o) => new BatchScalingView(o), place: 'below-charts', ...nothing },
   formats: { make: (o) => new FormatsView(o), place: 'above-charts', ...nothing },
   fusion: { make: (o) => new FusionView(o.idPrefix), place: 'above-charts', ...nothing },
+  sustained: {
+    make: (o) => new SustainedView(o),
+    place: 'above-charts',
+    summary: (r) =>
+      r.sustained
+        ? ` · sustained load: ${r.sustained.windows.length} windows, roofs measured ${r.sustained.roofs.length} times`
+        : '',
+    alone: (r) => (r.sustained ? 'sustained load' : null),
+  },
 };
