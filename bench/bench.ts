@@ -48,8 +48,10 @@ import {
   type RuntimeName,
   RuntimeUnavailableError,
 } from './engine.ts';
+import { runFleet } from './fleet.ts';
 import { type HttpTarget, parseTargets, replayOverHttp, traceOf } from './http-targets.ts';
 import { type PeerModel, parsePeers, preparePeerModel, runPeerJob, runWllamaJob } from './peers.ts';
+import { parseEndpoints, type RemoteEndpoint } from './remote.ts';
 import { servedModel } from './server.ts';
 import { ADAPTER_CHOICES, type AdapterChoice } from './vulkan.ts';
 
@@ -155,6 +157,15 @@ Runtime
   --browser PATH         Chromium or Chrome to use (default: $CHROMIUM_PATH, Playwright's, or a system one)
   --headed               show the browser window
 
+Remote browsers (a fleet, one device at a time; docs/remote.md)
+  --connect WS[,WS]      Playwright browser servers (npm run browser-server on each machine): the
+                         remote browser opens the page this CLI serves on 127.0.0.1, through the
+                         connection (Playwright's network exposure); repeat or comma-separate
+  --cdp URL[,URL]        Chromium DevTools endpoints (device clouds); the browser must reach the page:
+                         this machine's loopback when it runs here, else --page-url
+  --page-url URL         where a remote browser opens the app (e.g. the static build on any host)
+  --out-dir DIR          where each device's result goes, named by its adapter (default results/fleet-<time>)
+
 Peers (the same weights through another engine, beside this run)
   --peer LIST            llama.cpp[:cpu|gpu|auto] (default cpu), wllama[:webgpu|cpu] (default webgpu):
                          the run's model is written as a GGUF file in --weights' format (f32 F32,
@@ -256,6 +267,10 @@ function parse() {
         adapter: { type: 'string' },
         browser: { type: 'string' },
         headed: { type: 'boolean', default: false },
+        connect: { type: 'string', multiple: true },
+        cdp: { type: 'string', multiple: true },
+        'page-url': { type: 'string' },
+        'out-dir': { type: 'string' },
         'fail-on-fallback': { type: 'boolean', default: false },
         baseline: { type: 'string' },
         'max-regression': { type: 'string' },
@@ -530,6 +545,37 @@ if (args.adapter && runtimeFlag === 'browser')
   usage('--adapter applies to --runtime node (the browser picks its own)');
 const runtimes: RuntimeName[] = runtimeFlag === 'both' ? ['browser', 'node'] : [runtimeFlag as RuntimeName];
 
+// --- remote browsers: a fleet ---------------------------------------------------------------
+let remotes: RemoteEndpoint[] = [];
+try {
+  remotes = [...parseEndpoints('connect', args.connect ?? []), ...parseEndpoints('cdp', args.cdp ?? [])];
+} catch (e) {
+  usage((e as Error).message);
+}
+if (remotes.length === 0 && (args['out-dir'] || args['page-url']))
+  usage('--out-dir and --page-url apply to remote browsers (--connect, --cdp)');
+if (remotes.length > 0) {
+  const clash = [
+    args.runtime && args.runtime !== 'browser' ? `--runtime ${args.runtime}` : '',
+    args.out ? '--out (a fleet writes one file per device: --out-dir)' : '',
+    args.peer ? '--peer' : '',
+    httpTargets.length > 0 ? '--target' : '',
+    args.baseline ? '--baseline' : '',
+    args.headed ? '--headed' : '',
+    args.browser ? '--browser' : '',
+    args['fail-on-fallback'] ? '--fail-on-fallback' : '',
+  ].filter(Boolean);
+  if (clash.length > 0) usage(`remote browsers run the page's engine alone: not with ${clash.join(', ')}`);
+  if (args['page-url']) {
+    try {
+      new URL(args['page-url']);
+    } catch {
+      usage(`--page-url ${args['page-url']}: not a URL`);
+    }
+    if (modelPath) usage('--page-url serves no model folder: with --page-url, use a --preset');
+  }
+}
+
 // --- run ------------------------------------------------------------------------------------
 const fmtS = (ms: number) => `${(ms / 1000).toFixed(0)}s`;
 function progressLine(p: Progress) {
@@ -548,7 +594,10 @@ process.on('SIGINT', () => {
   interrupted = true;
   console.error('\nbench: stopping after the current repetition (Ctrl-C again to quit at once)…');
   session?.cancel(runId).catch(() => undefined);
+  fleetSession?.cancel(runId).catch(() => undefined);
 });
+/** The fleet's session in flight, for Ctrl-C. */
+let fleetSession: EngineSession | undefined;
 
 /** The peers' agreement prompt, whose logits each run takes from its own model. */
 const probeTokens =
@@ -600,6 +649,27 @@ async function runIn(runtime: RuntimeName): Promise<BenchResult> {
   await s.close();
   if (process.stderr.isTTY) process.stderr.write('\n');
   return result;
+}
+
+if (remotes.length > 0) {
+  const stamp = new Date().toISOString().replace(/[:]/g, '-').replace(/\..*$/, '');
+  const outcomes = await runFleet({
+    remotes,
+    spec,
+    pageUrl: args['page-url'],
+    modelDir: modelPath ? servedModel(modelPath).dir : undefined,
+    outDir: args['out-dir'] ?? join('results', `fleet-${stamp}`),
+    // Each device is its own page and engine, so they share the run's id (and Ctrl-C's cancel).
+    runId: () => runId,
+    progress: progressLine,
+    onSession: (s) => {
+      fleetSession = s;
+    },
+    interrupted: () => interrupted,
+  });
+  const ok = outcomes.filter((o) => o.status === 'complete').length;
+  console.error(`fleet: ${ok} of ${outcomes.length} devices finished`);
+  process.exit(interrupted ? EXIT.cancelled : ok === outcomes.length ? EXIT.ok : EXIT.failed);
 }
 
 const results: BenchResult[] = [];

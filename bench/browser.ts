@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium, type LaunchOptions } from '@playwright/test';
+import type { Browser, LaunchOptions } from '@playwright/test';
 
 /**
  * Flags that give headless Chromium a WebGPU adapter (SwiftShader when there is no GPU), GPU
@@ -94,6 +94,9 @@ export function launchOptions(choice: BrowserChoice, headed = false): LaunchOpti
 export async function launchBrowser(explicit?: string, headed = false): Promise<Browser> {
   const choice = findBrowser(explicit);
   try {
+    // Loaded here, not at the top: the native runtime's CLIs (and the air-gapped kit, which carries
+    // no Playwright) import this file for findBrowser alone.
+    const { chromium } = await import('@playwright/test');
     return await chromium.launch(launchOptions(choice, headed));
   } catch (e) {
     throw new Error(

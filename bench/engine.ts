@@ -9,6 +9,7 @@ import type {
 import type { BenchSpec } from '../src/spec/schema.ts';
 import { findBrowser, launchBrowser } from './browser.ts';
 import { NativeUnavailableError, openNative } from './native.ts';
+import { connectRemote, type RemoteEndpoint } from './remote.ts';
 import { DIST_DIR, MODEL_URL_PREFIX, serveApp } from './server.ts';
 import { type AdapterChoice, VulkanNotFoundError } from './vulkan.ts';
 
@@ -49,6 +50,10 @@ export interface OpenOptions {
   adapter?: AdapterChoice;
   /** A Hugging Face folder, served to the engine at MODEL_URL_PREFIX. */
   modelDir?: string;
+  /** A browser on another machine (--connect, --cdp) instead of one launched here. */
+  remote?: RemoteEndpoint;
+  /** Where the browser opens the app (--page-url), instead of this CLI's own server. */
+  pageUrl?: string;
 }
 
 /** Browser where one is installed (not just Playwright's "chrome" channel guess), else Node on Dawn. */
@@ -70,17 +75,24 @@ export function openEngine(options: OpenOptions): Promise<EngineSession> {
  * its adapter. A page without WebGPU fails here with the engine's own explanation.
  */
 async function openBrowserEngine(options: OpenOptions): Promise<EngineSession> {
-  const server = await serveApp({ distDir: DIST_DIR, modelDir: options.modelDir });
+  const server = options.pageUrl
+    ? undefined
+    : await serveApp({ distDir: DIST_DIR, modelDir: options.modelDir });
   let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
   try {
     try {
-      browser = await launchBrowser(options.browserPath, options.headed);
+      browser = options.remote
+        ? await connectRemote(options.remote)
+        : await launchBrowser(options.browserPath, options.headed);
     } catch (e) {
       throw new RuntimeUnavailableError((e as Error).message);
     }
-    const page = await browser.newPage();
+    // A CDP browser already has its default context (where a device cloud's settings live).
+    const context =
+      options.remote?.kind === 'cdp' ? (browser.contexts()[0] ?? (await browser.newContext())) : browser;
+    const page = await context.newPage();
     page.on('pageerror', (e) => console.error(`[page] ${e.message}`));
-    await page.goto(`${server.url}/index.html`);
+    await page.goto(options.pageUrl ?? `${server?.url}/index.html`);
     await page.waitForFunction(() => 'engine' in window, null, { timeout: 30_000 });
     const gpu = await page.evaluate(() => window.engine.gpuInfo());
     const b = browser;
@@ -101,13 +113,16 @@ async function openBrowserEngine(options: OpenOptions): Promise<EngineSession> {
       verify: (request) => inPage(() => page.evaluate((req) => window.engine.verify(req), request)),
       cancel: (runId) => page.evaluate((id) => window.engine.cancel(id), runId),
       close: async () => {
-        await b.close();
-        await server.close();
+        // A remote browser belongs to whoever started it: close this run's page, then disconnect
+        // (Playwright's close() of a connected browser disconnects; of a launched one, ends it).
+        if (options.remote) await page.close().catch(() => undefined);
+        await b.close().catch(() => undefined);
+        await server?.close();
       },
     };
   } catch (e) {
-    await browser?.close();
-    await server.close();
+    await browser?.close().catch(() => undefined);
+    await server?.close();
     throw e;
   }
 }

@@ -227,6 +227,18 @@ export const BenchResultSchema = z
           })
           .strict()
           .optional(),
+        /**
+         * A browser on another machine (`--connect`: a Playwright browser server; `--cdp`: a DevTools
+         * endpoint), with the client's Playwright version; absent when the browser ran here.
+         */
+        remote: z
+          .object({
+            endpoint: z.string().max(1000),
+            kind: z.enum(['connect', 'cdp']),
+            playwright: z.string().max(50),
+          })
+          .strict()
+          .optional(),
       })
       .strict(),
     model: z
