@@ -1,11 +1,14 @@
 import { existsSync } from 'node:fs';
-import webgpuPackage from 'webgpu/package.json' with { type: 'json' };
+import { createRequire } from 'node:module';
 import type { EngineApi, GpuInfo, Progress } from '../src/runtime/api.ts';
 import { dawnLabel, type EngineMethod, type HostRequest } from '../src/runtime/rpc.ts';
 import { forkIpc, type IpcProcess } from './ipc.ts';
 import { type AdapterChoice, findVulkan } from './vulkan.ts';
 
 /** The engine host as `npm run build` writes it (vite.node.config.ts). */
+/** The webgpu package's version, read at run time (the kit carries the package beside its host). */
+const webgpuVersion = (createRequire(import.meta.url)('webgpu/package.json') as { version: string }).version;
+
 export const HOST_PATH = process.env.BENCH_NODE_HOST ?? 'dist-node/host.mjs';
 
 /** How long the host may take to hand over its first adapter before the CLI gives up on it. */
@@ -56,7 +59,7 @@ export async function openNative(options: { adapter: AdapterChoice }): Promise<N
     return {
       api,
       gpu,
-      dawn: dawnLabel(webgpuPackage.version),
+      dawn: dawnLabel(webgpuVersion),
       vulkan: vulkan.description,
       close: () => host.stop(),
     };
