@@ -111,11 +111,12 @@ for (const familyName of FAMILY_SETS)
       expect(r.identicalB).toBe(true);
     });
 
-    test('a batch of 2, 5, 8 and 13 sequences of different lengths runs like each sequence alone', async ({
+    test('a batch of 5 and of 13 sequences of different lengths runs like each sequence alone', async ({
       harness,
     }) => {
-      // 13 rows decode as two GEMV chunks (8 + 5) in one command buffer.
-      for (const B of [2, 5, 8, 13]) {
+      // 5 rows: one partial GEMV chunk; 13 rows: two chunks (8 + 5) in one command buffer. Every
+      // GEMV row count from 1 to 8 is checked kernel by kernel (kernels.spec, "gemv for batch 1 to 8").
+      for (const B of [5, 13]) {
         const prompts = Array.from({ length: B }, (_, i) => prompt(1 + ((i * 37) % 41), i + 1));
         const r = await harness.call('model', 'batchVsAlone', prompts, 5);
         expect(r.identical, `B=${B}`).toEqual(Array(B).fill(true));
