@@ -47,7 +47,7 @@ const lines = [
     ? [
         `- kernel suite (${kernels.status}):`,
         ...(kernels.kernelPoints ?? [])
-          .filter((k) => k.name === 'matmul' || k.name === 'gemv')
+          .filter((k) => /^(matmul|gemv)\b/.test(k.name))
           .map(
             (k) =>
               `  - ${k.name} ${k.variant} ${JSON.stringify(k.shape)}: ${fixed(k.gflops, 1)} GFLOP/s, ${fixed(k.gbps, 1)} GB/s, ${k.bound}-bound, ${fixed(k.roofPct, 1)}% of that roof`,

@@ -337,7 +337,7 @@ test('compare: imported files give a ratio table and overlaid charts; a bad file
   await expect(board.getByTestId('leaderboard-table')).toHaveCount(1);
   await expect(board.locator('h3')).toHaveText(/decode \(decode at depth 512, batch 1\)/);
   await board.scrollIntoViewIfNeeded();
-  await screenshot(page, 'leaderboard.png');
+  await board.screenshot({ path: join(ARTIFACTS, 'leaderboard.png') });
   expect(problems).toEqual([]);
 });
 

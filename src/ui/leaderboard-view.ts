@@ -101,7 +101,7 @@ export class LeaderboardView {
         className: 'muted small',
         text: 'Every imported run ranked at the same model, weight format and pass, at the shape (prompt length or decode depth, batch 1) the most runs measured; each device against its own roofs, measured in its own run. The same ranking as npm run compare -- DIR.',
       }),
-      h('div', { className: 'button-row' }, [
+      h('div', { className: 'button-row leaderboard-filters' }, [
         this.presetFilter,
         this.weightsFilter,
         this.passFilter,
@@ -166,7 +166,14 @@ export class LeaderboardView {
         return h('div', { className: 'leaderboard-group' }, [
           h('h3', { text: groupTitle(g) }),
           rows.length > 0
-            ? sortableTable(COLUMNS, rows, { testId: 'leaderboard-table' })
+            ? h(
+                'div',
+                {
+                  className: 'table-scroll',
+                  attrs: { tabindex: 0, role: 'region', 'aria-label': groupTitle(g) },
+                },
+                [sortableTable(COLUMNS, rows, { testId: 'leaderboard-table' })],
+              )
             : h('p', { className: 'muted', text: 'Only software adapters ran this.' }),
           g.otherShape.length > 0
             ? h('p', {
