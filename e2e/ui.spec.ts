@@ -14,6 +14,7 @@ import { randomWeights } from '../src/model/weights.ts';
 import { MARKDOWN_POINTS_HEADER, toMarkdown } from '../src/results/export.ts';
 import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
 import { makeResult, scaleTimes } from '../test-support/fixtures/base.ts';
+import { makeSustainedResult } from '../test-support/fixtures/sustained.ts';
 import { DESKTOP, PHONE, watchConsole, withoutAutotune } from './page-helpers.ts';
 
 const ARTIFACTS = join(import.meta.dirname, 'artifacts');
@@ -338,6 +339,22 @@ test('compare: imported files give a ratio table and overlaid charts; a bad file
   await expect(board.locator('h3')).toHaveText(/decode \(decode at depth 512, batch 1\)/);
   await board.scrollIntoViewIfNeeded();
   await board.screenshot({ path: join(ARTIFACTS, 'leaderboard.png') });
+
+  // A sustained-load result from the CLI shows its verdict, windows and chart of tok/s and roofs.
+  const sustainedFile = join(dir, 'sustained.json');
+  writeFileSync(sustainedFile, JSON.stringify(makeSustainedResult()));
+  await page.getByTestId('import').setInputFiles([sustainedFile]);
+  const verdict = page.getByTestId('compare-3-sustained-verdict');
+  await expect(verdict).toHaveText(
+    'Throttling: decode tok/s fell 30.0 % below the first minute from 120 s on.',
+  );
+  const chart = page.getByTestId('compare-3-sustained-chart');
+  await expect(chart.locator('.sustained-decode circle, .sustained-decode *')).not.toHaveCount(0);
+  await chart.scrollIntoViewIfNeeded();
+  await page
+    .getByTestId('compare-3-sustained-summary')
+    .screenshot({ path: join(ARTIFACTS, 'sustained-summary.png') });
+  await chart.screenshot({ path: join(ARTIFACTS, 'sustained-chart.png') });
   expect(problems).toEqual([]);
 });
 

@@ -35,6 +35,7 @@ import { BatchScalingView } from './serve/batch-view.ts';
 import { ServeView } from './serve/view.ts';
 import { type Column, sortableTable } from './sortable-table.ts';
 import { SpecView } from './speculative/view.ts';
+import { SustainedView } from './sustained-view.ts';
 
 interface Entry {
   /** Identity, so the same history run or file is not added twice. */
@@ -80,6 +81,9 @@ export class CompareView {
   /** The format sweeps' sections, likewise. */
   private readonly formatsHost = h('div', { className: 'compare-spec' });
   private readonly formatsViews = new Map<string, FormatsView>();
+  /** The sustained-load sections, likewise. */
+  private readonly sustainedHost = h('div', { className: 'compare-spec' });
+  private readonly sustainedViews = new Map<string, SustainedView>();
   private comparison: Comparison | null = null;
   private readonly leaderboard = new LeaderboardView();
   /** Files of imported folders that did not validate: listed under the leaderboard, left out. */
@@ -181,6 +185,7 @@ export class CompareView {
       this.peersCard,
       this.charts.element,
       this.formatsHost,
+      this.sustainedHost,
       this.specHost,
       this.serveHost,
     ]);
@@ -284,11 +289,14 @@ export class CompareView {
     // Runs of speculative decoding or load tests alone have no points: their sections below say it all.
     this.charts.element.hidden =
       this.entries.length > 0 &&
-      this.entries.every((e) => e.result.points.length === 0 && (e.result.speculative || e.result.serve));
+      this.entries.every(
+        (e) => e.result.points.length === 0 && (e.result.speculative || e.result.serve || e.result.sustained),
+      );
     this.charts.update(this.chartRuns());
     this.leaderboard.update(this.entries, this.skipped);
     this.renderPeers();
     this.renderFormats();
+    this.renderSustained();
     this.renderSpec();
     this.renderServe();
   }
@@ -363,6 +371,26 @@ export class CompareView {
     });
     for (const key of [...this.formatsViews.keys()]) if (!keys.has(key)) this.formatsViews.delete(key);
     this.formatsHost.replaceChildren(...shown.map((v) => v.element));
+  }
+
+  /** The sustained-load sections (tok/s and roofs over time), one per run that has one. */
+  private renderSustained(): void {
+    const shown: SustainedView[] = [];
+    const keys = new Set<string>();
+    this.entries.forEach((e, i) => {
+      if (!e.result.sustained) return;
+      let view = this.sustainedViews.get(e.key);
+      if (!view) {
+        const result = e.result;
+        view = new SustainedView({ idPrefix: `compare-${i + 1}`, fileStem: () => resultFileStem(result) });
+        this.sustainedViews.set(e.key, view);
+      }
+      view.show(e.result, `${runLabel(e, i)}: sustained load`);
+      shown.push(view);
+      keys.add(e.key);
+    });
+    for (const key of [...this.sustainedViews.keys()]) if (!keys.has(key)) this.sustainedViews.delete(key);
+    this.sustainedHost.replaceChildren(...shown.map((v) => v.element));
   }
 
   /** The load-test and B-scaling sections of each run that has them, reused while its entry stays. */

@@ -31,10 +31,7 @@ const COLUMNS: readonly Column<BoardRow>[] = [
     cell: (r) => `${r.device}${r.fallback ? ' (software)' : ''}`,
     sortValue: (r) => r.device,
   },
-  { header: 'runtime', cell: (r) => r.runtime, sortValue: (r) => r.runtime },
-  { header: 'browser / Dawn', cell: (r) => r.browser, sortValue: (r) => r.browser },
   { header: 'tok/s', cell: (r) => tok(r.tokensPerSec), sortValue: (r) => r.tokensPerSec, numeric: true },
-  { header: 'ms', cell: (r) => formatMs(r.medianMs), sortValue: (r) => r.medianMs, numeric: true },
   {
     header: '% of own roof',
     cell: (r) => fixed(r.roofPct, 1),
@@ -42,7 +39,10 @@ const COLUMNS: readonly Column<BoardRow>[] = [
     numeric: true,
     title: "Share of this device's own roof at the point's arithmetic intensity, measured in the same run",
   },
+  { header: 'ms', cell: (r) => formatMs(r.medianMs), sortValue: (r) => r.medianMs, numeric: true },
   { header: 'bound', cell: (r) => r.bound, sortValue: (r) => r.bound },
+  { header: 'runtime', cell: (r) => r.runtime, sortValue: (r) => r.runtime },
+  { header: 'browser / Dawn', cell: (r) => r.browser, sortValue: (r) => r.browser },
   { header: 'FMA GFLOP/s', cell: (r) => fixed(r.fmaGflops, 1), sortValue: (r) => r.fmaGflops, numeric: true },
   { header: 'copy GB/s', cell: (r) => fixed(r.copyGBps, 1), sortValue: (r) => r.copyGBps, numeric: true },
   {

@@ -58,6 +58,7 @@ function table(s: SustainedSection, testId: string): HTMLElement {
 export class SustainedView {
   readonly element: HTMLElement;
   private readonly body = h('div');
+  private readonly heading = h('h2', { text: 'Sustained load' });
   private readonly chart: ChartPanel;
 
   constructor(options: { idPrefix: string; fileStem: () => string }) {
@@ -77,7 +78,7 @@ export class SustainedView {
     this.body.dataset.testid = id('sustained-summary-body');
     this.element = h('div', { className: 'serve-view', attrs: { hidden: true } }, [
       h('section', { className: 'card', testId: id('sustained-summary') }, [
-        h('div', { className: 'card-head' }, [h('h2', { text: 'Sustained load' })]),
+        h('div', { className: 'card-head' }, [this.heading]),
         this.body,
       ]),
       h('div', { className: 'chart-grid' }, [this.chart.element]),
@@ -89,9 +90,10 @@ export class SustainedView {
   private readonly tableId: string;
   private readonly verdictId: string;
 
-  show(result: BenchResult | null): void {
+  show(result: BenchResult | null, heading = 'Sustained load'): void {
     const s = result?.sustained;
     this.element.hidden = !s;
+    this.heading.textContent = heading;
     if (!s) {
       this.chart.update(null);
       this.body.replaceChildren();
