@@ -148,8 +148,8 @@ const runSh = `#!/bin/sh
 # adapter, with the Node runtime ($(node_version)), Dawn and the engine carried in this folder.
 #   ./run.sh [PRESET] [--adapter default|swiftshader]     (default PRESET: smollm2-135m)
 # Results and summary.md go to results/<time>/ here (OUT=dir to choose); SUITES="verify quick"
-# runs a part of "verify quick kernels". Needs a Vulkan loader
-# (libvulkan.so.1) and a driver; see README.txt.
+# runs a part of "verify quick kernels"; BENCH_ARGS="--no-autotune …" adds flags to the suites'
+# runs. Needs a Vulkan loader (libvulkan.so.1) and a driver; see README.txt.
 set -eu
 KIT=$(cd "$(dirname "$0")" && pwd)
 PRESET=\${1:-smollm2-135m}
@@ -185,7 +185,8 @@ for SUITE in $SUITES; do
             cat "$OUT/verify.txt"
             [ "$CODE" -eq 0 ] || exit "$CODE"
             FILES="$FILES $OUT/verify.txt" ;;
-    quick|kernels) "$NODE" "$KIT/app/bench.mjs" --runtime node --preset "$PRESET" --suite "$SUITE" --out "$OUT/$SUITE.json" "$@"
+    # shellcheck disable=SC2086
+    quick|kernels) "$NODE" "$KIT/app/bench.mjs" --runtime node --preset "$PRESET" --suite "$SUITE" --out "$OUT/$SUITE.json" "$@" \${BENCH_ARGS:-}
             FILES="$FILES $OUT/$SUITE.json" ;;
     *) echo "kit: unknown suite $SUITE in SUITES (verify, quick, kernels)" >&2; exit 2 ;;
   esac

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, resolve } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { BenchResultSchema } from '../src/results/schema.ts';
-import { DESKTOP, watchConsole } from './page-helpers.ts';
+import { DESKTOP, watchConsole, withoutAutotune } from './page-helpers.ts';
 
 /**
  * The built page on a host that sends no isolation headers, under a subpath, as GitHub Pages serves
@@ -57,7 +57,7 @@ test('on a plain static host under a subpath, the page isolates itself after one
       if (f === page.mainFrame()) navigations.push(f.url());
     });
     await page.setViewportSize(DESKTOP);
-    const url = `${origin}${SUBPATH}index.html?autorun=quick`;
+    const url = `${origin}${SUBPATH}index.html`;
     await page.goto(url);
     // The first visit installs the service worker and reloads; the second is isolated.
     await expect(page.getByTestId('device')).toContainText('Adapter:', { timeout: 30_000 });
@@ -65,6 +65,10 @@ test('on a plain static host under a subpath, the page isolates itself after one
     expect(await page.evaluate(() => crossOriginIsolated)).toBe(true);
     await expect(page.getByTestId('isolation-note')).toContainText('isolated by this page’s service worker');
 
+    // The quick suite, without the kernel search (nothing here is about tuning).
+    await expect(page.getByLabel('Suite')).toHaveValue('quick');
+    await withoutAutotune(page);
+    await page.getByTestId('run').click();
     const progress = page.getByTestId('progress');
     await expect(progress).toContainText('Done: 12 points', { timeout: 120_000 });
     const [download] = await Promise.all([

@@ -103,9 +103,10 @@ export class SustainedView {
       h('p', { className: 'lede', testId: this.verdictId, text: verdict(s) }),
       h('p', {
         className: 'muted small',
-        text: `${fixed(s.durationS, 0)} s of a prefill of L = ${s.prefillTokens} and a decode at depth ${s.decodeDepth}, over and over; ${s.windows.length} windows, the roofs measured ${s.roofs.length} times.`,
+        text: `${fixed(s.durationS, 0)} s of a prefill of L = ${s.prefillTokens} and a decode at depth ${s.decodeDepth}, over and over; ${new Set(s.windows.map((w) => w.startS)).size} windows of ${fixed(s.windowS, 0)} s, the roofs measured ${s.roofs.length} times.`,
       }),
-      table(s, this.tableId),
+      // The chart shows every window; the numbers stay one click away, however long the run.
+      h('details', {}, [h('summary', { text: 'tok/s of every window' }), table(s, this.tableId)]),
     ]);
     this.chart.update((width) => sustainedChart(s, width));
   }
