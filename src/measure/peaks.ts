@@ -2,7 +2,7 @@ import emptyCode from '../../shaders/empty.wgsl?raw';
 import copyCode from '../../shaders/peak_copy.wgsl?raw';
 import dependentCode from '../../shaders/peak_dispatch.wgsl?raw';
 import fmaCode from '../../shaders/peak_fma.wgsl?raw';
-import { assertAlive, type Gpu } from '../gpu/device.ts';
+import { assertAlive, type Gpu, isSoftwareAdapter } from '../gpu/device.ts';
 import type { PipelineCache } from '../gpu/pipelines.ts';
 import { GpuProfiler, timerQuantumNs } from '../gpu/profiler.ts';
 import { bindGroup, grid1d, paramsBuffer } from '../kernels/kernel.ts';
@@ -20,6 +20,11 @@ export const PEAK_PROBES = {
   fmaWorkgroupSizes: [64, 256],
   /** Copy probe: buffer size cap (far beyond any GPU's last-level cache) and grid shapes tried. */
   copyMaxBytes: 256 * 1024 * 1024,
+  /**
+   * The same cap on a software adapter, whose "last-level cache" is the CPU's (tens of MiB): 64 MiB
+   * still dwarfs it, and each copy costs a quarter of the time where memory bandwidth is a CPU's.
+   */
+  copyMaxBytesSoftware: 64 * 1024 * 1024,
   copyGrids: [
     { wg: 256, workgroups: 1024 },
     { wg: 64, workgroups: 4096 },
@@ -99,7 +104,8 @@ async function fmaPeak(gpu: Gpu, pipelines: PipelineCache, profiler: GpuProfiler
 
 async function copyPeak(gpu: Gpu, pipelines: PipelineCache, profiler: GpuProfiler, trials: Trial[]) {
   const limit = Math.min(gpu.limits.maxStorageBufferBindingSize, gpu.limits.maxBufferSize);
-  const bytes = Math.floor(Math.min(PEAK_PROBES.copyMaxBytes, limit) / 16) * 16;
+  const cap = isSoftwareAdapter(gpu.adapter) ? PEAK_PROBES.copyMaxBytesSoftware : PEAK_PROBES.copyMaxBytes;
+  const bytes = Math.floor(Math.min(cap, limit) / 16) * 16;
   const usage = GPUBufferUsage.STORAGE;
   const src = gpu.device.createBuffer({ label: 'copy probe src', size: bytes, usage });
   const dst = gpu.device.createBuffer({ label: 'copy probe dst', size: bytes, usage });
