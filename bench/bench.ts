@@ -134,14 +134,15 @@ Load test (--suite serve)
                          arms' traces over streaming HTTP (docs/serving-http.md)
   --served-model NAME    the model field for URL targets (default: the first of their /v1/models)
   --http-timeout S       a request with no byte for S seconds fails as a timeout (default 120)
-Sustained load (--suite sustained)
-  --duration D           how long the passes repeat: 90, 90s, 5m or 1h (default ${SUSTAINED_DEFAULTS.durationS / 60}m)
-  --interval S           seconds per tok/s window (default ${SUSTAINED_DEFAULTS.windowS})
-  --roofs-every S        measure the FMA and copy roofs again every S seconds (default ${SUSTAINED_DEFAULTS.roofEveryS})
   --profile              time every kernel in every repetition (default: one profiled pass per point)
   --no-autotune          skip the per-device kernel search and use the GPU-oriented default kernels
   --no-fuse              build the run's model on the unfused graph (16 dispatches per layer), the
                          fused graph's reference; the result records the graph the model ran
+
+Sustained load (--suite sustained)
+  --duration D           how long the passes repeat: 90, 90s, 5m or 1h (default ${SUSTAINED_DEFAULTS.durationS / 60}m)
+  --interval S           seconds per tok/s window (default ${SUSTAINED_DEFAULTS.windowS})
+  --roofs-every S        measure the FMA and copy roofs again every S seconds (default ${SUSTAINED_DEFAULTS.roofEveryS})
 
 Output
   --out FILE             write the result to FILE (format from --format, else from its extension)
