@@ -24,7 +24,7 @@ import {
   parseResultFile,
   ResultFileError,
 } from '../src/results/compare.ts';
-import { EXPORT_FORMATS, type ExportFormat, formatFor, toMarkdown } from '../src/results/export.ts';
+import { EXPORT_FORMATS, type ExportFormat, fileSlug, formatFor, toMarkdown } from '../src/results/export.ts';
 import { runtimeComparison } from '../src/results/runtimes.ts';
 import { BenchResultSchema } from '../src/results/schema.ts';
 import type { BenchResult, Progress } from '../src/runtime/api.ts';
@@ -789,12 +789,7 @@ if (args['trace-out']) {
     console.error(`wrote the trace of "${run.label}" to ${args['trace-out']}`);
   }
 }
-const slug = (s: string) =>
-  s
-    .toLowerCase()
-    .replace(/[^a-z0-9.]+/g, '-')
-    .replace(/^-|-$/g, '')
-    .slice(0, 40) || 'unknown';
+const slug = (s: string) => fileSlug(s, 40);
 /** Where a result goes: --out (suffixed by runtime when both ran), else results/<date>-<adapter>-<preset>[-node]. */
 function writeResult(result: BenchResult): string[] {
   const runtime = result.env.runtime?.name ?? 'browser';

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatFor, toMarkdown } from '../src/results/export.ts';
+import { fileSlug, formatFor, toMarkdown } from '../src/results/export.ts';
 import { buildLeaderboard, leaderboardToMarkdown } from '../src/results/leaderboard.ts';
 import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
 import type { Progress } from '../src/runtime/api.ts';
@@ -36,16 +36,9 @@ export interface FleetOutcome {
   error?: string;
 }
 
-const slug = (s: string) =>
-  s
-    .toLowerCase()
-    .replace(/[^a-z0-9.]+/g, '-')
-    .replace(/^-|-$/g, '')
-    .slice(0, 60) || 'unknown';
-
 /** A file stem in `dir` named by the adapter, numbered when two devices share a name. */
 function freeStem(dir: string, adapter: string): string {
-  const base = slug(adapter);
+  const base = fileSlug(adapter);
   for (let n = 1; ; n++) {
     const stem = join(dir, n === 1 ? base : `${base}-${n}`);
     if (!existsSync(`${stem}.json`)) return stem;

@@ -84,6 +84,17 @@ export const MARKDOWN_POINTS_HEADER =
 export const HIGH_VARIANCE_MARK = '⚠';
 
 /** A short name for an adapter: its description, or vendor/architecture when the browser hides it. */
+/** A file-name-safe slug of untrusted text (adapter names come from result files), at most `max` long. */
+export function fileSlug(text: string, max = 60): string {
+  return (
+    text
+      .toLowerCase()
+      .replace(/[^a-z0-9.]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, max) || 'unknown'
+  );
+}
+
 export function adapterLabel(adapter: BenchResult['env']['adapter']): string {
   return (
     adapter.description ||

@@ -183,10 +183,13 @@ export function groupTitle(g: BoardGroup): string {
   return `${g.preset} · ${g.weights} · ${g.pass} (${shape}, batch 1)`;
 }
 
-const tok = (x: number) => (x >= 100 ? x.toFixed(0) : x.toPrecision(3));
-const peerText = (row: BoardRow) =>
+/** tok/s as every output of the board prints it: whole above 100, three digits below. */
+export const tok = (x: number) => (x >= 100 ? x.toFixed(0) : x.toPrecision(3));
+/** The peers at a row's point, with this engine ÷ the peer. */
+export const peerText = (row: BoardRow) =>
   row.peers.map((p) => `${p.name} ${tok(p.tokensPerSec)} tok/s (×${p.ratio.toFixed(2)})`).join('; ') || '–';
-const deviceText = (row: BoardRow) => `${row.device}${row.fallback ? ' (software)' : ''}`;
+/** The device, marked when it is a software adapter. */
+export const deviceText = (row: BoardRow) => `${row.device}${row.fallback ? ' (software)' : ''}`;
 
 /** Markdown: a ranked table per group. */
 export function leaderboardToMarkdown(board: Leaderboard): string {

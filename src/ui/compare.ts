@@ -355,42 +355,25 @@ export class CompareView {
 
   /** One format-sweep section per run that has one, reused while its entry stays. */
   private renderFormats(): void {
-    const shown: FormatsView[] = [];
-    const keys = new Set<string>();
-    this.entries.forEach((e, i) => {
-      if (!e.result.formats?.length && !e.result.quality?.length) return;
-      let view = this.formatsViews.get(e.key);
-      if (!view) {
-        const result = e.result;
-        view = new FormatsView({ idPrefix: 'compare', fileStem: () => resultFileStem(result) });
-        this.formatsViews.set(e.key, view);
-      }
-      view.show(e.result, `${runLabel(e, i)}: weight formats`);
-      shown.push(view);
-      keys.add(e.key);
-    });
-    for (const key of [...this.formatsViews.keys()]) if (!keys.has(key)) this.formatsViews.delete(key);
-    this.formatsHost.replaceChildren(...shown.map((v) => v.element));
+    this.renderPerRun(
+      this.formatsViews,
+      this.formatsHost,
+      (r) => Boolean(r.formats?.length || r.quality?.length),
+      (result) => new FormatsView({ idPrefix: 'compare', fileStem: () => resultFileStem(result) }),
+      'weight formats',
+    );
   }
 
   /** The sustained-load sections (tok/s and roofs over time), one per run that has one. */
   private renderSustained(): void {
-    const shown: SustainedView[] = [];
-    const keys = new Set<string>();
-    this.entries.forEach((e, i) => {
-      if (!e.result.sustained) return;
-      let view = this.sustainedViews.get(e.key);
-      if (!view) {
-        const result = e.result;
-        view = new SustainedView({ idPrefix: `compare-${i + 1}`, fileStem: () => resultFileStem(result) });
-        this.sustainedViews.set(e.key, view);
-      }
-      view.show(e.result, `${runLabel(e, i)}: sustained load`);
-      shown.push(view);
-      keys.add(e.key);
-    });
-    for (const key of [...this.sustainedViews.keys()]) if (!keys.has(key)) this.sustainedViews.delete(key);
-    this.sustainedHost.replaceChildren(...shown.map((v) => v.element));
+    this.renderPerRun(
+      this.sustainedViews,
+      this.sustainedHost,
+      (r) => Boolean(r.sustained),
+      (result, i) =>
+        new SustainedView({ idPrefix: `compare-${i + 1}`, fileStem: () => resultFileStem(result) }),
+      'sustained load',
+    );
   }
 
   /** The load-test and B-scaling sections of each run that has them, reused while its entry stays. */
@@ -420,22 +403,41 @@ export class CompareView {
 
   /** One speculative section per run that has one, reused while its entry stays. */
   private renderSpec(): void {
-    const shown: SpecView[] = [];
+    this.renderPerRun(
+      this.specViews,
+      this.specHost,
+      (r) => Boolean(r.speculative),
+      (result) => new SpecView({ idPrefix: 'compare', fileStem: () => resultFileStem(result) }),
+      'speculative decoding',
+    );
+  }
+
+  /**
+   * One view of a section per run that has it, headed by the run's label, in the entries' order:
+   * each made once and reused while its entry stays, dropped when the entry goes.
+   */
+  private renderPerRun<V extends { element: HTMLElement; show(r: BenchResult, heading: string): void }>(
+    views: Map<string, V>,
+    host: HTMLElement,
+    has: (r: BenchResult) => boolean,
+    make: (r: BenchResult, index: number) => V,
+    what: string,
+  ): void {
+    const shown: V[] = [];
     const keys = new Set<string>();
     this.entries.forEach((e, i) => {
-      if (!e.result.speculative) return;
-      let view = this.specViews.get(e.key);
+      if (!has(e.result)) return;
+      let view = views.get(e.key);
       if (!view) {
-        const result = e.result;
-        view = new SpecView({ idPrefix: 'compare', fileStem: () => resultFileStem(result) });
-        this.specViews.set(e.key, view);
+        view = make(e.result, i);
+        views.set(e.key, view);
       }
-      view.show(e.result, `${runLabel(e, i)}: speculative decoding`);
+      view.show(e.result, `${runLabel(e, i)}: ${what}`);
       shown.push(view);
       keys.add(e.key);
     });
-    for (const key of [...this.specViews.keys()]) if (!keys.has(key)) this.specViews.delete(key);
-    this.specHost.replaceChildren(...shown.map((v) => v.element));
+    for (const key of [...views.keys()]) if (!keys.has(key)) views.delete(key);
+    host.replaceChildren(...shown.map((v) => v.element));
   }
 
   private listItem(e: Entry, i: number): HTMLElement {

@@ -2,7 +2,7 @@
  * Downloads from the page: result files in the CLI's formats and charts as SVG. Everything is built
  * in memory and handed to the browser as a blob: URL, so nothing is sent anywhere.
  */
-import { adapterLabel, type ExportFormat, formatFor } from '../results/export.ts';
+import { adapterLabel, type ExportFormat, fileSlug, formatFor } from '../results/export.ts';
 import type { BenchResult } from '../results/schema.ts';
 
 /** Media types of the files the page writes. */
@@ -32,21 +32,10 @@ export function download(fileName: string, text: string, kind: DownloadKind): vo
   setTimeout(() => URL.revokeObjectURL(url), REVOKE_AFTER_MS);
 }
 
-/** A file-name-safe slug of untrusted text (adapter names come from result files). */
-function slug(text: string): string {
-  return (
-    text
-      .toLowerCase()
-      .replace(/[^a-z0-9.]+/g, '-')
-      .replace(/^-+|-+$/g, '')
-      .slice(0, 60) || 'unknown'
-  );
-}
-
 /** `2026-12-02T10-17-27-google-swiftshader-ci-tiny`, the CLI's naming of result files. */
 export function resultFileStem(r: BenchResult): string {
   const when = r.createdAt.slice(0, 19).replace(/:/g, '-');
-  return `${slug(when)}-${slug(adapterLabel(r.env.adapter))}-${slug(r.model.preset)}`;
+  return `${fileSlug(when)}-${fileSlug(adapterLabel(r.env.adapter))}-${fileSlug(r.model.preset)}`;
 }
 
 export function downloadResult(r: BenchResult, format: ExportFormat): void {

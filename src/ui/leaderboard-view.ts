@@ -8,12 +8,15 @@ import {
   type BoardGroup,
   type BoardRow,
   buildLeaderboard,
+  deviceText,
   groupTitle,
   type Leaderboard,
   leaderboardToCsv,
   leaderboardToHtml,
   leaderboardToMarkdown,
+  peerText,
   type SkippedFile,
+  tok,
 } from '../results/leaderboard.ts';
 import { button, h } from './dom.ts';
 import { download } from './export.ts';
@@ -22,13 +25,11 @@ import { type Column, sortableTable } from './sortable-table.ts';
 
 const ALL = '';
 
-const tok = (x: number) => (x >= 100 ? x.toFixed(0) : x.toPrecision(3));
-
 const COLUMNS: readonly Column<BoardRow>[] = [
   { header: 'rank', cell: (r) => String(r.rank), sortValue: (r) => r.rank, numeric: true },
   {
     header: 'device',
-    cell: (r) => `${r.device}${r.fallback ? ' (software)' : ''}`,
+    cell: deviceText,
     sortValue: (r) => r.device,
   },
   { header: 'tok/s', cell: (r) => tok(r.tokensPerSec), sortValue: (r) => r.tokensPerSec, numeric: true },
@@ -47,8 +48,7 @@ const COLUMNS: readonly Column<BoardRow>[] = [
   { header: 'copy GB/s', cell: (r) => fixed(r.copyGBps, 1), sortValue: (r) => r.copyGBps, numeric: true },
   {
     header: 'llama.cpp here (this ÷ peer)',
-    cell: (r) =>
-      r.peers.map((p) => `${p.name} ${tok(p.tokensPerSec)} tok/s (×${p.ratio.toFixed(2)})`).join('; ') || '–',
+    cell: peerText,
     sortValue: (r) => r.peers[0]?.ratio ?? -1,
   },
   { header: 'file', cell: (r) => r.file, sortValue: (r) => r.file },

@@ -4,26 +4,20 @@
  * of both over time. Hidden when the result has none.
  */
 import type { BenchResult } from '../results/schema.ts';
-import { SUSTAINED_CAPTION, type SustainedSection, THROTTLE_DROP } from '../spec/workloads/sustained.ts';
+import {
+  SUSTAINED_CAPTION,
+  type SustainedSection,
+  THROTTLE_DROP,
+  throttlingVerdict,
+  windowRows,
+} from '../spec/workloads/sustained.ts';
 import { ChartPanel } from './charts/panel.ts';
 import { sustainedChart } from './charts/sustained.ts';
 import { h, setChildren } from './dom.ts';
 import { fixed, formatNumber, MISSING } from './format.ts';
 
-function verdict(s: SustainedSection): string {
-  const t = s.throttling;
-  if (t.detected)
-    return `Throttling: ${t.pass} tok/s fell ${fixed(t.dropPct ?? 0, 1)} % below the first minute from ${fixed(t.startS ?? 0, 0)} s on.`;
-  if (t.dropPct === null)
-    return `No throttling judged: the run had no window after its first minute (${fixed(s.durationS, 0)} s).`;
-  return `No throttling: after the first minute, ${t.pass} tok/s was ${fixed(Math.abs(t.dropPct), 1)} % ${t.dropPct >= 0 ? 'below' : 'above'} it (the bar is ${THROTTLE_DROP * 100} %).`;
-}
-
 function table(s: SustainedSection, testId: string): HTMLElement {
-  const byStart = new Map<number, { prefill?: number; decode?: number }>();
-  for (const w of s.windows) byStart.set(w.startS, { ...byStart.get(w.startS), [w.pass]: w.tokPerS });
   const num = (text: string) => h('td', { className: 'num', text });
-  const rows = [...byStart.entries()].sort((a, b) => a[0] - b[0]);
   return h(
     'div',
     { className: 'table-scroll', attrs: { tabindex: 0, role: 'region', 'aria-label': 'tok/s per window' } },
@@ -42,9 +36,9 @@ function table(s: SustainedSection, testId: string): HTMLElement {
         h(
           'tbody',
           {},
-          rows.map(([start, v]) =>
+          windowRows(s).map((v) =>
             h('tr', {}, [
-              num(fixed(start, 0)),
+              num(fixed(v.startS, 0)),
               num(v.prefill === undefined ? MISSING : formatNumber(v.prefill)),
               num(v.decode === undefined ? MISSING : formatNumber(v.decode)),
             ]),
@@ -100,7 +94,11 @@ export class SustainedView {
       return;
     }
     setChildren(this.body, [
-      h('p', { className: 'lede', testId: this.verdictId, text: verdict(s) }),
+      h('p', {
+        className: 'lede',
+        testId: this.verdictId,
+        text: `Throttling: ${throttlingVerdict(s.throttling)}`,
+      }),
       h('p', {
         className: 'muted small',
         text: `${fixed(s.durationS, 0)} s of a prefill of L = ${s.prefillTokens} and a decode at depth ${s.decodeDepth}, over and over; ${new Set(s.windows.map((w) => w.startS)).size} windows of ${fixed(s.windowS, 0)} s, the roofs measured ${s.roofs.length} times.`,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { fixed, MISSING, markdownDelimiter, markdownRow } from '../../markdown.ts';
+import { percentile } from '../../stats.ts';
 import { nonNegative } from '../fields.ts';
 import {
   type CommonOptions,
@@ -91,11 +92,7 @@ export const SustainedSectionSchema = z
 export type SustainedSection = z.infer<typeof SustainedSectionSchema>;
 export type SustainedWindow = z.infer<typeof SustainedWindowSchema>;
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
+const median = (xs: readonly number[]) => percentile(xs, 50);
 
 /**
  * Throttling, from the windows: each pass's baseline is the median tok/s of its windows that start
@@ -151,27 +148,33 @@ export const SUSTAINED_DEFAULTS = {
 export const SUSTAINED_CAPTION =
   'Sustained load: tok/s per window (tokens ÷ the wall time of that pass in the window), and the FMA and copy roofs measured again during the run; times are seconds of load, the clock stopped while the roofs are measured';
 
-function sustainedReport(s: SustainedSection): string[][] {
-  const t = s.throttling;
-  const verdict = t.detected
-    ? `**Throttling:** ${t.pass} tok/s fell ${fixed(t.dropPct ?? 0, 1)} % below the first minute from ${fixed(t.startS ?? 0, 0)} s.`
-    : t.dropPct === null
-      ? '**Throttling:** not judged: no window after the first minute (run longer than 60 s).'
-      : `**Throttling:** none (later windows ${fixed(t.dropPct, 1)} % below the first minute in ${t.pass}; the bar is ${THROTTLE_DROP * 100} %).`;
+/** What the throttling check found, in words, for the report and the page ("Throttling: …"). */
+export function throttlingVerdict(t: SustainedSection['throttling']): string {
+  if (t.detected)
+    return `${t.pass} tok/s fell ${fixed(t.dropPct ?? 0, 1)} % below the first minute from ${fixed(t.startS ?? 0, 0)} s on.`;
+  if (t.dropPct === null) return 'not judged: no window after the first minute (run longer than 60 s).';
+  return `none: after the first minute, ${t.pass} tok/s was ${fixed(Math.abs(t.dropPct), 1)} % ${t.dropPct >= 0 ? 'below' : 'above'} it (the bar is ${THROTTLE_DROP * 100} %).`;
+}
+
+/** One row per window start: each pass's tok/s there (absent where that pass had no pass in it). */
+export function windowRows(s: SustainedSection): { startS: number; prefill?: number; decode?: number }[] {
   const byStart = new Map<number, { prefill?: number; decode?: number }>();
   for (const w of s.windows) byStart.set(w.startS, { ...byStart.get(w.startS), [w.pass]: w.tokPerS });
-  const rows = [...byStart.entries()].sort((a, b) => a[0] - b[0]);
+  return [...byStart.entries()].sort((a, b) => a[0] - b[0]).map(([startS, v]) => ({ startS, ...v }));
+}
+
+function sustainedReport(s: SustainedSection): string[][] {
   return [
     [
       `**${SUSTAINED_CAPTION}.** ${fixed(s.durationS, 0)} s, windows of ${fixed(s.windowS, 0)} s; prefill L = ${s.prefillTokens}, decode at depth ${s.decodeDepth}.`,
       '',
-      verdict,
+      `**Throttling:** ${throttlingVerdict(s.throttling)}`,
       '',
       markdownRow(['window start s', 'prefill tok/s', 'decode tok/s']),
       markdownDelimiter('rrr'),
-      ...rows.map(([start, v]) =>
+      ...windowRows(s).map((v) =>
         markdownRow([
-          fixed(start, 0),
+          fixed(v.startS, 0),
           v.prefill === undefined ? MISSING : fixed(v.prefill, 1),
           v.decode === undefined ? MISSING : fixed(v.decode, 1),
         ]),
