@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isSoftwareAdapter } from '../src/gpu/device.ts';
+import { isKvDtype, KV_DTYPES } from '../src/kv/format.ts';
 import { isPresetName, PRESET_NAMES, presetConfig } from '../src/model/config.ts';
 import {
   agreementPrompt,
@@ -102,9 +103,18 @@ ${WORKLOADS.flatMap((d) => (d.suite ? [wrap(`${d.suite.name}: ${d.suite.help}`, 
   --warmup N             discarded warm-up repetitions per point (default ${SPEC_DEFAULTS.warmup})
   --page-size N          KV page size: 8, 16 or 32 (default ${SPEC_DEFAULTS.pageSize})
   --kv paged|contiguous  KV cache layout (default ${SPEC_DEFAULTS.kvMode}; contiguous is the A/B baseline)
+  --kv-dtype TYPE        how the KV cache stores K and V: ${KV_DTYPES.join(', ')} (default ${SPEC_DEFAULTS.kvDtype}); f16 is
+                         pairs packed in u32, int8 one f32 scale per token and KV head; with --suite kv,
+                         a comma-separated list of types to sweep
+  --window W             sliding-window attention: each position sees the last W tokens, and pages
+                         wholly out of the window return to the pool (default: full attention); longer
+                         than one KV page, shorter than the model's maxSeqLen; with --suite kv, a list
+                         such as none,64 (none: full attention)
   --batch N              sequences per decode step, 1…32 (in chunks of 8 rows) (default ${SPEC_DEFAULTS.batch})
-  --pool-mib N           KV pool of the capacity probe, MiB over all layers (default ${SPEC_DEFAULTS.poolMiB});
-                         the device's per-buffer limit may cap it
+  --pool-mib N           KV pool of the capacity probe and of the kv suite's fits columns, MiB over all
+                         layers (default ${SPEC_DEFAULTS.poolMiB}); the device's per-buffer limit may cap it
+  --kv-heads K,K,...     kv: KV head counts of the variants, each dividing the model's heads (its
+                         heads: MHA; 1: MQA; between: GQA) (default: chosen by the suite)
   --drafter LIST         spec: drafters, comma-separated (default ${SPEC_DEFAULTS.drafters.join(',')}):
                          ngram[:MIN-MAX] prompt lookup; model:PRESET a smaller preset with the same
                          vocabulary; truncated:N the target's first N layers; oracle:P synthetic,
@@ -227,6 +237,9 @@ function parse() {
         warmup: { type: 'string' },
         'page-size': { type: 'string' },
         kv: { type: 'string' },
+        'kv-dtype': { type: 'string' },
+        window: { type: 'string' },
+        'kv-heads': { type: 'string' },
         batch: { type: 'string' },
         'pool-mib': { type: 'string' },
         drafter: { type: 'string' },
@@ -340,6 +353,38 @@ function duration(text: string | undefined): number | undefined {
   return s;
 }
 
+/** --kv-dtype: one KV type, or (--suite kv) a comma-separated list of them. */
+function kvDtypes(text: string | undefined) {
+  if (text === undefined) return undefined;
+  return text.split(',').map((t) => {
+    const v = t.trim();
+    if (!isKvDtype(v)) usage(`--kv-dtype: "${v}" is not a KV type (${KV_DTYPES.join(', ')})`);
+    return v;
+  });
+}
+
+/** --kv-heads: KV head counts, each at least 1 (whether each divides the heads is the model's check). */
+function kvHeads(text: string | undefined): number[] | undefined {
+  if (text === undefined) return undefined;
+  const values = intList('--kv-heads', text);
+  if (values.length === 0 || values.some((v) => v < 1))
+    usage(`--kv-heads takes comma-separated KV head counts of at least 1, got "${text}"`);
+  return values;
+}
+
+/** --window: tokens, or none (full attention); with --suite kv a comma-separated list of them. */
+function windows(text: string | undefined): (number | null)[] | undefined {
+  if (text === undefined) return undefined;
+  return text.split(',').map((t) => {
+    const v = t.trim();
+    if (v === 'none') return null;
+    const n = Number(v);
+    if (v === '' || !Number.isInteger(n) || n <= 0)
+      usage(`--window takes a positive whole number of tokens (or none), got "${v}"`);
+    return n;
+  });
+}
+
 function oneOf<T extends string>(
   flag: string,
   text: string | undefined,
@@ -384,6 +429,7 @@ const sustainedFlags = (['interval', 'roofs-every'] as const).filter((f) => args
 if (sustainedFlags.length > 0 && suiteName !== 'sustained') {
   usage(`${sustainedFlags.map((f) => `--${f}`).join(', ')} apply to --suite sustained`);
 }
+if (args['kv-heads'] !== undefined && suiteName !== 'kv') usage('--kv-heads applies to --suite kv');
 if (serveFlags.length > 0 && suiteName !== 'serve') {
   usage(`${serveFlags.map((f) => `--${f}`).join(', ')} apply to --suite serve`);
 }
@@ -423,6 +469,9 @@ try {
       warmup: int('--warmup', args.warmup),
       pageSize: int('--page-size', args['page-size']),
       kvMode: args.kv as 'paged' | 'contiguous' | undefined,
+      kvDtype: kvDtypes(args['kv-dtype']),
+      window: windows(args.window),
+      kvHeads: kvHeads(args['kv-heads']),
       batch: int('--batch', args.batch),
       poolMiB: int('--pool-mib', args['pool-mib']),
       weights:
@@ -478,7 +527,8 @@ if (spec.suite !== 'formats' && args['no-quality']) usage('--no-quality applies 
 if (spec.suite !== 'spec' && (args.drafter || args.k || args['adaptive-k'] || args['verify-k'])) {
   usage('--drafter, --k, --adaptive-k and --verify-k apply to --suite spec');
 }
-// A draft preset's vocabulary and a truncation's layer count are known before any engine starts.
+// A draft preset's vocabulary, a truncation's layer count, KV heads that do not divide the heads
+// and a window the model cannot take are known before any engine starts.
 if (spec.model.kind === 'preset') {
   const problems = modelErrors(spec, presetConfig(spec.model.preset));
   if (problems.length > 0) usage(problems.join('; '));

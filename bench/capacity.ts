@@ -51,7 +51,10 @@ Traffic
   --rps X                peak requests per second (default: the sessions as a closed loop)
 
 Cache
-  --kv-dtype ${KV_DTYPES.join('|')}   KV element type (default f16)
+  --kv-dtype ${KV_DTYPES.join('|')}   KV element type (default f16); int8 stores one f32 scale per
+                         token, layer, KV head and K or V, and those bytes are counted
+  --window N             sliding window, tokens: each session keeps its last N tokens, and a paged
+                         cache returns the pages behind them (default: full attention)
   --weights ${WEIGHT_DTYPES.join('|')}   weight format (default f16; a .gguf gives exact bytes)
   --page-size N          tokens per KV page (default 16)
   --max-len N            tokens a contiguous cache reserves per sequence (default: the longest
@@ -89,6 +92,7 @@ function parse() {
         'kv-dtype': { type: 'string' },
         weights: { type: 'string' },
         'page-size': { type: 'string' },
+        window: { type: 'string' },
         'max-len': { type: 'string' },
         format: { type: 'string', default: 'table' },
         help: { type: 'boolean', short: 'h', default: false },
@@ -198,6 +202,7 @@ try {
     kvDtype: args['kv-dtype'],
     weights: args.weights,
     pageSize: num('page-size', args['page-size']),
+    window: num('window', args.window),
     maxLen: num('max-len', args['max-len']),
     peakTflops: num('peak-tflops', args['peak-tflops']),
     bandwidthGBs: num('bandwidth-gbs', args['bandwidth-gbs']),

@@ -66,7 +66,7 @@ test('bench CLI: bad flags exit 2 with a clear message', async () => {
   const suite = await runCli('bench/bench.ts', ['--suite', 'fast']);
   expect(suite.code).toBe(2);
   expect(suite.stderr).toContain(
-    '--suite must be quick, full, kernels, capacity, spec, serve, batch, formats, fusion, sustained, got "fast"',
+    '--suite must be quick, full, kernels, capacity, spec, serve, batch, formats, fusion, sustained, kv, got "fast"',
   );
   const gate = await runCli('bench/bench.ts', ['--max-regression', '10']);
   expect(gate.code).toBe(2);
@@ -79,6 +79,26 @@ test('bench CLI: bad flags exit 2 with a clear message', async () => {
   ]);
   expect(baseline.code).toBe(2);
   expect(baseline.stderr).toContain('/no/such/result.json');
+});
+
+test('bench CLI: bad KV types, windows and KV head counts exit 2 naming the flag, before measuring', async () => {
+  const cases: [string[], string][] = [
+    [['--kv-dtype', 'f8'], '--kv-dtype: "f8" is not a KV type (f32, f16, int8)'],
+    [
+      ['--kv-dtype', 'f16,int8'],
+      'several KV types (--kv-dtype) make a sweep: add --suite kv, or give one type',
+    ],
+    [['--window', '0'], '--window takes a positive whole number of tokens (or none), got "0"'],
+    [['--window', '8'], '--window 8 is shorter than one KV page of 16 tokens'],
+    [['--window', '1024'], "--window 1024 is not shorter than the model's maxSeqLen of 1024"],
+    [['--kv-heads', '2'], '--kv-heads applies to --suite kv'],
+    [['--suite', 'kv', '--kv-heads', '4,3'], "--kv-heads 3 does not divide the model's 4 heads"],
+    [['--suite', 'kv', '--window', 'none,8'], '--window 8 is shorter than one KV page of 16 tokens'],
+  ];
+  const runs = await Promise.all(cases.map(([args]) => runCli('bench/bench.ts', args)));
+  expect(runs.map((r, i) => [r.code, r.stderr.includes(cases[i][1]) ? cases[i][1] : r.stderr])).toEqual(
+    cases.map(([, message]) => [2, message]),
+  );
 });
 
 test('bench CLI: a prompt longer than the model exits 2 naming the limit, before measuring', async () => {

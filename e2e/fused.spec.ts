@@ -99,6 +99,7 @@ test.describe('fused kernels against the unfused references', () => {
       { rows: 19, start: 5, heads: 9, kvHeads: 3, headDim: 64, pageSize: 8 },
       { rows: 7, start: 0, heads: 4, kvHeads: 4, headDim: 128, pageSize: 32 },
     ])
-      expectPassed(await check(harness, 'ropeKvWrite', shape));
+      for (const kvDtype of ['f32', 'f16', 'int8'] as const)
+        expectPassed(await check(harness, 'ropeKvWrite', { ...shape, kvDtype }));
   });
 });

@@ -47,6 +47,17 @@ const SPLIT_CAPACITY = 4352;
  */
 const LONG_PREFILL_QUERIES = 31;
 
+/** The KV element types besides f32, each read through the `kv` slot of every attention family. */
+const KV_TYPES = ['f16', 'int8'] as const;
+
+/** KV type and window pairs the attention families are checked at (f32 without a window is everywhere else). */
+const KV_CELLS = [
+  { kvDtype: 'f16', window: undefined },
+  { kvDtype: 'int8', window: undefined },
+  { kvDtype: 'f32', window: 24 },
+  { kvDtype: 'int8', window: 24 },
+] as const;
+
 /** The packed weight formats, each with its own decode in the shared kernels. */
 const PACKED: readonly PackedFormat[] = ['f16', 'int8', 'int4'];
 
@@ -156,6 +167,44 @@ test.describe('kernels against the CPU reference', () => {
         for (const lengths of [[1], [7, 33, 100, 257], [65, 2, 130]]) {
           const shape = { lengths, heads: 6, kvHeads: 2, headDim: 32, ...layout, variant };
           expectPassed(await check(harness, 'attentionDecode', shape));
+        }
+      }
+    }
+  });
+
+  // The KV element types and the sliding window through every attention family and layout. The
+  // window's tables point the pages wholly before it at a poison page (checks/attention.ts), so a
+  // family that read a page the window let go of would fail. f32 without a window is above.
+  test('KV types f16 and int8, and a sliding window: kv-write, then every prefill and decode family at every layout', async ({
+    harness,
+  }) => {
+    test.setTimeout(LONG_TEST_TIMEOUT_MS);
+    for (const kvDtype of KV_TYPES) {
+      for (const layout of layouts(512)) {
+        expectPassed(
+          await check(harness, 'kvWrite', {
+            rows: 37,
+            start: 13,
+            kvHeads: 3,
+            headDim: 8,
+            ...layout,
+            kvDtype,
+          }),
+        );
+      }
+    }
+    for (const { kvDtype, window } of KV_CELLS) {
+      for (const variant of VARIANT_CANDIDATES.attentionPrefill) {
+        for (const layout of layouts(128)) {
+          // 41 queries after 60 cached tokens: the window of 24 starts inside the cached part.
+          const shape = { L: 41, start: 60, heads: 6, kvHeads: 2, headDim: 32, ...layout, variant };
+          expectPassed(await check(harness, 'attentionPrefill', { ...shape, kvDtype, window }));
+        }
+      }
+      for (const variant of VARIANT_CANDIDATES.attentionDecode) {
+        for (const layout of layouts(257)) {
+          const shape = { lengths: [1, 7, 33, 100, 257], heads: 6, kvHeads: 2, headDim: 32, ...layout };
+          expectPassed(await check(harness, 'attentionDecode', { ...shape, variant, kvDtype, window }));
         }
       }
     }

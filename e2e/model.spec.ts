@@ -262,3 +262,58 @@ test('running out of KV pages through the model throws and changes nothing', asy
   expect(r.bLength).toBe(0);
   expect(r.recovered).toBe(1);
 });
+
+test('KV types f16 and int8 and a sliding window end to end: logits against the CPU forward that stores K/V alike and masks beyond the window, chunked prefill, decode against recompute, pages held', async ({
+  harness,
+}) => {
+  test.setTimeout(240_000);
+  const WINDOW = 16;
+  const cells = [
+    { dtype: 'f16', window: undefined },
+    { dtype: 'int8', window: undefined },
+    { dtype: 'f32', window: WINDOW },
+    { dtype: 'int8', window: WINDOW },
+  ] as const;
+  for (const { dtype, window } of cells) {
+    for (const layout of [
+      { mode: 'paged', pageSize: 8 },
+      { mode: 'contiguous', pageSize: 16 },
+    ] as const) {
+      const what = `${dtype} window ${window ?? 'none'} ${layout.mode}`;
+      // 40 prompt tokens, past the window of 16 already, then 6 decode steps.
+      const r = await harness.call('model', 'kvCacheVsReference', dtype, window, prompt(40), 6, layout);
+      expect(r.reference.passed, `${what}: ${JSON.stringify(r.reference)}`).toBe(true);
+      expect(r.chunks.passed, `${what}: chunked`).toBe(true);
+      expect(r.tokenMismatches, what).toEqual([]);
+      expect(r.failedSteps, what).toEqual([]);
+      // Past the window a paged sequence holds ⌈16 / 8⌉ + 1 pages at most; contiguous, its one slot.
+      if (window && layout.mode === 'paged') expect(r.heldPages, what).toBeLessThanOrEqual(3);
+      else expect(r.heldPages, what).toBe(layout.mode === 'paged' ? Math.ceil(r.length / 8) : 1);
+    }
+  }
+});
+
+test('a prefix hit after the window has passed the prefix, and copy-on-write of an int8 page', async ({
+  harness,
+}) => {
+  const hit = await harness.call('model', 'windowPrefixHit', 16, 8, prompt(40), prompt(5, 3), 20);
+  // 45 tokens in pages of 8: the 5 full pages of the shared 40-token prompt are hit.
+  expect(hit.hit).toBe(40);
+  expect(hit.heldByA).toBeLessThanOrEqual(3);
+  expect(hit.passed, JSON.stringify(hit)).toBe(true);
+  expect(hit.sameToken).toBe(true);
+  const cow = await harness.call(
+    'model',
+    'sharedPrefix',
+    prompt(13),
+    prompt(5, 2),
+    prompt(4, 3),
+    6,
+    8,
+    'int8',
+  );
+  expect(cow.sharedPagesAfterFork).toBe(2);
+  expect(cow.stillShared).toBe(1);
+  expect(cow.identicalA).toBe(true);
+  expect(cow.identicalB).toBe(true);
+});

@@ -1,13 +1,14 @@
 // Split-K (flash-decoding) attention for decode, second half: combines the partial results that
 // attention_decode_split.wgsl wrote for each slice of a sequence's context. With M the largest
 // partial maximum, out = Σ o_s·exp(m_s − M) / Σ l_s·exp(m_s − M) over the sequence's slices that
-// hold tokens (⌈len / sliceTokens⌉ of them; the grid's others were never written this step and hold stale
-// values). One invocation per (sequence, query head, vec4 of the head dim): no barriers, and enough
+// hold visible tokens (from the slice of the first key the sliding window shows, to ⌈len / sliceTokens⌉;
+// the grid's others were never written this step and hold stale values). One invocation per (sequence, query head, vec4 of the head dim): no barriers, and enough
 // invocations that it is small next to the first half.
 override WG: u32;
 override HEAD_DIM: u32;
 override HD4: u32 = HEAD_DIM / 4u;
 //#include softmax
+//#include window
 
 // From MERGE_PARAMS in src/kernels/attention.ts.
 //#params
@@ -25,13 +26,15 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
   let d = index % HD4;
   let bh = index / HD4;  // b * heads + h
   let b = bh / p.heads;
-  let used = min(p.slices, (seqLens[b] + p.sliceTokens - 1u) / p.sliceTokens);
+  let len = seqLens[b];
+  let used = min(p.slices, (len + p.sliceTokens - 1u) / p.sliceTokens);
+  let firstSlice = kvFirstVisible(len - 1u, p.window) / p.sliceTokens;
   let base = bh * p.slices;
   var mMax = NEG_BIG;
-  for (var s = 0u; s < used; s++) { mMax = max(mMax, partML[base + s].x); }
+  for (var s = firstSlice; s < used; s++) { mMax = max(mMax, partML[base + s].x); }
   var sum = 0.0;
   var acc = vec4<f32>(0.0);
-  for (var s = 0u; s < used; s++) {
+  for (var s = firstSlice; s < used; s++) {
     let ml = partML[base + s];
     let w = exp(ml.x - mMax);
     sum += ml.y * w;

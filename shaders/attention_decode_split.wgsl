@@ -8,15 +8,20 @@
 // contexts grow): slices at or past a sequence's current length return at once, writing nothing;
 // the merge reads only the slices that hold tokens. Consecutive invocations take consecutive slices
 // of one (sequence, KV head), so one workgroup's loads stream neighbouring parts of the cache.
+// With a sliding window, slices wholly before the first visible key return at once too (the merge
+// starts at the first slice that holds one), and the first such slice starts at that key.
 override WG: u32;
 override HEAD_DIM: u32;
 override PAGED: bool;
 override GROUP: u32;             // query heads per invocation, GROUP * HD4 <= MAX_SLOTS
 override HD4: u32 = HEAD_DIM / 4u;
+override ROW: u32 = HD4 + KV_EXTRA;  // words per cached row
 //#const MAX_GROUP
 //#const MAX_SLOTS
 //#include softmax
 //#include kv_layout
+//#include window
+//#include kv
 //#include decode_online
 
 // From SPLIT_PARAMS in src/kernels/attention.ts.
@@ -24,7 +29,7 @@ override HD4: u32 = HEAD_DIM / 4u;
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;             // [batch, heads, HD4]
-@group(0) @binding(2) var<storage, read> pool: array<vec4<f32>>;          // [pages, 2, kvHeads, pageSize, HD4]
+@group(0) @binding(2) var<storage, read> pool: array<KvWord>;             // [pages, 2, kvHeads, pageSize, ROW]
 @group(0) @binding(3) var<storage, read> blockTables: array<u32>;         // [batch, tableStride]
 @group(0) @binding(4) var<storage, read> seqLens: array<u32>;             // [batch]
 @group(0) @binding(5) var<storage, read_write> partO: array<vec4<f32>>;   // [batch, heads, slices, HD4]
@@ -36,16 +41,17 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(workgroup_id) wid: v
   let slice = gid.x;
   let b = wid.z;
   let len = seqLens[b];
-  let t0 = slice * p.sliceTokens;
-  if (slice >= p.slices || t0 >= len) { return; }
-  let tEnd = min(len, t0 + p.sliceTokens);
+  let first = kvFirstVisible(len - 1u, p.window);
+  let tEnd = min(len, slice * p.sliceTokens + p.sliceTokens);
+  if (slice >= p.slices || slice * p.sliceTokens >= len || tEnd <= first) { return; }
+  let t0 = max(slice * p.sliceTokens, first);
   let group = p.heads / p.kvHeads;
   let chunks = (group + GROUP - 1u) / GROUP;
   let kvh = wid.y / chunks;
-  let first = kvh * group + (wid.y % chunks) * GROUP;  // first query head of this invocation
-  let last = kvh * group + group - 1u;                 // last query head of the group
-  let kvLayout = KvLayout(p.kvHeads, p.pageSize, HD4);
-  onlineBegin((b * p.heads + first) * HD4, last + 1u - first, p.scale);
+  let firstHead = kvh * group + (wid.y % chunks) * GROUP;  // first query head of this invocation
+  let last = kvh * group + group - 1u;                     // last query head of the group
+  let kvLayout = KvLayout(p.kvHeads, p.pageSize, ROW);
+  onlineBegin((b * p.heads + firstHead) * HD4, last + 1u - firstHead, p.scale);
   // The slice's tokens, a run of consecutive rows per page it touches: one block-table lookup per
   // run. The contiguous cache is one page of every token (its pageSize is the slot's capacity).
   let table = b * p.tableStride;
@@ -62,8 +68,8 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(workgroup_id) wid: v
     t += n;
   }
   for (var g = 0u; g < GROUP; g++) {
-    if (first + g <= last) {
-      let part = (b * p.heads + first + g) * p.slices + slice;
+    if (firstHead + g <= last) {
+      let part = (b * p.heads + firstHead + g) * p.slices + slice;
       for (var d = 0u; d < HD4; d++) { partO[part * HD4 + d] = o[g * HD4 + d]; }
       partML[part] = vec2<f32>(m[g], l[g]);
     }

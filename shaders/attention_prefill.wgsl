@@ -6,31 +6,37 @@
 // row is loaded once per block of queries and group, not once per head. Softmax is online (running
 // max and sum, rescaled once per tile). Tiles are aligned to absolute positions, so a query's result
 // does not depend on how the prompt was chunked, on the page size or on GROUP.
+// The pool holds the `kv` slot's element type, staged in the tiles as f32 (scale applied). With a
+// sliding window, query i sees keys from kvFirstVisible(start + i): tiles before the block's first
+// visible key are not loaded, and keys before a query's first are masked.
 override BQ: u32;                // queries per workgroup
 override BK: u32;                // keys per tile, <= MAX_BK
 override GROUP: u32;             // query heads per workgroup
 override HEAD_DIM: u32;          // multiple of 4, <= 4 * MAX_HD4
 override PAGED: bool;            // false: contiguous cache, one page of pageSize = maxSeqLen per sequence
 override HD4: u32 = HEAD_DIM / 4u;
+override ROW: u32 = HD4 + KV_EXTRA;  // words per cached row
 override WG: u32 = BQ * GROUP;   // invocations: query lid % BQ of head lid / BQ
 //#const MAX_HD4
 //#const MAX_BK
 //#include softmax
 //#include kv_layout
+//#include window
+//#include kv
 
 // From PREFILL_PARAMS in src/kernels/attention.ts.
 //#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;            // [L, heads, HD4]
-@group(0) @binding(2) var<storage, read> pool: array<vec4<f32>>;         // [pages, 2, kvHeads, pageSize, HD4]
+@group(0) @binding(2) var<storage, read> pool: array<KvWord>;            // [pages, 2, kvHeads, pageSize, ROW]
 @group(0) @binding(3) var<storage, read> blockTable: array<u32>;         // [pages of this sequence]
 @group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>;    // [L, heads, HD4]
 
 var<workgroup> kTile: array<vec4<f32>, BK * HD4>;
 var<workgroup> vTile: array<vec4<f32>, BK * HD4>;
 
-// vec4 index of token t's K (which = 0) or V (which = 1) row for KV head kvh.
+// Word index of token t's K (which = 0) or V (which = 1) row for KV head kvh.
 fn tokenRow(t: u32, kvh: u32, which: u32) -> u32 {
   var page = blockTable[0];
   var offset = t;
@@ -38,7 +44,7 @@ fn tokenRow(t: u32, kvh: u32, which: u32) -> u32 {
     page = blockTable[t / p.pageSize];
     offset = t % p.pageSize;
   }
-  return kvRow(KvLayout(p.kvHeads, p.pageSize, HD4), page, which, kvh, offset);
+  return kvRow(KvLayout(p.kvHeads, p.pageSize, ROW), page, which, kvh, offset);
 }
 
 @compute @workgroup_size(WG)
@@ -54,6 +60,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
   let isActive = qi < p.L && slot < group;
   let qpos = p.start + qi;
   let kvEnd = p.start + min(wid.x * BQ + BQ, p.L);  // keys the last query of this block sees
+  let kvBegin = kvFirstVisible(p.start + wid.x * BQ, p.window);  // the first key its first query sees
+  let qFirst = kvFirstVisible(qpos, p.window);
 
   var qv: array<vec4<f32>, MAX_HD4>;
   var o: array<vec4<f32>, MAX_HD4>;
@@ -64,24 +72,27 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
   var l = 0.0;
   var s: array<f32, MAX_BK>;
 
-  for (var t0 = 0u; t0 < kvEnd; t0 += BK) {
+  for (var t0 = kvBegin - kvBegin % BK; t0 < kvEnd; t0 += BK) {
     for (var i = lid; i < BK * HD4; i += WG) {
       let t = t0 + i / HD4;
-      if (t < kvEnd) {
+      if (t < kvEnd && t >= kvBegin) {
         let d = i % HD4;
-        kTile[i] = pool[tokenRow(t, kvh, 0u) + d];
-        vTile[i] = pool[tokenRow(t, kvh, 1u) + d];
+        let kRow = tokenRow(t, kvh, 0u);
+        let vRow = tokenRow(t, kvh, 1u);
+        kTile[i] = kvVec(kRow + d) * kvScale(kRow + HD4);
+        vTile[i] = kvVec(vRow + d) * kvScale(vRow + HD4);
       }
     }
     workgroupBarrier();
-    if (isActive && qpos >= t0) {
+    if (isActive && qpos >= t0 && qFirst < t0 + BK) {
       let n = min(BK, qpos + 1u - t0);
       var tileMax = NEG_BIG;
       for (var j = 0u; j < n; j++) {
         var acc = 0.0;
         for (var d = 0u; d < HD4; d++) { acc += dot(qv[d], kTile[j * HD4 + d]); }
-        s[j] = acc;
-        tileMax = max(tileMax, acc);
+        // Before the query's window: probability 0 (its tile slot may hold another query's key).
+        s[j] = select(acc, NEG_BIG, t0 + j < qFirst);
+        tileMax = max(tileMax, s[j]);
       }
       let mNew = max(m, tileMax);
       let correction = exp(m - mNew);

@@ -14,20 +14,28 @@
 // row must not see entirely is masked, every other block runs without a select. Key blocks are
 // aligned to absolute positions and each row's sums run in position order, so a query's result does
 // not depend on how the prompt was chunked, on the page size or on which rows share its invocation.
+// The pool holds the `kv` slot's element type: a key's scale multiplies its 4 rows' scores, a
+// value's its 4 rows' probabilities. With a sliding window the walk starts at the block of the
+// first row's first visible key, and keys before a row's first are masked like future ones. A row
+// whose first blocks it sees none of sums garbage with maximum NEG_BIG until its first real key,
+// whose correction exp(NEG_BIG − m) = 0 then clears it.
 override WG: u32;
 override HEAD_DIM: u32;          // multiple of 4
 override PAGED: bool;            // false: contiguous cache, one page of pageSize = maxSeqLen
 override HD4: u32 = HEAD_DIM / 4u;
+override ROW: u32 = HD4 + KV_EXTRA;  // words per cached row
 //#const KEYS                    // keys per block (the 8 named keys below); divides every page size
 //#include softmax
 //#include kv_layout
+//#include window
+//#include kv
 
 // From PREFILL_PARAMS in src/kernels/attention.ts.
 //#params
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;            // [L, heads, HD4]
-@group(0) @binding(2) var<storage, read> pool: array<vec4<f32>>;         // [pages, 2, kvHeads, pageSize, HD4]
+@group(0) @binding(2) var<storage, read> pool: array<KvWord>;            // [pages, 2, kvHeads, pageSize, ROW]
 @group(0) @binding(3) var<storage, read> blockTable: array<u32>;         // [pages of this sequence]
 @group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>;    // [L, heads, HD4]
 
@@ -72,10 +80,15 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
   var l1 = 0.0;
   var l2 = 0.0;
   var l3 = 0.0;
-  let kvLayout = KvLayout(p.kvHeads, p.pageSize, HD4);
+  let kvLayout = KvLayout(p.kvHeads, p.pageSize, ROW);
   let last = pos3;  // the last key any row sees (rows ascend)
   let tv = vec4<u32>(0u, 1u, 2u, 3u);
-  for (var t0 = 0u; t0 <= last; t0 += KEYS) {
+  // Each row's first visible key (ascending with the rows, like their positions).
+  let lo0 = kvFirstVisible(pos0, p.window);
+  let lo1 = kvFirstVisible(pos1, p.window);
+  let lo2 = kvFirstVisible(pos2, p.window);
+  let lo3 = kvFirstVisible(pos3, p.window);
+  for (var t0 = lo0 - lo0 % KEYS; t0 <= last; t0 += KEYS) {
     var page = blockTable[0];
     var offset = t0;
     if (PAGED) {
@@ -87,13 +100,13 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     // Keys of the block past `last` load row `last` again (same page: the block does not cross
     // one), so nothing outside the sequence is read; they are masked below.
     let n = last - t0;
-    let o1 = min(1u, n) * HD4;
-    let o2 = min(2u, n) * HD4;
-    let o3 = min(3u, n) * HD4;
-    let o4 = min(4u, n) * HD4;
-    let o5 = min(5u, n) * HD4;
-    let o6 = min(6u, n) * HD4;
-    let o7 = min(7u, n) * HD4;
+    let o1 = min(1u, n) * ROW;
+    let o2 = min(2u, n) * ROW;
+    let o3 = min(3u, n) * ROW;
+    let o4 = min(4u, n) * ROW;
+    let o5 = min(5u, n) * ROW;
+    let o6 = min(6u, n) * ROW;
+    let o7 = min(7u, n) * ROW;
     // Scores: s<row>a holds keys t0 .. t0+3, s<row>b keys t0+4 .. t0+7.
     var s0a = vec4<f32>(0.0);
     var s0b = vec4<f32>(0.0);
@@ -104,14 +117,14 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     var s3a = vec4<f32>(0.0);
     var s3b = vec4<f32>(0.0);
     for (var d = 0u; d < HD4; d++) {
-      let k0 = pool[kBase + d];
-      let k1 = pool[kBase + o1 + d];
-      let k2 = pool[kBase + o2 + d];
-      let k3 = pool[kBase + o3 + d];
-      let k4 = pool[kBase + o4 + d];
-      let k5 = pool[kBase + o5 + d];
-      let k6 = pool[kBase + o6 + d];
-      let k7 = pool[kBase + o7 + d];
+      let k0 = kvVec(kBase + d);
+      let k1 = kvVec(kBase + o1 + d);
+      let k2 = kvVec(kBase + o2 + d);
+      let k3 = kvVec(kBase + o3 + d);
+      let k4 = kvVec(kBase + o4 + d);
+      let k5 = kvVec(kBase + o5 + d);
+      let k6 = kvVec(kBase + o6 + d);
+      let k7 = kvVec(kBase + o7 + d);
       let q0 = q[r0 + d];
       s0a += vec4<f32>(dot(q0, k0), dot(q0, k1), dot(q0, k2), dot(q0, k3));
       s0b += vec4<f32>(dot(q0, k4), dot(q0, k5), dot(q0, k6), dot(q0, k7));
@@ -125,14 +138,19 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
       s3a += vec4<f32>(dot(q3, k0), dot(q3, k1), dot(q3, k2), dot(q3, k3));
       s3b += vec4<f32>(dot(q3, k4), dot(q3, k5), dot(q3, k6), dot(q3, k7));
     }
-    s0a *= p.scale;
-    s0b *= p.scale;
-    s1a *= p.scale;
-    s1b *= p.scale;
-    s2a *= p.scale;
-    s2b *= p.scale;
-    s3a *= p.scale;
-    s3b *= p.scale;
+    // The query scale times each key's row scale (1 for f32 and f16).
+    let ka = p.scale * vec4<f32>(kvScale(kBase + HD4), kvScale(kBase + o1 + HD4), kvScale(kBase + o2 + HD4),
+                                 kvScale(kBase + o3 + HD4));
+    let kb = p.scale * vec4<f32>(kvScale(kBase + o4 + HD4), kvScale(kBase + o5 + HD4), kvScale(kBase + o6 + HD4),
+                                 kvScale(kBase + o7 + HD4));
+    s0a *= ka;
+    s0b *= kb;
+    s1a *= ka;
+    s1b *= kb;
+    s2a *= ka;
+    s2b *= kb;
+    s3a *= ka;
+    s3b *= kb;
     // Causal mask, only where some key of the block is past the first row's position (rows
     // ascend). Every row sees key 0, so after the first block no running maximum is NEG_BIG, and a
     // row that sees none of a later block's keys keeps its state (correction 1, probabilities 0).
@@ -148,6 +166,20 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
       s2b = select(s2b, big, tb > vec4<u32>(pos2));
       s3a = select(s3a, big, ta > vec4<u32>(pos3));
       s3b = select(s3b, big, tb > vec4<u32>(pos3));
+    }
+    // Window mask, only where some key of the block is before the last row's first visible key.
+    if (t0 < lo3) {
+      let ta = vec4<u32>(t0) + tv;
+      let tb = ta + 4u;
+      let big = vec4<f32>(NEG_BIG);
+      s0a = select(s0a, big, ta < vec4<u32>(lo0));
+      s0b = select(s0b, big, tb < vec4<u32>(lo0));
+      s1a = select(s1a, big, ta < vec4<u32>(lo1));
+      s1b = select(s1b, big, tb < vec4<u32>(lo1));
+      s2a = select(s2a, big, ta < vec4<u32>(lo2));
+      s2b = select(s2b, big, tb < vec4<u32>(lo2));
+      s3a = select(s3a, big, ta < vec4<u32>(lo3));
+      s3b = select(s3b, big, tb < vec4<u32>(lo3));
     }
     // Online softmax, once per block and row: c<row> rescales what the row has summed so far.
     let n0 = max(m0, max(max4(s0a), max4(s0b)));
@@ -166,6 +198,11 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     let p2b = exp(s2b - n2);
     let p3a = exp(s3a - n3);
     let p3b = exp(s3b - n3);
+    // Each value's row scale folds into the probabilities that weight it (after the sums).
+    let va = vec4<f32>(kvScale(vBase + HD4), kvScale(vBase + o1 + HD4), kvScale(vBase + o2 + HD4),
+                       kvScale(vBase + o3 + HD4));
+    let vb = vec4<f32>(kvScale(vBase + o4 + HD4), kvScale(vBase + o5 + HD4), kvScale(vBase + o6 + HD4),
+                       kvScale(vBase + o7 + HD4));
     l0 = l0 * c0 + (sum4(p0a) + sum4(p0b));
     l1 = l1 * c1 + (sum4(p1a) + sum4(p1b));
     l2 = l2 * c2 + (sum4(p2a) + sum4(p2b));
@@ -175,18 +212,18 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     m2 = n2;
     m3 = n3;
     for (var d = 0u; d < HD4; d++) {
-      let v0 = pool[vBase + d];
-      let v1 = pool[vBase + o1 + d];
-      let v2 = pool[vBase + o2 + d];
-      let v3 = pool[vBase + o3 + d];
-      let v4 = pool[vBase + o4 + d];
-      let v5 = pool[vBase + o5 + d];
-      let v6 = pool[vBase + o6 + d];
-      let v7 = pool[vBase + o7 + d];
-      out[r0 + d] = pv(out[r0 + d] * c0, p0a, p0b, v0, v1, v2, v3, v4, v5, v6, v7);
-      if (ok1) { out[r1 + d] = pv(out[r1 + d] * c1, p1a, p1b, v0, v1, v2, v3, v4, v5, v6, v7); }
-      if (ok2) { out[r2 + d] = pv(out[r2 + d] * c2, p2a, p2b, v0, v1, v2, v3, v4, v5, v6, v7); }
-      if (ok3) { out[r3 + d] = pv(out[r3 + d] * c3, p3a, p3b, v0, v1, v2, v3, v4, v5, v6, v7); }
+      let v0 = kvVec(vBase + d);
+      let v1 = kvVec(vBase + o1 + d);
+      let v2 = kvVec(vBase + o2 + d);
+      let v3 = kvVec(vBase + o3 + d);
+      let v4 = kvVec(vBase + o4 + d);
+      let v5 = kvVec(vBase + o5 + d);
+      let v6 = kvVec(vBase + o6 + d);
+      let v7 = kvVec(vBase + o7 + d);
+      out[r0 + d] = pv(out[r0 + d] * c0, p0a * va, p0b * vb, v0, v1, v2, v3, v4, v5, v6, v7);
+      if (ok1) { out[r1 + d] = pv(out[r1 + d] * c1, p1a * va, p1b * vb, v0, v1, v2, v3, v4, v5, v6, v7); }
+      if (ok2) { out[r2 + d] = pv(out[r2 + d] * c2, p2a * va, p2b * vb, v0, v1, v2, v3, v4, v5, v6, v7); }
+      if (ok3) { out[r3 + d] = pv(out[r3 + d] * c3, p3a * va, p3b * vb, v0, v1, v2, v3, v4, v5, v6, v7); }
     }
   }
   let i0 = 1.0 / l0;

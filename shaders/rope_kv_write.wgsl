@@ -2,13 +2,16 @@
 // token's q, k and v side by side ([rows, heads + 2·kvHeads, headDim], the layout of the
 // concatenated [Wq; Wk; Wv] weight, src/model/fused.ts). The q heads are rotated into q (what
 // attention reads); the k heads are rotated and, with the v heads, written straight into the
-// layer's page pool at the token's slot (see kv_write.wgsl for the slot mapping). It replaces the
-// two RoPE dispatches and the kv-write of the unfused graph, which stay as its reference.
-// One invocation per (token, head of q, k or v, pair j of the rotate-half split).
+// layer's page pool at the token's slot, in the pool's KV element type (the `kv` slot; see
+// kv_write.wgsl for the slot mapping). It replaces the two RoPE dispatches and the kv-write of the
+// unfused graph, which stay as its reference.
+// One invocation per (token, head of q, k or v): an int8 row needs its absolute maximum before any
+// of its values is packed, so an invocation owns a whole row.
 override WG: u32;
 //#include grid
 //#include kv_layout
 //#include rope_pair
+//#include kv
 
 // From ROPE_KV_PARAMS in src/kernels/kv-write.ts (half: headDim / 2).
 //#params
@@ -20,40 +23,56 @@ override WG: u32;
 @group(0) @binding(4) var<storage, read> sinT: array<f32>;          // [maxSeqLen, half]
 @group(0) @binding(5) var<storage, read> slots: array<u32>;         // [rows]
 @group(0) @binding(6) var<storage, read_write> q: array<f32>;       // [rows, heads, 2 half]
-@group(0) @binding(7) var<storage, read_write> pool: array<f32>;    // [pages, 2, kvHeads, pageSize, 2 half]
+@group(0) @binding(7) var<storage, read_write> pool: array<KvWord>; // [pages, 2, kvHeads, pageSize, rowWords]
+
+// Element e of the row at qkv[src …], rotated when `rotate` (rotate-half split: e < half is the
+// first of pair e, e ≥ half the second of pair e − half).
+fn element(src: u32, e: u32, t: u32, rotate: bool) -> f32 {
+  let j = e % p.half;
+  let x = vec2<f32>(qkv[src + j], qkv[src + j + p.half]);
+  var r = x;
+  if (rotate) { r = rope_pair(x.x, x.y, cosT[t + j], sinT[t + j]); }
+  return select(r.x, r.y, e >= p.half);
+}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) lid: u32) {
   let units = p.heads + 2u * p.kvHeads;
-  let i = workgroupIndex(wid, nwg) * WG + lid;  // over rows * units * half
-  if (i >= p.rows * units * p.half) { return; }
-  let j = i % p.half;
-  let rowUnit = i / p.half;
-  let u = rowUnit % units;
-  let row = rowUnit / units;
+  let i = workgroupIndex(wid, nwg) * WG + lid;  // over rows * units
+  if (i >= p.rows * units) { return; }
+  let u = i % units;
+  let row = i / units;
   let headDim = 2u * p.half;
-  let src = rowUnit * headDim;
-  var a = qkv[src + j];
-  var b = qkv[src + j + p.half];
-  if (u < p.heads + p.kvHeads) {
-    let t = positions[row] * p.half + j;
-    let r = rope_pair(a, b, cosT[t], sinT[t]);
-    a = r.x;
-    b = r.y;
-  }
+  let src = i * headDim;
+  let t = positions[row] * p.half;
   if (u < p.heads) {
     let dst = (row * p.heads + u) * headDim;
-    q[dst + j] = a;
-    q[dst + j + p.half] = b;
+    for (var j = 0u; j < p.half; j++) {
+      let r = rope_pair(qkv[src + j], qkv[src + j + p.half], cosT[t + j], sinT[t + j]);
+      q[dst + j] = r.x;
+      q[dst + j + p.half] = r.y;
+    }
     return;
   }
-  // K (which = 0) or V (which = 1) of KV head h, into the token's slot.
+  // K (which = 0, rotated) or V (which = 1) of KV head h, into the token's slot.
   let which = select(1u, 0u, u < p.heads + p.kvHeads);
+  let rotate = which == 0u;
   let h = u - p.heads - which * p.kvHeads;
   let slot = slots[row];
-  let kvLayout = KvLayout(p.kvHeads, p.pageSize, headDim / 4u);
-  let dst = kvRow(kvLayout, slot / p.pageSize, which, h, slot % p.pageSize) * 4u;
-  pool[dst + j] = a;
-  pool[dst + j + p.half] = b;
+  let hd4 = headDim / 4u;
+  let kvLayout = KvLayout(p.kvHeads, p.pageSize, hd4 + KV_EXTRA);
+  let dst = kvRow(kvLayout, slot / p.pageSize, which, h, slot % p.pageSize);
+  var absMax = 0.0;
+  if (KV_QUANTIZED) {
+    for (var e = 0u; e < headDim; e++) { absMax = max(absMax, abs(element(src, e, t, rotate))); }
+    pool[dst + hd4] = kvScaleWord(absMax);
+  }
+  let inv = select(1.0, 1.0 / absMax, absMax > 0.0);
+  for (var d = 0u; d < hd4; d++) {
+    let e = 4u * d;
+    let x = vec4<f32>(element(src, e, t, rotate), element(src, e + 1u, t, rotate),
+                      element(src, e + 2u, t, rotate), element(src, e + 3u, t, rotate));
+    pool[dst + d] = kvPack(x, inv);
+  }
 }

@@ -3,6 +3,7 @@ import type { Gpu } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipelines.ts';
 import { compare } from '../../src/kernels/reference.ts';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../../src/kernels/variants.ts';
+import type { KvDtype } from '../../src/kv/format.ts';
 import { autotune, autotunePacked } from '../../src/measure/autotune.ts';
 import { decodeCost, graphOf, prefillCost } from '../../src/measure/cost.ts';
 import { type ModelConfig, presetConfig } from '../../src/model/config.ts';
@@ -18,10 +19,17 @@ import { classPrompt } from '../../src/workloads/spec.ts';
 /** Logit tolerance between two GPU paths that sum in different orders (matmul vs GEMV, prefill vs decode attention). */
 const PATH_TOLERANCE = { atol: 1e-3, rtol: 1e-3 };
 
-const paged = (pageSize: number, capacityTokens = 4096): ModelOptions => ({
-  kv: { mode: 'paged', pageSize, capacityTokens },
+const paged = (pageSize: number, capacityTokens = 4096, kv: KvChoice = {}): ModelOptions => ({
+  kv: { mode: 'paged', pageSize, capacityTokens, ...kv },
   maxBatch: 32,
 });
+
+/** A KV element type and sliding window for the cache (f32 and full attention when absent). */
+interface KvChoice {
+  dtype?: KvDtype;
+  window?: number;
+  prefixCache?: boolean;
+}
 const contiguous = (capacityTokens = 4096): ModelOptions => ({
   kv: { mode: 'contiguous', pageSize: 16, capacityTokens },
   maxBatch: 8,
@@ -318,6 +326,112 @@ export class ModelChecks {
     }
   }
 
+  /**
+   * A KV type and sliding window end to end, in the paged cache (pages of `pageSize`) or the
+   * contiguous one: prefill logits at every position against the float64 CPU forward that stores
+   * K and V the same way and masks beyond the window; the same prompt prefilled in chunks of 13
+   * (each chunk's first query sees pages an earlier chunk wrote); then `steps` greedy decode steps,
+   * each against a fresh prefill of the same prefix; and the pages the sequence holds at the end.
+   */
+  async kvCacheVsReference(
+    dtype: KvDtype,
+    window: number | undefined,
+    prompt: number[],
+    steps: number,
+    layout: { mode: 'paged' | 'contiguous'; pageSize: number },
+  ) {
+    const options: ModelOptions = {
+      kv: { ...layout, capacityTokens: 4096, dtype, window },
+      maxBatch: 8,
+    };
+    const model = await this.model(options);
+    const weights = randomWeights(presetConfig('ci-tiny'), 1);
+    const seq = model.createSequence();
+    const [whole] = await model.prefill([{ seq, tokens: prompt }], 'all');
+    model.freeSequence(seq);
+    const reference = compare(
+      whole.logits!,
+      referenceForward(weights, prompt, { dtype, window }),
+      PATH_TOLERANCE,
+    );
+    const vocab = presetConfig('ci-tiny').vocabSize;
+    const chunked = model.createSequence();
+    let last: PrefillResult | undefined;
+    for (let at = 0; at < prompt.length; at += 13)
+      [last] = await model.prefill([{ seq: chunked, tokens: prompt.slice(at, at + 13) }], 'last');
+    model.freeSequence(chunked);
+    const lastRow = whole.logits!.subarray((prompt.length - 1) * vocab);
+    const chunks = compare(last!.logits!, lastRow, PATH_TOLERANCE);
+    const run = await this.generate(model, prompt, steps);
+    const tokenMismatches: number[] = [];
+    const failedSteps: number[] = [];
+    for (let s = 0; s < steps; s++) {
+      const fresh = model.createSequence();
+      const [r] = await model.prefill(
+        [{ seq: fresh, tokens: [...prompt, ...run.tokens.slice(0, s)] }],
+        'last',
+      );
+      model.freeSequence(fresh);
+      if (r.nextToken !== run.tokens[s]) tokenMismatches.push(s);
+      if (!compare(run.logits[s], r.logits!, PATH_TOLERANCE).passed) failedSteps.push(s);
+    }
+    // generate's sequence is the one still live.
+    const live = model.kv.allocator.sequences();
+    const heldPages = model.kv.allocator.heldPages(live[live.length - 1]);
+    const length = model.kv.allocator.length(live[live.length - 1]);
+    model.destroy();
+    return {
+      reference: {
+        maxRelErr: reference.maxRelErr,
+        passed: reference.passed,
+        mismatches: reference.mismatches,
+      },
+      chunks: { maxRelErr: chunks.maxRelErr, passed: chunks.passed },
+      tokenMismatches,
+      failedSteps,
+      heldPages,
+      length,
+    };
+  }
+
+  /**
+   * A prefix-cache hit after the window has passed the prefix: sequence a prefills `prompt` and
+   * decodes `steps` tokens, committing its tokens as the engine does, so the prompt's first pages
+   * leave its window (cached, not freed); then b's prompt `prompt + tail` attaches the cached pages
+   * and prefills the rest. Its last logits must equal a fresh prefill of the same tokens without
+   * the prefix cache.
+   */
+  async windowPrefixHit(window: number, pageSize: number, prompt: number[], tail: number[], steps: number) {
+    const model = await this.model(paged(pageSize, 4096, { window, prefixCache: true }));
+    const a = model.createSequence();
+    const [first] = await model.prefill([{ seq: a, tokens: prompt }], 'last');
+    const tokens = [...prompt, first.nextToken];
+    model.kv.allocator.commitTokens(a, prompt);
+    for (let s = 1; s < steps; s++) {
+      const d = await model.decode([{ seq: a, token: tokens[tokens.length - 1] }]);
+      model.kv.allocator.commitTokens(a, tokens);
+      tokens.push(d.nextTokens[0]);
+    }
+    const heldByA = model.kv.allocator.heldPages(a);
+    const b = model.createSequence();
+    const full = [...prompt, ...tail];
+    const hit = model.kv.allocator.acquirePrefix(b, full);
+    const [viaHit] = await model.prefill([{ seq: b, tokens: full.slice(hit) }], 'last');
+    model.destroy();
+    const plain = await this.model(paged(pageSize, 4096, { window }));
+    const c = plain.createSequence();
+    const [fresh] = await plain.prefill([{ seq: c, tokens: full }], 'last');
+    plain.destroy();
+    const cmp = compare(viaHit.logits!, fresh.logits!, PATH_TOLERANCE);
+    return {
+      hit,
+      heldByA,
+      maxRelErr: cmp.maxRelErr,
+      passed: cmp.passed,
+      sameToken: viaHit.nextToken === fresh.nextToken,
+    };
+  }
+
   /** The same generation with paged caches of each page size and with the contiguous cache: bitwise identical. */
   async pagedVsContiguous(prompt: number[], steps: number) {
     const base = await this.model(contiguous());
@@ -343,7 +457,14 @@ export class ModelChecks {
    * interleave the two sequences step by step (a's tail, b's tail, then a, b, a, b, … one decode
    * each), so a write of one into a page the other still reads would show.
    */
-  async sharedPrefix(prefix: number[], tailA: number[], tailB: number[], steps: number, pageSize: number) {
+  async sharedPrefix(
+    prefix: number[],
+    tailA: number[],
+    tailB: number[],
+    steps: number,
+    pageSize: number,
+    dtype: KvDtype = 'f32',
+  ) {
     const interleaved = async (model: Model, a: number, b: number) => {
       const logits: Float32Array[][] = [[], []];
       const tokens: number[] = [];
@@ -366,7 +487,7 @@ export class ModelChecks {
       }
       return logits;
     };
-    const shared = await this.model(paged(pageSize));
+    const shared = await this.model(paged(pageSize, 4096, { dtype }));
     const a = shared.createSequence();
     await shared.prefill([{ seq: a, tokens: prefix }], 'none');
     const b = shared.fork(a);
@@ -377,7 +498,7 @@ export class ModelChecks {
     const stillShared = shared.kv.stats().sharedPages;
     shared.destroy();
 
-    const apart = await this.model(paged(pageSize));
+    const apart = await this.model(paged(pageSize, 4096, { dtype }));
     const c = apart.createSequence();
     const d = apart.createSequence();
     await apart.prefill([{ seq: c, tokens: prefix }], 'none');

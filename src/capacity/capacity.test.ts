@@ -7,6 +7,14 @@ import {
   kvBytesPerRequest,
   kvBytesPerToken,
   kvBytesPerTokenMha,
+  kvBytesPerTokenPerLayer,
+  kvRatioToF32,
+  kvScaleBytesPerToken,
+  kvVectorBytes,
+  pagesHeld,
+  peakPagesHeld,
+  windowCaps,
+  windowedTokens,
 } from './kv.ts';
 import { firstLengths } from './lengths.ts';
 import {
@@ -17,6 +25,7 @@ import {
   llamaParameterCount,
   weightsBytes,
 } from './model.ts';
+import { capacityRows } from './report.ts';
 import { roofsFromResult } from './roofs.ts';
 
 /** Llama-2-70B as its config.json gives it. */
@@ -61,9 +70,13 @@ describe('KV calculator: worked examples', () => {
     expect(kvBytesPerTokenMha(MHA_7B, 'f16')).toBe(kvBytesPerToken(MHA_7B, 'f16'));
   });
 
-  it('f32 and int8 scale the f16 figure by 2 and 1/2, and pages round each request up', () => {
+  it('f32 doubles the f16 figure, int8 halves it and adds its scales, and pages round each request up', () => {
     expect(kvBytesPerToken(LLAMA2_70B, 'f32')).toBe(655_360);
-    expect(kvBytesPerToken(LLAMA2_70B, 'int8')).toBe(163_840);
+    // int8: 2 · 80 · 8 · (128 · 1 byte + one 4-byte f32 scale) = 1280 · 132 = 168,960 bytes per
+    // token: 163,840 of values (half the f16 figure) and 2 · 80 · 8 · 4 = 5,120 of scales.
+    expect(kvBytesPerToken(LLAMA2_70B, 'int8')).toBe(168_960);
+    expect(kvScaleBytesPerToken(LLAMA2_70B, 'int8')).toBe(5_120);
+    expect(kvScaleBytesPerToken(LLAMA2_70B, 'f16')).toBe(0);
     // 3400 tokens in 16-token pages: 213 pages = 3408 slots.
     expect(kvBytesPerRequest(LLAMA2_70B, 'f16', 3400, 16)).toBe(3408 * 327_680);
   });
@@ -80,6 +93,115 @@ describe('KV calculator: worked examples', () => {
     // Embeddings and untied head 2 · 32000 · 8192 = 524,288,000; final norm 8192.
     expect(llamaParameterCount(LLAMA2_70B)).toBe(68_976_648_192);
     expect(weightsBytes(LLAMA2_70B, 'f16')).toBe(137_953_296_384);
+  });
+});
+
+/** ci-tiny's attention shape: 2 layers, 4 heads sharing 2 KV heads of 32. */
+const TINY = { layers: 2, heads: 4, kvHeads: 2, headDim: 32 };
+
+describe("KV storage formats: the engine's bytes, scales included", () => {
+  it('ci-tiny: f32 512 B per token and layer, f16 256, int8 144 with its scales', () => {
+    // One K or V vector of one head: f32 32 · 4 = 128 B; f16 32 · 2 = 64 B (pairs packed in u32);
+    // int8 32 · 1 + one f32 scale of 4 = 36 B.
+    expect([kvVectorBytes(32, 'f32'), kvVectorBytes(32, 'f16'), kvVectorBytes(32, 'int8')]).toEqual([
+      128, 64, 36,
+    ]);
+    // Per token and layer: 2 (K, V) · 2 KV heads · the vector: 512, 256 and 144 B.
+    expect(kvBytesPerTokenPerLayer(TINY, 'f32')).toBe(512);
+    expect(kvBytesPerTokenPerLayer(TINY, 'f16')).toBe(256);
+    expect(kvBytesPerTokenPerLayer(TINY, 'int8')).toBe(144);
+    // Over 2 layers: 1024, 512 and 288 B; of int8's 288, 2 · 2 · 2 · 4 = 32 are scales.
+    expect(kvBytesPerToken(TINY, 'f32')).toBe(1024);
+    expect(kvBytesPerToken(TINY, 'f16')).toBe(512);
+    expect(kvBytesPerToken(TINY, 'int8')).toBe(288);
+    expect(kvScaleBytesPerToken(TINY, 'int8')).toBe(32);
+  });
+
+  it('against f32: f16 exactly 0.5, int8 (headDim + 4) ÷ (4 · headDim)', () => {
+    expect(kvRatioToF32(32, 'f16')).toBe(0.5);
+    expect(kvRatioToF32(32, 'f32')).toBe(1);
+    // 36 ÷ 128 = 0.28125 at headDim 32 (ci-tiny); 68 ÷ 256 = 0.265625 at 64; 132 ÷ 512 at 128.
+    expect(kvRatioToF32(32, 'int8')).toBe(0.28125);
+    expect(kvRatioToF32(64, 'int8')).toBe(0.265625);
+    expect(kvRatioToF32(128, 'int8')).toBe(0.2578125);
+  });
+});
+
+describe('sliding window: tokens and pages kept', () => {
+  it('keeps min(T, W) tokens; no window keeps all', () => {
+    expect(windowedTokens(100, 32)).toBe(32);
+    expect(windowedTokens(20, 32)).toBe(20);
+    expect(windowedTokens(100, null)).toBe(100);
+    expect(windowedTokens(100)).toBe(100);
+    expect([windowCaps(33, 32), windowCaps(32, 32), windowCaps(1000, null)]).toEqual([true, false, false]);
+  });
+
+  it('pages held, counted by hand: pages of 16, window 32', () => {
+    // Page k holds positions 16k … 16k + 15; a sequence of T tokens keeps max(0, T − 32) … T − 1.
+    const held = (t: number) => pagesHeld(t, 16, 32);
+    expect(held(0)).toBe(0); // nothing
+    expect(held(1)).toBe(1); // 0 … 0: page 0
+    expect(held(16)).toBe(1); // 0 … 15: page 0
+    expect(held(17)).toBe(2); // 0 … 16: pages 0, 1
+    expect(held(32)).toBe(2); // 0 … 31: pages 0, 1 (depth W)
+    expect(held(33)).toBe(3); // 1 … 32: pages 0, 1, 2 (page 0 still holds position 1)
+    expect(held(48)).toBe(2); // 16 … 47: pages 1, 2 (page 0 went back to the pool)
+    expect(held(49)).toBe(3); // 17 … 48: pages 1, 2, 3
+    expect(held(128)).toBe(2); // 96 … 127: pages 6, 7 (depth 4W: as at W)
+    expect(held(130)).toBe(3); // 98 … 129: pages 6, 7, 8
+    // Without a window the same 130 tokens fill pages 0 … 8.
+    expect(pagesHeld(130, 16, null)).toBe(9);
+    expect(pagesHeld(130, 16)).toBe(9);
+  });
+
+  it('pages held, counted by hand: a window that is not a whole number of pages, or under one page', () => {
+    // Pages of 8, window 20: T = 104 keeps 84 … 103, pages 10 (80 … 87), 11, 12 (96 … 103): 3;
+    // T = 105 keeps 85 … 104, pages 10 … 13: 4, which is ceil(20 ÷ 8) + 1, the most it can be.
+    expect(pagesHeld(104, 8, 20)).toBe(3);
+    expect(pagesHeld(105, 8, 20)).toBe(4);
+    // Pages of 16, window 5: T = 90 keeps 85 … 89, all in page 5 (80 … 95): 1; T = 100 keeps
+    // 95 … 99, pages 5 and 6: 2.
+    expect(pagesHeld(90, 16, 5)).toBe(1);
+    expect(pagesHeld(100, 16, 5)).toBe(2);
+    // Page size 1 is the exact token count: min(100, 32).
+    expect(pagesHeld(100, 1, 32)).toBe(32);
+  });
+
+  it('the most pages a sequence holds on its way to T, counted by hand', () => {
+    // Pages of 16, window 32: growing to 48 tokens it held 3 pages at 33 (pages 0, 1, 2), though it
+    // ends with 2; growing only to 32 it never held more than 2; without a window, 130 → 9 pages.
+    expect(peakPagesHeld(48, 16, 32)).toBe(3);
+    expect(peakPagesHeld(32, 16, 32)).toBe(2);
+    expect(peakPagesHeld(20, 16, 32)).toBe(2);
+    expect(peakPagesHeld(10_000, 16, 32)).toBe(3);
+    expect(peakPagesHeld(130, 16, null)).toBe(9);
+    // Pages of 8, window 20: at T = 24 it keeps 4 … 23, pages 0, 1, 2; 4 pages first at T = 25
+    // (5 … 24: pages 0 … 3), and never 5.
+    expect(peakPagesHeld(24, 8, 20)).toBe(3);
+    expect(peakPagesHeld(25, 8, 20)).toBe(4);
+    expect(peakPagesHeld(10_000, 8, 20)).toBe(4);
+  });
+
+  it('the peak is the largest pages held over every length up to T', () => {
+    for (const pageSize of [1, 4, 8, 16]) {
+      for (const window of [3, 16, 20, 33]) {
+        let most = 0;
+        for (let t = 0; t <= 3 * window + 2 * pageSize; t++) {
+          most = Math.max(most, pagesHeld(t, pageSize, window));
+          expect(peakPagesHeld(t, pageSize, window), `P ${pageSize} W ${window} T ${t}`).toBe(most);
+        }
+      }
+    }
+  });
+
+  it('bytes of a windowed request: its pages, or its last W tokens without pages', () => {
+    // ci-tiny in f32, 1024 B per token. 135 tokens with window 32 keep 103 … 134: pages 6, 7, 8
+    // of 16, so 48 slots = 49,152 B; unpaged, 32 tokens = 32,768 B; no window, 9 pages = 147,456 B.
+    expect(kvBytesPerRequest(TINY, 'f32', 135, 16, 32)).toBe(49_152);
+    expect(kvBytesPerRequest(TINY, 'f32', 135, 1, 32)).toBe(32_768);
+    expect(kvBytesPerRequest(TINY, 'f32', 135, 16)).toBe(147_456);
+    // int8: 288 B per token, 48 slots = 13,824 B.
+    expect(kvBytesPerRequest(TINY, 'int8', 135, 16, 32)).toBe(13_824);
   });
 });
 
@@ -166,6 +288,100 @@ describe('capacity estimator', () => {
     // (68e9 − 13,476,831,232) / 2,147,483,648 = 25.39 → 25 sessions fit, paged or contiguous (4096 = maxLen).
     expect(memory.maxConcurrency).toEqual({ paged: 25, contiguous: 25 });
     expect(memory.expectedBatch).toBe(25);
+  });
+});
+
+describe('capacity estimator: KV types and the window', () => {
+  const traffic = { gpuMem: 80e9, gpus: 4, input: 3000, output: 400, sessions: 50, longShare: 0.2 };
+
+  it('int8 counts its scales: Llama-2-70B at 168,960 B per token, 5,120 of them scales', () => {
+    const input = capacityInput({ ...traffic, kvDtype: 'int8' });
+    const e = estimateCapacity(LLAMA2_70B, input);
+    // 2 · 80 · 8 · (128 + 4) = 168,960; scales 2 · 80 · 8 · 4 = 5,120; against f32 132 ÷ 512.
+    expect(e.kvBytesPerToken).toBe(168_960);
+    expect(e.kvScaleBytesPerToken).toBe(5_120);
+    expect(e.kvRatioToF32).toBe(0.2578125);
+    // Mean session 3400 tokens · 168,960 = 574,464,000 B.
+    expect(e.kvBytesPerRequest).toBe(574_464_000);
+    expect(capacityRows({ ...e, modelShape: LLAMA2_70B, input })).toContainEqual([
+      'KV bytes per token',
+      expect.stringContaining('168,960 (int8: 163,840 of values + 5,120 of f32 scales'),
+    ]);
+  });
+
+  it('a 4096-token window caps the long sessions at 4096 tokens and 257 pages; contiguous is unchanged', () => {
+    const input = capacityInput({ ...traffic, window: 4096 });
+    const e = estimateCapacity(LLAMA2_70B, input);
+    // Mean sessions (3400 tokens) are shorter than the window: as without it, 40 · 3400 · 327,680
+    // = 44,564,480,000 B, 213 pages of 16. Long ones (13,600) keep 4096 tokens: 10 · 4096 ·
+    // 327,680 = 13,421,772,800 B. In pages they peak at length 4096 + 15 = 4111, keeping
+    // 15 … 4110: pages 0 … 256, 257 pages (ceil(4095 ÷ 16) + 1).
+    expect(e.classes.map((c) => [c.name, c.tokens, c.heldTokens, c.pagesPerSession, c.kvBytes])).toEqual([
+      ['mean', 3400, 3400, 213, 44_564_480_000],
+      ['long', 13600, 4096, 257, 13_421_772_800],
+    ]);
+    expect(e.kvBytesPerRequest).toBe(1_114_112_000);
+    expect(e.kvBytesTotal).toBe(57_986_252_800);
+    // Paged: 0.8 · 213 · 16 + 0.2 · 257 · 16 = 2726.4 + 822.4 = 3548.8 slots · 327,680 =
+    // 1,162,870,784 B a session; 134,046,703,616 ÷ that = 115.3 → 115 (75 without the window).
+    // Contiguous still reserves 13,600 tokens per session: 30, as without it.
+    expect(e.pagedBytesPerSession).toBeCloseTo(1_162_870_784, 3);
+    expect(e.maxConcurrency).toEqual({ paged: 115, contiguous: 30 });
+    expect(e.notes.join(' ')).toMatch(
+      /4096-token window caps the long sessions \(13600 → 4096 tokens, at most 257 pages of 16\)/,
+    );
+    const rows = capacityRows({ ...e, modelShape: LLAMA2_70B, input });
+    expect(rows).toContainEqual([
+      'KV, long sessions',
+      expect.stringMatching(/^10 × 4,096 of 13,600 tokens \(window\) = 13,421,772,800 B/),
+    ]);
+    expect(rows).toContainEqual([
+      'sliding window',
+      '4,096 tokens: mean keeps 3,400 of 3,400, at most 213 pages of 16; long keeps 4,096 of 13,600 (capped), at most 257 pages of 16',
+    ]);
+  });
+
+  it('a window shorter than the mean session caps it too; one longer than every session caps none', () => {
+    // 2048 of 3400 tokens · 327,680 = 671,088,640 B.
+    const short = estimateCapacity(LLAMA2_70B, capacityInput({ ...traffic, window: 2048 }));
+    expect(short.kvBytesPerRequest).toBe(671_088_640);
+    expect(short.notes.join(' ')).toMatch(/caps the mean sessions .* and the long sessions/);
+    const long = estimateCapacity(LLAMA2_70B, capacityInput({ ...traffic, window: 100_000 }));
+    const full = estimateCapacity(LLAMA2_70B, capacityInput(traffic));
+    expect(long.kvBytesTotal).toBe(full.kvBytesTotal);
+    expect(long.maxConcurrency).toEqual(full.maxConcurrency);
+    expect(long.notes.join(' ')).toMatch(/100000-token window caps no session/);
+    expect(full.notes.join(' ')).not.toMatch(/window/);
+  });
+
+  it('decode reads only the window: a 7B step at depth 1001 with window 256 reads 256 tokens of KV', () => {
+    const e = estimateCapacity(
+      MHA_7B,
+      capacityInput({
+        gpuMem: 80e9,
+        input: 1000,
+        output: 2,
+        sessions: 1,
+        peakTflops: 100,
+        bandwidthGBs: 1000,
+        window: 256,
+      }),
+    );
+    // Weights 13,476,831,232 B + 256 · 524,288 = 134,217,728 B of KV = 13,611,048,960 B at 1e12 B/s.
+    expect(e.tpotMs).toBeCloseTo(13.61104896, 9);
+    expect(e.notes.join(' ')).toMatch(/prompt past the 256-token window that is an upper bound/);
+  });
+
+  it('names the window field when it is not a positive whole number', () => {
+    const ok = { gpuMem: 80e9, input: 10, output: 10, sessions: 1 };
+    const issue = (window: number) => {
+      const r = parseCapacityInput({ ...ok, window });
+      return r.ok ? null : r.issues[0];
+    };
+    expect(issue(0)).toEqual({ field: 'window', message: 'must be positive' });
+    expect(issue(-4)).toEqual({ field: 'window', message: 'must be positive' });
+    expect(issue(1.5)).toEqual({ field: 'window', message: 'must be a whole number' });
+    expect(issue(1)).toBeNull();
   });
 });
 

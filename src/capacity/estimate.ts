@@ -9,7 +9,11 @@ import {
   type KvDtype,
   kvBytesPerToken,
   kvBytesPerTokenMha,
-  reservedTokens,
+  kvRatioToF32,
+  kvScaleBytesPerToken,
+  peakPagesHeld,
+  windowCaps,
+  windowedTokens,
 } from './kv.ts';
 import { type CapacityModel, llamaParameterCount, WEIGHT_DTYPES, weightsBytes } from './model.ts';
 
@@ -25,6 +29,10 @@ import { type CapacityModel, llamaParameterCount, WEIGHT_DTYPES, weightsBytes } 
  * - A pass costs max(FLOPs ÷ peak, bytes ÷ bandwidth) (the roofline): prefill reads the weights
  *   once and writes its KV; a decode step reads the weights once and every running sequence's KV.
  * - Decode runs the sessions that fit (up to `sessions`) as one batch, each halfway through its output.
+ * - A sliding window of W tokens (Mistral style) keeps each session's last W tokens: exact KV is
+ *   min(tokens, W) per session, a paged cache holds the pages containing them at their most
+ *   (peakPagesHeld), and decode attends min(depth + 1, W) tokens. A contiguous cache reserves its
+ *   slot up front, so the window frees nothing in it.
  */
 
 /** Field schemas, named like the CLI flags and the page's fields, so an error points at what was typed. */
@@ -55,6 +63,8 @@ export const CapacityInputSchema = z
     maxLen: positiveInt.max(1 << 24).optional(),
     /** Tokens per KV page of a paged cache. */
     pageSize: positiveInt.max(4096),
+    /** Sliding window, tokens: each session attends to, and keeps, its last `window` tokens. Absent: full attention. */
+    window: positiveInt.max(1 << 24).optional(),
     /** Peak compute of one GPU, TFLOP/s. */
     peakTflops: z.number().positive('must be positive').optional(),
     /** Memory bandwidth of one GPU, GB/s. */
@@ -124,19 +134,27 @@ export interface TrafficClass {
   sessions: number;
   /** Prompt tokens of one session of the class. */
   input: number;
-  /** Context tokens one session holds at its longest (input + output). */
+  /** Context tokens of one session at its longest (input + output). */
   tokens: number;
-  /** KV bytes the class holds, exact (no page rounding). */
+  /** Of those, the tokens whose KV one session keeps: min(tokens, window). */
+  heldTokens: number;
+  /** Pages one session holds at its most in the paged cache (peakPagesHeld). */
+  pagesPerSession: number;
+  /** KV bytes the class holds, exact (held tokens, no page rounding). */
   kvBytes: number;
 }
 
 export interface CapacityEstimate {
   model: { name: string; params: number; weightsExact: boolean };
+  /** Scales included (int8's one f32 per vector); kvScaleBytesPerToken says how many of them. */
   kvBytesPerToken: number;
+  kvScaleBytesPerToken: number;
+  /** kvBytesPerToken ÷ the f32 figure for the same shape: 1, 0.5, or (headDim + 4) ÷ (4 · headDim). */
+  kvRatioToF32: number;
   kvBytesPerTokenMha: number;
   /** kvHeads ÷ heads: the share of the MHA cache a GQA model keeps. */
   gqaRatio: number;
-  /** KV of one mean session (input + output tokens), exact. */
+  /** KV of one mean session (input + output tokens, at most the window), exact. */
   kvBytesPerRequest: number;
   kvBytesPerRequestMha: number;
   weightsBytes: number;
@@ -149,7 +167,7 @@ export interface CapacityEstimate {
   kvBudgetBytes: number;
   /** Sessions of the traffic mix that fit on the `gpus` given: pages rounded up, or maxLen reserved each. */
   maxConcurrency: { paged: number; contiguous: number };
-  /** KV bytes one session of the mix holds in a paged cache (its tokens rounded up to pages, classes weighted by share). */
+  /** KV bytes one session of the mix holds in a paged cache (its pages at their most, classes weighted by share). */
   pagedBytesPerSession: number;
   /** Tokens a contiguous cache reserves per sequence. */
   contiguousReserve: number;
@@ -186,6 +204,14 @@ function costConfig(m: CapacityModel): ModelConfig {
   };
 }
 
+/**
+ * The depth a decode step costs as: a sequence holding `depth` tokens attends to them and the new
+ * one, but with a window only to its last W (the new one included), so it costs as depth W − 1.
+ */
+function attendedDepth(depth: number, window: number | undefined): number {
+  return windowedTokens(depth + 1, window) - 1;
+}
+
 /** Roofline time of a pass, ms, and which roof bounds it. */
 function passTime(flops: number, bytes: number, flopsPerSec: number, bytesPerSec: number) {
   const compute = flops / flopsPerSec;
@@ -196,30 +222,72 @@ function passTime(flops: number, bytes: number, flopsPerSec: number, bytesPerSec
   } as const;
 }
 
-export function estimateCapacity(model: CapacityModel, input: CapacityInput): CapacityEstimate {
-  const notes: string[] = [];
-  const bpt = kvBytesPerToken(model, input.kvDtype);
+/** One traffic class of `sessions` sessions of `tokens` tokens each, `input` of them the prompt. */
+function trafficClass(
+  name: TrafficClass['name'],
+  sessions: number,
+  input: number,
+  tokens: number,
+  bytesPerToken: number,
+  cache: Pick<CapacityInput, 'pageSize' | 'window'>,
+): TrafficClass {
+  const heldTokens = windowedTokens(tokens, cache.window);
+  return {
+    name,
+    sessions,
+    input,
+    tokens,
+    heldTokens,
+    pagesPerSession: peakPagesHeld(tokens, cache.pageSize, cache.window),
+    kvBytes: sessions * heldTokens * bytesPerToken,
+  };
+}
+
+/** The traffic as classes: the mean sessions, and the long ones when there are any. */
+function trafficClasses(input: CapacityInput, bytesPerToken: number): TrafficClass[] {
   const meanTokens = input.input + input.output;
   const longTokens = Math.round(input.longFactor * meanTokens);
   const longSessions = Math.round(input.sessions * input.longShare);
-  const classes: TrafficClass[] = [
-    {
-      name: 'mean',
-      sessions: input.sessions - longSessions,
-      input: input.input,
-      tokens: meanTokens,
-      kvBytes: (input.sessions - longSessions) * meanTokens * bpt,
-    },
+  const classes = [
+    trafficClass('mean', input.sessions - longSessions, input.input, meanTokens, bytesPerToken, input),
   ];
   if (longSessions > 0) {
-    classes.push({
-      name: 'long',
-      sessions: longSessions,
-      input: longTokens - input.output,
-      tokens: longTokens,
-      kvBytes: longSessions * longTokens * bpt,
-    });
+    const longInput = longTokens - input.output;
+    classes.push(trafficClass('long', longSessions, longInput, longTokens, bytesPerToken, input));
   }
+  return classes;
+}
+
+/**
+ * What the window does to this traffic, in words: which classes it caps and to how many pages, or
+ * that it caps none; and that a contiguous cache, reserving its slot up front, gains nothing.
+ */
+function windowNotes(classes: readonly TrafficClass[], input: CapacityInput): string[] {
+  const w = input.window;
+  if (w === undefined) return [];
+  const capped = classes.filter((c) => windowCaps(c.tokens, w));
+  if (capped.length === 0) {
+    return [
+      `The ${w}-token window caps no session: none is longer than the window, so each keeps all its KV.`,
+    ];
+  }
+  const which = capped
+    .map(
+      (c) =>
+        `the ${c.name} sessions (${c.tokens} → ${c.heldTokens} tokens, at most ${c.pagesPerSession} pages of ${input.pageSize})`,
+    )
+    .join(' and ');
+  return [
+    `The ${w}-token window caps ${which}: each keeps only its last ${w} tokens, so its KV stops growing past the window. A contiguous cache still reserves its whole slot per session: the window frees nothing in it.`,
+  ];
+}
+
+export function estimateCapacity(model: CapacityModel, input: CapacityInput): CapacityEstimate {
+  const notes: string[] = [];
+  const bpt = kvBytesPerToken(model, input.kvDtype);
+  const bptMha = kvBytesPerTokenMha(model, input.kvDtype);
+  const classes = trafficClasses(input, bpt);
+  const meanHeld = classes[0].heldTokens;
   const longest = Math.max(...classes.map((c) => c.tokens));
   if (longest > model.contextLength) {
     notes.push(
@@ -236,12 +304,14 @@ export function estimateCapacity(model: CapacityModel, input: CapacityInput): Ca
   if (kvBudget <= 0)
     notes.push(`The weights alone (${wBytes} bytes) fill the usable memory of ${input.gpus} GPU(s).`);
 
-  // Concurrency of the mix: the mean session's pages, weighted by class share.
-  const share = longSessions / input.sessions;
+  notes.push(...windowNotes(classes, input));
+
+  // Concurrency of the mix: each class's pages at their most, weighted by its share.
+  const share = (classes[1]?.sessions ?? 0) / input.sessions;
   const pagedBytesPerSession =
     bpt *
-    ((1 - share) * reservedTokens(meanTokens, input.pageSize) +
-      share * reservedTokens(longTokens, input.pageSize));
+    input.pageSize *
+    ((1 - share) * classes[0].pagesPerSession + share * (classes[1]?.pagesPerSession ?? 0));
   const contiguousReserve = input.maxLen ?? Math.max(model.contextLength, longest);
   if (contiguousReserve < longest) {
     notes.push(
@@ -262,10 +332,12 @@ export function estimateCapacity(model: CapacityModel, input: CapacityInput): Ca
       weightsExact: model.weightsBytes !== null,
     },
     kvBytesPerToken: bpt,
-    kvBytesPerTokenMha: kvBytesPerTokenMha(model, input.kvDtype),
+    kvScaleBytesPerToken: kvScaleBytesPerToken(model, input.kvDtype),
+    kvRatioToF32: kvRatioToF32(model.headDim, input.kvDtype),
+    kvBytesPerTokenMha: bptMha,
     gqaRatio: gqaRatio(model),
-    kvBytesPerRequest: bpt * meanTokens,
-    kvBytesPerRequestMha: kvBytesPerTokenMha(model, input.kvDtype) * meanTokens,
+    kvBytesPerRequest: bpt * meanHeld,
+    kvBytesPerRequestMha: bptMha * meanHeld,
     weightsBytes: wBytes,
     classes,
     kvBytesTotal,
@@ -305,13 +377,18 @@ export function estimateCapacity(model: CapacityModel, input: CapacityInput): Ca
   const prefill = (prompt: number) =>
     passTime(prefillCost(cfg, prompt).flops, wBytes + prompt * bpt, flopsPerSec, bytesPerSec);
   const prefills = classes.map((c) => prefill(c.input));
+  if (input.window !== undefined && classes.some((c) => c.input > (input.window ?? 0))) {
+    notes.push(
+      `Prefill FLOPs count causal attention over the whole prompt: for a prompt past the ${input.window}-token window that is an upper bound.`,
+    );
+  }
   // The batch mixes classes in the traffic's proportions; each session is halfway through its output.
   const batchLong = Math.round(expectedBatch * share);
   const half = Math.floor(input.output / 2);
   const depths = [
     ...Array.from({ length: expectedBatch - batchLong }, () => classes[0].input + half),
     ...Array.from({ length: batchLong }, () => (classes[1]?.input ?? 0) + half),
-  ];
+  ].map((d) => attendedDepth(d, input.window));
   const contextTokens = depths.reduce((a, d) => a + d + 1, 0);
   const decode = passTime(
     decodeCost(cfg, depths).flops,

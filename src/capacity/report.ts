@@ -29,10 +29,41 @@ function pct(n: number | null): string {
   return n === null ? '—' : Number.isFinite(n) ? `${(n * 100).toFixed(1)}%` : '∞';
 }
 
+/**
+ * KV bytes per token, and for a scaled type how many of them are scales: int8's scales are part
+ * of what the cache stores, so they are counted, and shown apart so the figure can be checked.
+ */
+function kvPerTokenText(r: CapacityReport): string {
+  const i = r.input;
+  const scales =
+    r.kvScaleBytesPerToken > 0
+      ? `${count(r.kvBytesPerToken - r.kvScaleBytesPerToken)} of values + ${count(r.kvScaleBytesPerToken)} of f32 scales (one per token, layer, KV head, K or V); `
+      : '';
+  return `${count(r.kvBytesPerToken)} (${i.kvDtype}: ${scales}${r.kvRatioToF32.toFixed(3)}× f32; MHA would need ${count(r.kvBytesPerTokenMha)}, GQA keeps ${(r.gqaRatio * 100).toFixed(1)}%)`;
+}
+
+/** The window, and what it keeps of each class: tokens, and pages at their most. */
+function windowText(r: CapacityReport, w: number): string {
+  const kept = r.classes.map(
+    (c) =>
+      `${c.name} keeps ${count(c.heldTokens)} of ${count(c.tokens)}${c.heldTokens < c.tokens ? ' (capped)' : ''}, at most ${count(c.pagesPerSession)} pages of ${r.input.pageSize}`,
+  );
+  return `${count(w)} tokens: ${kept.join('; ')}`;
+}
+
+/** Tokens a class's KV row counts: the held ones, and the whole length when the window cut it. */
+function classTokensText(c: CapacityReport['classes'][number]): string {
+  return c.heldTokens < c.tokens
+    ? `${count(c.heldTokens)} of ${count(c.tokens)} tokens (window)`
+    : `${count(c.tokens)} tokens`;
+}
+
 /** The report as [label, value] rows, in reading order; the table and Markdown forms share them. */
 export function capacityRows(r: CapacityReport): [string, string][] {
   const m = r.modelShape;
   const i = r.input;
+  const windowRow: [string, string][] =
+    i.window === undefined ? [] : [['sliding window', windowText(r, i.window)]];
   return [
     [
       'model',
@@ -47,15 +78,13 @@ export function capacityRows(r: CapacityReport): [string, string][] {
       `${i.sessions} sessions, ${i.input} in + ${i.output} out tokens, ${pct(i.longShare)} long at ${i.longFactor}×${i.rps ? `, peak ${i.rps} req/s` : ''}`,
     ],
     ['GPUs', `${i.gpus} × ${bytesText(i.gpuMem)}, headroom ${i.headroom}`],
-    [
-      'KV bytes per token',
-      `${count(r.kvBytesPerToken)} (${i.kvDtype}; MHA would need ${count(r.kvBytesPerTokenMha)}, GQA keeps ${(r.gqaRatio * 100).toFixed(1)}%)`,
-    ],
+    ['KV bytes per token', kvPerTokenText(r)],
+    ...windowRow,
     ['KV per mean request', `${bytesText(r.kvBytesPerRequest)}; MHA ${bytesText(r.kvBytesPerRequestMha)}`],
     ['weights', bytesText(r.weightsBytes)],
     ...r.classes.map((c): [string, string] => [
       `KV, ${c.name} sessions`,
-      `${c.sessions} × ${count(c.tokens)} tokens = ${bytesText(c.kvBytes)}`,
+      `${c.sessions} × ${classTokensText(c)} = ${bytesText(c.kvBytes)}`,
     ]),
     ['KV total', bytesText(r.kvBytesTotal)],
     ['total', bytesText(r.totalBytes)],

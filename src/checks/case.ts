@@ -14,6 +14,18 @@ export const TOLERANCES = {
   elementwise: { atol: 1e-6, rtol: 1e-5 },
   /** Long f32 sums (matmul, gemv, attention) taken in another order than the reference's. */
   reduction: { atol: 1e-4, rtol: 1e-4 },
+  /**
+   * Reading an f16 or int8 KV pool, against a reference over the same stored values: what is left is
+   * a value the GPU's conversion rounds the other way from the CPU's (one f16 ulp, 2⁻¹¹ relative, or
+   * one int8 step, absmax / 127, in a row), weighed by its probability.
+   */
+  quantizedKv: { atol: 2e-3, rtol: 2e-3 },
+  /**
+   * A KV write into an f16 or int8 pool, decoded and compared with the CPU's store of the same rows:
+   * a value whose conversion rounds the other way is one step off, at most 1/127 of its row's absmax,
+   * and seeded rows lie in ±1 (rotated keys within ±√2 of it: one step is then below 0.0112).
+   */
+  quantizedKvWrite: { atol: 0.0112, rtol: 0 },
 } as const;
 
 export type OpKind = keyof typeof TOLERANCES;

@@ -12,11 +12,12 @@ import {
   type PackedMatmulVariant,
   variantName,
 } from '../kernels/variants.ts';
-import { slotsOf } from '../kv/layout.ts';
+import type { KvDtype } from '../kv/format.ts';
+import { type KvLayout, pageBytes, slotsOf } from '../kv/layout.ts';
 import { presetConfig } from '../model/config.ts';
 import { ropeTable } from '../model/rope.ts';
 import { BYTES, type PackedFormat, packedLayout, packTensor, unpackTensor } from '../weight-format.ts';
-import { poolReference } from './attention.ts';
+import { decodedReference, decodePool, kvKind, poolReference } from './attention.ts';
 import { type KernelCase, seededData, TOLERANCES } from './case.ts';
 
 /**
@@ -152,19 +153,29 @@ export function fusedLinearCase(ctx: KernelContext, s: FusedLinearSpec): KernelC
  */
 export function ropeKvWriteCase(
   ctx: KernelContext,
-  s: { rows: number; start: number; heads: number; kvHeads: number; headDim: number; pageSize: number },
+  s: {
+    rows: number;
+    start: number;
+    heads: number;
+    kvHeads: number;
+    headDim: number;
+    pageSize: number;
+    kvDtype?: KvDtype;
+  },
 ): KernelCase {
-  const kind = 'elementwise';
+  const kind = kvKind(s, 'elementwise', 'quantizedKvWrite');
   const { rows, start, heads, kvHeads, headDim, pageSize } = s;
+  const g: KvLayout = { kvHeads, pageSize, headDim, dtype: s.kvDtype ?? 'f32' };
   const units = heads + 2 * kvHeads;
   const maxSeqLen = start + rows;
   const pages = Math.ceil(maxSeqLen / pageSize) + 2;
   // Pages in reverse order, so a slot's page is never its position's page index.
   const table = Array.from({ length: pages }, (_, i) => pages - 1 - i);
-  const poolElements = pages * 2 * kvHeads * pageSize * headDim;
+  const poolElements = (pages * pageBytes(g)) / 4;
+  const poolValues = pages * 2 * kvHeads * pageSize * headDim;
   return {
     op: 'rope_kv_write',
-    variant: 'elementwise',
+    variant: g.dtype === 'f32' ? 'elementwise' : `${g.dtype} KV`,
     shape: { rows, start, heads, kvHeads, headDim, pageSize },
     kind,
     bufferBytes: BYTES.f32 * Math.max(poolElements, rows * units * headDim),
@@ -177,7 +188,7 @@ export function ropeKvWriteCase(
       const q = rig.output(rows * heads * headDim);
       const pool = rig.output(poolElements);
       const call = rig.own(
-        (await RopeKvWriteKernel.create(ctx)).call({
+        (await RopeKvWriteKernel.create(ctx, g.dtype)).call({
           qkv: rig.input(qkv),
           positions: rig.inputU32(positions),
           cos: rig.input(angles.cos),
@@ -212,16 +223,19 @@ export function ropeKvWriteCase(
           const v = part(heads + kvHeads, kvHeads);
           ropeRef(wantQ, positions, heads, headDim, angles);
           ropeRef(k, positions, kvHeads, headDim, angles);
-          const wantPool = poolReference({ kvHeads, pageSize, headDim }, slots, k, v, poolElements);
+          // The pool as values: decoded as the shaders read it, against the CPU's store of the rows.
+          const wantPool = poolReference(
+            g,
+            slots,
+            decodedReference(g, k),
+            decodedReference(g, v),
+            poolValues,
+          );
           const gotQ = await rig.read(q, rows * heads * headDim);
-          const gotPool = await rig.read(pool, poolElements);
-          const both = new Float32Array(gotQ.length + gotPool.length);
-          both.set(gotQ);
-          both.set(gotPool, gotQ.length);
-          const want = new Float64Array(both.length);
-          want.set(wantQ);
-          want.set(wantPool, wantQ.length);
-          return compare(both, want, TOLERANCES[kind]);
+          const gotPool = decodePool(g, await rig.readU32(pool, poolElements), pages);
+          // q is f32 whatever the pool's type: held to the elementwise tolerance; the pool to its own.
+          const qResult = compare(gotQ, wantQ, TOLERANCES.elementwise);
+          return qResult.passed ? compare(gotPool, wantPool, TOLERANCES[kind]) : qResult;
         },
       };
     },

@@ -7,6 +7,7 @@ import prefillDirectCode from '../../shaders/attention_prefill_direct.wgsl?raw';
 import prefillRegisterCode from '../../shaders/attention_prefill_register.wgsl?raw';
 import { KernelError } from '../errors.ts';
 import { alignedSize } from '../gpu/buffers.ts';
+import type { KvDtype } from '../kv/format.ts';
 import { BYTES } from '../weight-format.ts';
 import { type KernelCall, type KernelContext, makeCall } from './kernel.ts';
 import {
@@ -17,7 +18,7 @@ import {
   splitDecodeGeometry,
 } from './limits.ts';
 import type { AttentionVariant } from './variants.ts';
-import { composeShader, defineParams } from './wgsl.ts';
+import { composedOnce, composeShader, defineParams } from './wgsl.ts';
 
 export {
   ATTENTION_LIMITS,
@@ -37,6 +38,8 @@ const PREFILL_PARAMS = defineParams({
   pageSize: 'u32',
   /** 1 / sqrt(headDim), folded into the queries. */
   scale: 'f32',
+  /** Sliding window in tokens (0: full causal attention). */
+  window: 'u32',
 });
 
 /** Byte offset of `start` in PREFILL_PARAMS (every field is 4 bytes, in order): a replayed prefill pass rewrites it. */
@@ -52,6 +55,7 @@ const DECODE_PARAMS = defineParams({
   tableStride: 'u32',
   /** 1 / sqrt(headDim), folded into the queries. */
   scale: 'f32',
+  window: 'u32',
 });
 
 /** Params of the split-K decode's first kernel: DECODE_PARAMS and the slices its grid covers. */
@@ -66,57 +70,99 @@ const SPLIT_PARAMS = defineParams({
   /** Slices per sequence and query head in the grid and in the partials' layout. */
   slices: 'u32',
   scale: 'f32',
+  window: 'u32',
 });
 
 /** Params of the split-K merge. */
-const MERGE_PARAMS = defineParams({ batch: 'u32', heads: 'u32', sliceTokens: 'u32', slices: 'u32' });
+const MERGE_PARAMS = defineParams({
+  batch: 'u32',
+  heads: 'u32',
+  sliceTokens: 'u32',
+  slices: 'u32',
+  window: 'u32',
+});
 
 const MAX_GROUP = ATTENTION_LIMITS.maxGroup;
 const MAX_SLOTS = ATTENTION_LIMITS.directSlotVec4s;
 
-const PREFILL_TILED = composeShader({
-  label: 'attention_prefill',
-  code: prefillCode,
-  params: PREFILL_PARAMS,
-  constants: { MAX_HD4: ATTENTION_LIMITS.maxHeadDim / 4, MAX_BK: ATTENTION_LIMITS.maxPrefillKeys },
-});
+/** The `kv` slot of every shader that reads or writes the pool: the snippet of its KV type. */
+export function kvSlot(dtype: KvDtype) {
+  return { kv: `kv_${dtype}` } as const;
+}
+
+const PREFILL_TILED = composedOnce(
+  (dtype: KvDtype) => dtype,
+  (dtype: KvDtype) =>
+    composeShader({
+      label: 'attention_prefill',
+      code: prefillCode,
+      params: PREFILL_PARAMS,
+      constants: { MAX_HD4: ATTENTION_LIMITS.maxHeadDim / 4, MAX_BK: ATTENTION_LIMITS.maxPrefillKeys },
+      slots: kvSlot(dtype),
+    }),
+);
 
 /** Both barrier-free prefill families: 'direct' is QB = 1, 'direct4' QB = 4. */
-const PREFILL_DIRECT = composeShader({
-  label: 'attention_prefill_direct',
-  code: prefillDirectCode,
-  params: PREFILL_PARAMS,
-  constants: { MAX_SLOTS, MAX_BLOCK: ATTENTION_LIMITS.direct4Queries * MAX_GROUP },
-});
+const PREFILL_DIRECT = composedOnce(
+  (dtype: KvDtype) => dtype,
+  (dtype: KvDtype) =>
+    composeShader({
+      label: 'attention_prefill_direct',
+      code: prefillDirectCode,
+      params: PREFILL_PARAMS,
+      constants: { MAX_SLOTS, MAX_BLOCK: ATTENTION_LIMITS.direct4Queries * MAX_GROUP },
+      slots: kvSlot(dtype),
+    }),
+);
 
 /** The register-blocked prefill family: registerRows (query, head) rows × KEYS keys per invocation. */
-const PREFILL_REGISTER = composeShader({
-  label: 'attention_prefill_register',
-  code: prefillRegisterCode,
-  params: PREFILL_PARAMS,
-  constants: { KEYS: ATTENTION_LIMITS.registerKeys },
-});
+const PREFILL_REGISTER = composedOnce(
+  (dtype: KvDtype) => dtype,
+  (dtype: KvDtype) =>
+    composeShader({
+      label: 'attention_prefill_register',
+      code: prefillRegisterCode,
+      params: PREFILL_PARAMS,
+      constants: { KEYS: ATTENTION_LIMITS.registerKeys },
+      slots: kvSlot(dtype),
+    }),
+);
 
-const DECODE_TILED = composeShader({
-  label: 'attention_decode',
-  code: decodeCode,
-  params: DECODE_PARAMS,
-  constants: { MAX_GROUP },
-});
+const DECODE_TILED = composedOnce(
+  (dtype: KvDtype) => dtype,
+  (dtype: KvDtype) =>
+    composeShader({
+      label: 'attention_decode',
+      code: decodeCode,
+      params: DECODE_PARAMS,
+      constants: { MAX_GROUP },
+      slots: kvSlot(dtype),
+    }),
+);
 
-const DECODE_DIRECT = composeShader({
-  label: 'attention_decode_direct',
-  code: decodeDirectCode,
-  params: DECODE_PARAMS,
-  constants: { MAX_GROUP, MAX_SLOTS },
-});
+const DECODE_DIRECT = composedOnce(
+  (dtype: KvDtype) => dtype,
+  (dtype: KvDtype) =>
+    composeShader({
+      label: 'attention_decode_direct',
+      code: decodeDirectCode,
+      params: DECODE_PARAMS,
+      constants: { MAX_GROUP, MAX_SLOTS },
+      slots: kvSlot(dtype),
+    }),
+);
 
-const DECODE_SPLIT = composeShader({
-  label: 'attention_decode_split',
-  code: decodeSplitCode,
-  params: SPLIT_PARAMS,
-  constants: { MAX_GROUP, MAX_SLOTS },
-});
+const DECODE_SPLIT = composedOnce(
+  (dtype: KvDtype) => dtype,
+  (dtype: KvDtype) =>
+    composeShader({
+      label: 'attention_decode_split',
+      code: decodeSplitCode,
+      params: SPLIT_PARAMS,
+      constants: { MAX_GROUP, MAX_SLOTS },
+      slots: kvSlot(dtype),
+    }),
+);
 
 const DECODE_MERGE = composeShader({
   label: 'attention_decode_merge',
@@ -132,7 +178,14 @@ export interface AttentionConfig {
   pageSize: number;
   /** false selects the contiguous-cache variant that skips the block-table lookup (the A/B baseline). */
   paged: boolean;
+  /** How the pool stores K and V (src/kv/format.ts); f32 when absent. */
+  kvDtype?: KvDtype;
+  /** Sliding window in tokens (a query at p sees p − window + 1 … p); absent or 0: full attention. */
+  window?: number;
 }
+
+const dtypeOf = (c: AttentionConfig): KvDtype => c.kvDtype ?? 'f32';
+const windowOf = (c: AttentionConfig): number => c.window ?? 0;
 
 function checkConfig(c: AttentionConfig) {
   if (c.headDim % 4 !== 0 || c.headDim > ATTENTION_LIMITS.maxHeadDim) {
@@ -142,6 +195,9 @@ function checkConfig(c: AttentionConfig) {
   }
   if (c.heads % c.kvHeads !== 0)
     throw new KernelError(`attention heads ${c.heads} not a multiple of kvHeads ${c.kvHeads}`);
+  const w = windowOf(c);
+  if (!Number.isInteger(w) || w < 0)
+    throw new KernelError(`attention window ${w} is not a whole number of tokens`);
 }
 
 function checkWorkgroup(wg: number) {
@@ -182,11 +238,11 @@ export class PagedAttentionPrefillKernel {
         );
       }
       checkWorkgroup(variant.wg);
-      const shader = PREFILL_REGISTER;
+      const shader = PREFILL_REGISTER(dtypeOf(config));
       pipeline = await ctx.pipelines.get(shader.label, shader.code, { ...common, WG: variant.wg });
     } else {
       const grouped = { ...common, GROUP: grouping.headsPerPass };
-      const shader = variant.family === 'tiled' ? PREFILL_TILED : PREFILL_DIRECT;
+      const shader = (variant.family === 'tiled' ? PREFILL_TILED : PREFILL_DIRECT)(dtypeOf(config));
       const constants =
         variant.family === 'tiled'
           ? { ...grouped, BQ: grouping.queriesPerBlock, BK: ATTENTION_LIMITS.prefillKeysFor(config.headDim) }
@@ -235,6 +291,7 @@ export class PagedAttentionPrefillKernel {
         kvHeads: c.kvHeads,
         pageSize: c.pageSize,
         scale: 1 / Math.sqrt(c.headDim),
+        window: windowOf(c),
       },
       buffers: [a.q, a.pool, a.blockTable, a.out],
       workgroups,
@@ -267,8 +324,9 @@ export class PagedAttentionDecodeKernel {
     const grouping = attentionGrouping('decode', variant, config); // throws for direct4
     const common = { HEAD_DIM: config.headDim, PAGED: config.paged ? 1 : 0, GROUP: grouping.headsPerPass };
     if (variant.family === 'split') {
+      const split = DECODE_SPLIT(dtypeOf(config));
       const [slices, merge] = await Promise.all([
-        ctx.pipelines.get(DECODE_SPLIT.label, DECODE_SPLIT.code, {
+        ctx.pipelines.get(split.label, split.code, {
           ...common,
           WG: ATTENTION_LIMITS.splitWorkgroup,
         }),
@@ -279,7 +337,7 @@ export class PagedAttentionDecodeKernel {
       ]);
       return new PagedAttentionDecodeKernel(ctx, slices, config, variant, grouping, merge);
     }
-    const shader = variant.family === 'tiled' ? DECODE_TILED : DECODE_DIRECT;
+    const shader = (variant.family === 'tiled' ? DECODE_TILED : DECODE_DIRECT)(dtypeOf(config));
     const pipeline = await ctx.pipelines.get(shader.label, shader.code, {
       ...common,
       WG: variant.family === 'tiled' ? ATTENTION_LIMITS.decodeWorkgroup : ATTENTION_LIMITS.directWorkgroup,
@@ -324,6 +382,7 @@ export class PagedAttentionDecodeKernel {
         pageSize: c.pageSize,
         tableStride: a.tableStride,
         scale,
+        window: windowOf(c),
       },
       buffers: [a.q, a.pool, a.blockTables, a.seqLens, a.out],
       // tiled: a workgroup per (KV head chunk, sequence); direct: an invocation per the same pair.
@@ -372,6 +431,7 @@ export class PagedAttentionDecodeKernel {
         sliceTokens: chunk,
         slices,
         scale,
+        window: windowOf(c),
       },
       buffers: [a.q, a.pool, a.blockTables, a.seqLens, partO, partML],
       // x: slices, consecutive in a workgroup; y: KV head chunks; z: sequences.
@@ -381,7 +441,7 @@ export class PagedAttentionDecodeKernel {
       name: 'attention_decode',
       pipeline: merge,
       params: MERGE_PARAMS,
-      values: { batch: a.batch, heads: c.heads, sliceTokens: chunk, slices },
+      values: { batch: a.batch, heads: c.heads, sliceTokens: chunk, slices, window: windowOf(c) },
       buffers: [a.seqLens, partO, partML, a.out],
       workgroups: [Math.ceil((a.batch * c.heads * (c.headDim / 4)) / ATTENTION_LIMITS.mergeWorkgroup), 1, 1],
     });

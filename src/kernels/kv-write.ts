@@ -1,27 +1,31 @@
 import kvWriteCode from '../../shaders/kv_write.wgsl?raw';
 import ropeKvCode from '../../shaders/rope_kv_write.wgsl?raw';
 import { KernelError } from '../errors.ts';
+import type { KvDtype } from '../kv/format.ts';
+import { kvSlot } from './attention.ts';
 import { grid1d, type KernelCall, type KernelContext, makeCall } from './kernel.ts';
-import { composeShader, defineParams } from './wgsl.ts';
+import { composedOnce, composeShader, defineParams } from './wgsl.ts';
 
-/** Invocations per workgroup, one per vec4 written; the same constant sizes the dispatch. */
+/** Invocations per workgroup, one per row written; the same constant sizes the dispatch. */
 const KV_WRITE_WG = 64;
 
-const KV_WRITE_SHADER = composeShader({
-  label: 'kv_write',
-  code: kvWriteCode,
-  params: defineParams({ rows: 'u32', kvHeads: 'u32', hd4: 'u32', pageSize: 'u32' }),
-});
+const KV_WRITE_PARAMS = defineParams({ rows: 'u32', kvHeads: 'u32', hd4: 'u32', pageSize: 'u32' });
 
-/** Scatters new K/V rows into a layer's page pool at the slots the allocator chose. */
+const KV_WRITE_SHADER = composedOnce(
+  (dtype: KvDtype) => dtype,
+  (dtype: KvDtype) =>
+    composeShader({ label: 'kv_write', code: kvWriteCode, params: KV_WRITE_PARAMS, slots: kvSlot(dtype) }),
+);
+
+/** Scatters new K/V rows into a layer's page pool at the slots the allocator chose, in the pool's KV type. */
 export class KvWriteKernel {
   private constructor(
     private readonly ctx: KernelContext,
     private readonly pipeline: GPUComputePipeline,
   ) {}
 
-  static async create(ctx: KernelContext) {
-    const { label, code } = KV_WRITE_SHADER;
+  static async create(ctx: KernelContext, dtype: KvDtype = 'f32') {
+    const { label, code } = KV_WRITE_SHADER(dtype);
     return new KvWriteKernel(ctx, await ctx.pipelines.get(label, code, { WG: KV_WRITE_WG }));
   }
 
@@ -37,11 +41,12 @@ export class KvWriteKernel {
     pageSize: number;
   }): KernelCall {
     const hd4 = a.headDim / 4;
-    const grid = grid1d(Math.ceil((a.rows * a.kvHeads * hd4) / KV_WRITE_WG), this.ctx.gpu);
+    // One invocation per (token, KV head, K or V) row.
+    const grid = grid1d(Math.ceil((a.rows * a.kvHeads * 2) / KV_WRITE_WG), this.ctx.gpu);
     return makeCall(this.ctx, {
       name: 'kv_write',
       pipeline: this.pipeline,
-      params: KV_WRITE_SHADER.params,
+      params: KV_WRITE_PARAMS,
       values: { rows: a.rows, kvHeads: a.kvHeads, hd4, pageSize: a.pageSize },
       buffers: [a.k, a.v, a.slots, a.pool],
       workgroups: grid,
@@ -49,17 +54,19 @@ export class KvWriteKernel {
   }
 }
 
-const ROPE_KV_SHADER = composeShader({
-  label: 'rope_kv_write',
-  code: ropeKvCode,
-  params: defineParams({
-    rows: 'u32',
-    heads: 'u32',
-    kvHeads: 'u32',
-    half: 'u32',
-    pageSize: 'u32',
-  }),
+const ROPE_KV_PARAMS = defineParams({
+  rows: 'u32',
+  heads: 'u32',
+  kvHeads: 'u32',
+  half: 'u32',
+  pageSize: 'u32',
 });
+
+const ROPE_KV_SHADER = composedOnce(
+  (dtype: KvDtype) => dtype,
+  (dtype: KvDtype) =>
+    composeShader({ label: 'rope_kv_write', code: ropeKvCode, params: ROPE_KV_PARAMS, slots: kvSlot(dtype) }),
+);
 
 /**
  * The fused graph's RoPE + KV write (rope_kv_write.wgsl): from the fused q/k/v projection's output
@@ -72,8 +79,8 @@ export class RopeKvWriteKernel {
     private readonly pipeline: GPUComputePipeline,
   ) {}
 
-  static async create(ctx: KernelContext) {
-    const { label, code } = ROPE_KV_SHADER;
+  static async create(ctx: KernelContext, dtype: KvDtype = 'f32') {
+    const { label, code } = ROPE_KV_SHADER(dtype);
     return new RopeKvWriteKernel(ctx, await ctx.pipelines.get(label, code, { WG: KV_WRITE_WG }));
   }
 
@@ -95,11 +102,12 @@ export class RopeKvWriteKernel {
       throw new KernelError(`rope+kv write: headDim ${a.headDim} is not a multiple of 4`);
     const half = a.headDim / 2;
     const units = a.heads + 2 * a.kvHeads;
-    const grid = grid1d(Math.ceil((a.rows * units * half) / KV_WRITE_WG), this.ctx.gpu);
+    // One invocation per (token, q, k or v head) row.
+    const grid = grid1d(Math.ceil((a.rows * units) / KV_WRITE_WG), this.ctx.gpu);
     return makeCall(this.ctx, {
       name: 'rope_kv_write',
       pipeline: this.pipeline,
-      params: ROPE_KV_SHADER.params,
+      params: ROPE_KV_PARAMS,
       values: { rows: a.rows, heads: a.heads, kvHeads: a.kvHeads, half, pageSize: a.pageSize },
       buffers: [a.qkv, a.positions, a.cos, a.sin, a.slots, a.q, a.pool],
       workgroups: grid,

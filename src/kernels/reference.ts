@@ -74,12 +74,15 @@ export interface AttentionShape {
   heads: number;
   kvHeads: number;
   headDim: number;
+  /** Sliding window in tokens: query at p sees max(0, p − window + 1) ..= p. Absent or 0: all of 0 ..= p. */
+  window?: number;
 }
 
 /**
  * Causal grouped-query attention for L new queries that follow `start` cached tokens.
  * q: [L, heads, headDim]; k, v: [start + L, kvHeads, headDim] (the whole context, cached part first).
- * Query l sits at position start + l and sees keys 0 ..= start + l. Returns [L, heads, headDim].
+ * Query l sits at position start + l and sees keys 0 ..= start + l (from start + l − window + 1 with a
+ * sliding window). Returns [L, heads, headDim].
  */
 export function attentionRef(
   q: Vec,
@@ -94,13 +97,15 @@ export function attentionRef(
   const scale = 1 / Math.sqrt(headDim);
   const out = new Float64Array(L * heads * headDim);
   const scores = new Float64Array(start + L);
+  const window = s.window ?? 0;
   for (let l = 0; l < L; l++) {
     const visible = start + l + 1;
+    const first = window > 0 ? Math.max(0, visible - window) : 0;
     for (let h = 0; h < heads; h++) {
       const kvh = Math.floor(h / group);
       const qBase = (l * heads + h) * headDim;
       let max = Number.NEGATIVE_INFINITY;
-      for (let t = 0; t < visible; t++) {
+      for (let t = first; t < visible; t++) {
         const kBase = (t * kvHeads + kvh) * headDim;
         let dot = 0;
         for (let i = 0; i < headDim; i++) dot += q[qBase + i] * k[kBase + i];
@@ -108,11 +113,11 @@ export function attentionRef(
         max = Math.max(max, scores[t]);
       }
       let sum = 0;
-      for (let t = 0; t < visible; t++) {
+      for (let t = first; t < visible; t++) {
         scores[t] = Math.exp(scores[t] - max);
         sum += scores[t];
       }
-      for (let t = 0; t < visible; t++) {
+      for (let t = first; t < visible; t++) {
         const p = scores[t] / sum;
         const vBase = (t * kvHeads + kvh) * headDim;
         for (let i = 0; i < headDim; i++) out[qBase + i] += p * v[vBase + i];

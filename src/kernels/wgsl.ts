@@ -1,6 +1,9 @@
 import activationLib from '../../shaders/lib/activation.wgsl?raw';
 import decodeOnlineLib from '../../shaders/lib/decode_online.wgsl?raw';
 import gridLib from '../../shaders/lib/grid.wgsl?raw';
+import kvF16Lib from '../../shaders/lib/kv_f16.wgsl?raw';
+import kvF32Lib from '../../shaders/lib/kv_f32.wgsl?raw';
+import kvInt8Lib from '../../shaders/lib/kv_int8.wgsl?raw';
 import kvLayoutLib from '../../shaders/lib/kv_layout.wgsl?raw';
 import linearEpilogueLib from '../../shaders/lib/linear_epilogue.wgsl?raw';
 import linearNormLib from '../../shaders/lib/linear_norm.wgsl?raw';
@@ -12,6 +15,7 @@ import weightsF16Lib from '../../shaders/lib/weights_f16.wgsl?raw';
 import weightsF16NativeLib from '../../shaders/lib/weights_f16_native.wgsl?raw';
 import weightsInt4Lib from '../../shaders/lib/weights_int4.wgsl?raw';
 import weightsInt8Lib from '../../shaders/lib/weights_int8.wgsl?raw';
+import windowLib from '../../shaders/lib/window.wgsl?raw';
 import { KernelError } from '../errors.ts';
 
 /**
@@ -36,6 +40,15 @@ export const WGSL_LIBRARY = {
   grid: gridLib,
   /** KvLayout and kvRow(): the paged-KV pool addressing of src/kv/layout.ts, on the GPU. */
   kv_layout: kvLayoutLib,
+  /**
+   * The KV element types of src/kv/format.ts, one interface (KvWord, KV_EXTRA, KV_QUANTIZED, kvVec,
+   * kvScale, kvPack, kvScaleWord): what the `kv` slot of the attention and KV-write shaders holds.
+   */
+  kv_f32: kvF32Lib,
+  kv_f16: kvF16Lib,
+  kv_int8: kvInt8Lib,
+  /** kvFirstVisible(): the first key a query sees under a sliding window. */
+  window: windowLib,
   /** NEG_BIG, the stand-in for −∞ of the online softmax. */
   softmax: softmaxLib,
   /** rope_pair(): the rotate-half rotation of the RoPE kernel and the fused RoPE + KV write. */

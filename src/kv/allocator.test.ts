@@ -512,3 +512,88 @@ describe('randomized invariants', () => {
     },
   );
 });
+
+describe('PageAllocator with a sliding window', () => {
+  const windowed = (numPages: number, prefixCache = false) =>
+    new PageAllocator({ numPages, pageSize: 8, bytesPerTokenSlot: 1, window: 16, prefixCache });
+
+  it('lets go of pages wholly before the next query’s window: a sequence holds at most ⌈W/P⌉ + 1 pages', () => {
+    const a = windowed(8);
+    const seq = a.createSequence();
+    let most = 0;
+    for (let t = 0; t < 100; t++) {
+      a.appendTokens(seq, 1);
+      most = Math.max(most, a.heldPages(seq));
+    }
+    // W = 16, P = 8: 3 pages at most. At length 100 the last append started at 99, whose window
+    // starts at 84: pages 0…9 (tokens 0…79) went, 10…12 stay (13 pages in all, ⌈100/8⌉).
+    expect(most).toBe(3);
+    expect(a.heldPages(seq)).toBe(3);
+    expect(a.blockTable(seq).length).toBe(13);
+    expect(a.stats().usedPages).toBe(3);
+    expect(a.freePageIds().length).toBe(5);
+  });
+
+  it('counts the pages it lets go of before refusing an append', () => {
+    // 3 pages in all: without the window a sequence could not pass 24 tokens.
+    const a = windowed(3);
+    const seq = a.createSequence();
+    for (let t = 0; t < 64; t += 8) a.appendTokens(seq, 8);
+    expect(a.length(seq)).toBe(64);
+    expect(a.heldPages(seq)).toBe(3);
+  });
+
+  it('a chunk of queries keeps the pages its first query sees', () => {
+    const a = windowed(16);
+    const seq = a.createSequence();
+    a.appendTokens(seq, 40);
+    // The next chunk starts at 40: its first query sees 25…40, so pages 0, 1 and 2 (tokens 0…23)
+    // go and page 3 (24…31, holding 25) stays, though the chunk's later queries do not see it.
+    a.appendTokens(seq, 20);
+    expect(a.heldPages(seq)).toBe(Math.ceil(60 / 8) - 3);
+  });
+
+  it('fork and free with dropped pages leave every reference count at zero', () => {
+    const a = windowed(16);
+    const s = a.createSequence();
+    a.appendTokens(s, 50);
+    a.appendTokens(s, 1);
+    const f = a.fork(s);
+    a.appendTokens(f, 30);
+    a.freeSequence(s);
+    a.freeSequence(f);
+    expect(a.stats().usedPages).toBe(0);
+    expect(a.freePageIds().length).toBe(16);
+  });
+
+  it('a prefix cached before the window passed it is still hit by a new prompt', () => {
+    const a = windowed(32, true);
+    const tokens = Array.from({ length: 64 }, (_, i) => i + 1);
+    const s = a.createSequence();
+    a.appendTokens(s, 24);
+    a.commitTokens(s, tokens.slice(0, 24));
+    const prefixPages = a.blockTable(s);
+    for (let t = 24; t < 64; t++) {
+      a.appendTokens(s, 1);
+      a.commitTokens(s, tokens.slice(0, t + 1));
+    }
+    // At 64 tokens the last append started at 63 (window from 48): pages 0…5 went, 6 and 7 stay.
+    // The ones keyed before they left s's window are cached, not free.
+    expect(a.heldPages(s)).toBe(2);
+    expect(a.stats().cachedPages).toBe(6);
+    const n = a.createSequence();
+    expect(a.acquirePrefix(n, tokens.slice(0, 25))).toBe(24);
+    expect(a.blockTable(n)).toEqual(prefixPages);
+  });
+
+  it('a window shorter than a page, and a truncation into pages the window let go of, are refused', () => {
+    expect(() => new PageAllocator({ numPages: 4, pageSize: 16, bytesPerTokenSlot: 1, window: 8 })).toThrow(
+      /window must be at least one page \(16 tokens\)/,
+    );
+    const a = windowed(8);
+    const s = a.createSequence();
+    a.appendTokens(s, 40);
+    a.appendTokens(s, 1);
+    expect(() => a.truncate(s, 4)).toThrow(InputError);
+  });
+});

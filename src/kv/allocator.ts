@@ -15,6 +15,12 @@ export interface PageAllocatorOptions {
    * and `acquirePrefix` do nothing and every released page goes back to the free list.
    */
   readonly prefixCache?: boolean;
+  /**
+   * Sliding-window attention of this many tokens (Mistral's): a query at position p sees only
+   * p − window + 1 … p, so before an append at position `start` every page whose tokens all lie
+   * before start − window + 1 is released (see `grow`). Absent: every page is kept.
+   */
+  readonly window?: number;
   /** Test seam: replaces the page hash (e.g. by a constant, to force collisions). */
   readonly prefixHash?: PageHashFn;
 }
@@ -73,6 +79,11 @@ interface Sequence {
   /** Tokens reserved so far; `pages.length === ceil(length / pageSize)` always holds. */
   length: number;
   /**
+   * Leading pages let go of by the sliding window: `pages[0 … dropped − 1]` are no longer
+   * referenced by this sequence (their ids are stale) and are never read again. 0 without a window.
+   */
+  dropped: number;
+  /**
    * Prefix cache: one link per leading full page already processed by `commitTokens` or attached by
    * `acquirePrefix` (whether this sequence's page holds the key or an identical page elsewhere does).
    * `chain.length <= floor(length / pageSize)` always holds; empty when the cache is off.
@@ -129,6 +140,8 @@ export class PageAllocator {
   private readonly evictable = new Set<number>();
   private prefixQueries = 0;
   private prefixHits = 0;
+  /** Sliding window in tokens; 0 for none. */
+  readonly window: number;
 
   constructor(options: PageAllocatorOptions) {
     for (const key of ['numPages', 'pageSize', 'bytesPerTokenSlot'] as const) {
@@ -140,6 +153,13 @@ export class PageAllocator {
     this.numPages = options.numPages;
     this.pageSize = options.pageSize;
     this.bytesPerTokenSlot = options.bytesPerTokenSlot;
+    const window = options.window ?? 0;
+    if (!Number.isSafeInteger(window) || window < 0 || (window > 0 && window < options.pageSize)) {
+      throw new InputError(
+        `PageAllocator: window must be at least one page (${options.pageSize} tokens), got ${String(options.window)}`,
+      );
+    }
+    this.window = window;
     this.refCounts = new Uint32Array(options.numPages);
     this.freeList = new MinHeap(Array.from({ length: options.numPages }, (_, page) => page));
     this.prefix =
@@ -149,16 +169,21 @@ export class PageAllocator {
   /** Starts an empty sequence and returns its id. Takes no pages until tokens are appended. */
   createSequence(): number {
     const id = this.nextSequenceId++;
-    this.live.set(id, { pages: [], length: 0, chain: [] });
+    this.live.set(id, { pages: [], length: 0, dropped: 0, chain: [] });
     return id;
   }
 
   /** Starts a sequence sharing every page and the length of `parent` (prefix sharing); returns its id. */
   fork(parent: number): number {
     const source = this.sequence(parent);
-    for (const page of source.pages) this.refCounts[page]++;
+    for (const page of source.pages.slice(source.dropped)) this.refCounts[page]++;
     const id = this.nextSequenceId++;
-    this.live.set(id, { pages: [...source.pages], length: source.length, chain: [...source.chain] });
+    this.live.set(id, {
+      pages: [...source.pages],
+      length: source.length,
+      dropped: source.dropped,
+      chain: [...source.chain],
+    });
     return id;
   }
 
@@ -167,8 +192,8 @@ export class PageAllocator {
    * to the cache. Pages are released tail first, so a cached prompt loses its last pages first.
    */
   freeSequence(seq: number): void {
-    const { pages } = this.sequence(seq);
-    for (let i = pages.length - 1; i >= 0; i--) this.release(pages[i]);
+    const { pages, dropped } = this.sequence(seq);
+    for (let i = pages.length - 1; i >= dropped; i--) this.release(pages[i]);
     this.live.delete(seq);
   }
 
@@ -176,9 +201,19 @@ export class PageAllocator {
     return this.sequence(seq).length;
   }
 
-  /** The sequence's page ids in token order (a copy; later appends do not change it). */
+  /**
+   * The sequence's page ids in token order (a copy; later appends do not change it). Pages the
+   * sliding window let go of read as page 0 here: kernels never read them.
+   */
   blockTable(seq: number): readonly number[] {
-    return [...this.sequence(seq).pages];
+    const s = this.sequence(seq);
+    return s.pages.map((page, i) => (i < s.dropped ? 0 : page));
+  }
+
+  /** Pages the sequence holds now: all of its pages, less those the sliding window let go of. */
+  heldPages(seq: number): number {
+    const s = this.sequence(seq);
+    return s.pages.length - s.dropped;
   }
 
   /** Live sequence ids, oldest first. */
@@ -232,6 +267,9 @@ export class PageAllocator {
     const full = Math.floor(tokens.length / pageSize);
     checkTokenIds('commitTokens', tokens, s.chain.length * pageSize, full * pageSize);
     for (let i = s.chain.length; i < full; i++) {
+      // A page the window let go of before it was keyed is no longer this sequence's to key, and the
+      // chain of keys cannot skip it.
+      if (i < s.dropped) break;
       const start = i * pageSize;
       const prev = i === 0 ? ROOT_LINK : s.chain[i - 1];
       const key = prefix.keyOf(prev, tokens, start, start + pageSize);
@@ -310,6 +348,11 @@ export class PageAllocator {
       throw new InputError(`truncate: length must be a whole number in 0…${s.length}, got ${String(length)}`);
     }
     const keep = Math.ceil(length / this.pageSize);
+    if (keep < s.dropped || (keep === s.dropped && length > 0)) {
+      throw new InputError(
+        `truncate: sequence ${seq}'s pages before token ${s.dropped * this.pageSize} left its sliding window; it cannot shrink to ${length}`,
+      );
+    }
     const dropped = s.pages.splice(keep);
     for (let i = dropped.length - 1; i >= 0; i--) this.release(dropped[i]);
     s.length = length;
@@ -341,10 +384,9 @@ export class PageAllocator {
       const need = this.need(s, n, released);
       if (need.pages > available) throw this.exhausted(seq, need.pages, available);
       available -= need.pages;
-      if (need.copyOnWrite) {
-        const lastPage = s.pages[s.pages.length - 1];
-        released.set(lastPage, (released.get(lastPage) ?? 0) + 1);
-      }
+      const drops = need.copyOnWrite ? [s.pages[s.pages.length - 1]] : [];
+      for (let i = s.dropped; i < s.dropped + need.slides; i++) drops.push(s.pages[i]);
+      for (const page of drops) released.set(page, (released.get(page) ?? 0) + 1);
       return { s, n, copyOnWrite: need.copyOnWrite };
     });
     return plans.map(({ s, n, copyOnWrite }) => (n === 0 ? [] : this.grow(s, n, copyOnWrite)));
@@ -360,11 +402,36 @@ export class PageAllocator {
     const copyOnWrite =
       filledInLastPage !== 0 && this.refCounts[lastPage] - (released?.get(lastPage) ?? 0) > 1;
     const newPages = Math.ceil((s.length + n) / this.pageSize) - s.pages.length;
-    return { copyOnWrite, pages: newPages + (copyOnWrite ? 1 : 0) };
+    // Pages the window lets go of before this append that no one else holds come back at once.
+    let freed = 0;
+    for (let i = s.dropped; i < this.windowEnd(s); i++) {
+      if (this.refCounts[s.pages[i]] - (released?.get(s.pages[i]) ?? 0) === 1) freed++;
+    }
+    return {
+      copyOnWrite,
+      pages: newPages + (copyOnWrite ? 1 : 0) - freed,
+      slides: this.windowEnd(s) - s.dropped,
+    };
+  }
+
+  /**
+   * Pages wholly before the window of the next query (at position `length`): page i can go once
+   * (i + 1) · pageSize ≤ length − window + 1. Never the last page (window ≥ pageSize).
+   */
+  private windowEnd(s: Sequence): number {
+    if (this.window === 0 || s.length < this.window) return s.dropped;
+    return Math.max(s.dropped, Math.floor((s.length - this.window + 1) / this.pageSize));
+  }
+
+  /** Lets go of the pages the window no longer shows (see windowEnd), oldest first. */
+  private slide(s: Sequence): void {
+    const end = this.windowEnd(s);
+    for (; s.dropped < end; s.dropped++) this.release(s.pages[s.dropped]);
   }
 
   /** Carries out an append that `need` found to fit. */
   private grow(s: Sequence, n: number, copyOnWrite: boolean): PageCopy[] {
+    this.slide(s);
     const filledInLastPage = s.length % this.pageSize;
     const last = s.pages.length - 1;
     const copies: PageCopy[] = [];
@@ -402,9 +469,10 @@ export class PageAllocator {
     // prefix page is full, and copy-on-write guarantees no sequence sees another's slots past its own.
     const filled = new Uint32Array(numPages);
     let logicalTokens = 0;
-    for (const { pages, length } of this.live.values()) {
+    for (const { pages, length, dropped } of this.live.values()) {
       logicalTokens += length;
       pages.forEach((page, i) => {
+        if (i < dropped) return;
         filled[page] = Math.max(filled[page], Math.min(pageSize, length - i * pageSize));
       });
     }

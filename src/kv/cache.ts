@@ -1,6 +1,7 @@
 import { InputError } from '../errors.ts';
 import type { BufferPool } from '../gpu/buffers.ts';
 import { PageAllocator, type PageAllocatorStats } from './allocator.ts';
+import type { KvDtype } from './format.ts';
 import { pageBytes as layoutPageBytes, slotsOf } from './layout.ts';
 
 /** Page sizes the paged cache supports (tokens per page). */
@@ -21,11 +22,18 @@ export interface KvCacheOptions {
   capacityTokens: number;
   /** Keep full pages cached for later prompts that start the same way (paged only; off by default). */
   prefixCache?: boolean;
+  /** How K and V are stored (src/kv/format.ts); f32 when absent. */
+  dtype?: KvDtype;
+  /**
+   * Sliding-window attention of this many tokens: pages wholly before every sequence's window go
+   * back to the pool (paged only; a contiguous slot is kept whole). Absent: full attention.
+   */
+  window?: number | null;
 }
 
-/** Bytes of one page in one layer's pool: [2 (K, V), kvHeads, pageSize, headDim] f32. */
-export function pageBytes(shape: KvCacheShape, pageSize: number): number {
-  return layoutPageBytes({ kvHeads: shape.kvHeads, pageSize, headDim: shape.headDim });
+/** Bytes of one page in one layer's pool: [2 (K, V), kvHeads, pageSize] rows of the KV type, scales included. */
+export function pageBytes(shape: KvCacheShape, pageSize: number, dtype: KvDtype = 'f32'): number {
+  return layoutPageBytes({ kvHeads: shape.kvHeads, pageSize, headDim: shape.headDim, dtype });
 }
 
 /** The per-layer page count and page size for a cache configuration, before anything is allocated. */
@@ -35,7 +43,7 @@ export function kvGeometry(shape: KvCacheShape, o: KvCacheOptions) {
     throw new InputError(`page size ${o.pageSize} is not one of ${PAGE_SIZES.join(', ')}`);
   }
   const numPages = Math.max(1, Math.ceil(o.capacityTokens / pageSize));
-  return { pageSize, numPages, layerPoolBytes: numPages * pageBytes(shape, pageSize) };
+  return { pageSize, numPages, layerPoolBytes: numPages * pageBytes(shape, pageSize, o.dtype) };
 }
 
 /**
@@ -64,25 +72,32 @@ export class KvCache {
   readonly paged: boolean;
   /** Block-table entries per sequence in the batched decode tables. */
   readonly tableStride: number;
+  /** How the pools store K and V. */
+  readonly dtype: KvDtype;
+  /** Sliding window in tokens; 0 for full attention. */
+  readonly window: number;
   private readonly pageBytesPerLayer: number;
 
   private constructor(
     readonly shape: KvCacheShape,
     readonly pools: GPUBuffer[],
     geometry: ReturnType<typeof kvGeometry>,
-    paged: boolean,
     private readonly scratch: GPUBuffer,
-    prefixCache: boolean,
+    options: KvCacheOptions,
   ) {
+    const paged = options.mode === 'paged';
     this.pageSize = geometry.pageSize;
     this.paged = paged;
-    this.pageBytesPerLayer = pageBytes(shape, geometry.pageSize);
+    this.dtype = options.dtype ?? 'f32';
+    this.window = options.window ?? 0;
+    this.pageBytesPerLayer = pageBytes(shape, geometry.pageSize, this.dtype);
     this.tableStride = paged ? Math.ceil(shape.maxSeqLen / geometry.pageSize) : 1;
     this.allocator = new PageAllocator({
       numPages: geometry.numPages,
       pageSize: geometry.pageSize,
       bytesPerTokenSlot: (this.pageBytesPerLayer * shape.layers) / geometry.pageSize,
-      prefixCache: paged && prefixCache,
+      prefixCache: paged && (options.prefixCache ?? false),
+      window: paged ? this.window : 0,
     });
   }
 
@@ -90,18 +105,14 @@ export class KvCache {
     const geometry = kvGeometry(shape, options);
     const pools: GPUBuffer[] = [];
     for (let l = 0; l < shape.layers; l++) {
-      // [pages, 2, kvHeads, pageSize, headDim]
+      // [pages, 2, kvHeads, pageSize, rowWords] words of the KV type (src/kv/layout.ts)
       pools.push(await buffers.allocate(`kv pool layer ${l}`, geometry.layerPoolBytes));
     }
-    const scratch = await buffers.allocate('kv copy-on-write scratch', pageBytes(shape, geometry.pageSize));
-    return new KvCache(
-      shape,
-      pools,
-      geometry,
-      options.mode === 'paged',
-      scratch,
-      options.prefixCache ?? false,
+    const scratch = await buffers.allocate(
+      'kv copy-on-write scratch',
+      pageBytes(shape, geometry.pageSize, options.dtype),
     );
+    return new KvCache(shape, pools, geometry, scratch, options);
   }
 
   /**

@@ -161,7 +161,15 @@ export class Model {
       options.kv,
     );
 
-    const attention = { heads, kvHeads, headDim, pageSize: kv.pageSize, paged: kv.paged };
+    const attention = {
+      heads,
+      kvHeads,
+      headDim,
+      pageSize: kv.pageSize,
+      paged: kv.paged,
+      kvDtype: kv.dtype,
+      window: kv.window,
+    };
     const kernels = await createKernels(ctx, variants, attention);
     // The linear kernels are compiled as the plans need them (LinearKernels).
     const linear = new LinearKernels(

@@ -29,8 +29,8 @@ export async function createKernels(
     add: await ResidualAddKernel.create(ctx),
     swiglu: await SwigluKernel.create(ctx),
     argmax: await ArgmaxKernel.create(ctx),
-    kvWrite: await KvWriteKernel.create(ctx),
-    ropeKvWrite: await RopeKvWriteKernel.create(ctx),
+    kvWrite: await KvWriteKernel.create(ctx, attention.kvDtype),
+    ropeKvWrite: await RopeKvWriteKernel.create(ctx, attention.kvDtype),
     attentionPrefill: await PagedAttentionPrefillKernel.create(ctx, attention, variants.attentionPrefill),
     attentionDecode: await PagedAttentionDecodeKernel.create(ctx, attention, variants.attentionDecode),
   };

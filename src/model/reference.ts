@@ -8,6 +8,7 @@ import {
   swigluRef,
   type Vec,
 } from '../kernels/reference.ts';
+import { type KvDtype, roundTripKv } from '../kv/format.ts';
 import { dims, type ModelConfig } from './config.ts';
 import { ropeTable } from './rope.ts';
 import { get, lmHeadWeight, type ModelWeights } from './weights.ts';
@@ -22,14 +23,30 @@ function addInPlace(x: Float64Array, y: Vec): void {
   for (let i = 0; i < x.length; i++) x[i] += y[i];
 }
 
-/** Full-model forward over `tokens` from position 0. Returns logits [L, vocab] in float64. */
-export function referenceForward(w: ModelWeights, tokens: readonly number[]): Float64Array {
+/** How the engine's KV cache keeps K and V: its element type and sliding window (none: 0 or absent). */
+export interface ReferenceKv {
+  dtype?: KvDtype;
+  window?: number;
+}
+
+/**
+ * Full-model forward over `tokens` from position 0. Returns logits [L, vocab] in float64. With
+ * `kv`, each K and V row is stored and read back as the cache's type stores it (src/kv/format.ts)
+ * before attention, which sees only the window's last tokens: quantize, then attend in float64.
+ */
+export function referenceForward(
+  w: ModelWeights,
+  tokens: readonly number[],
+  kv: ReferenceKv = {},
+): Float64Array {
   const c: ModelConfig = w.config;
   const { d, ffn, vocab, heads, kvHeads, headDim, qWidth, kvWidth } = dims(c);
   const L = tokens.length;
   const positions = tokens.map((_, i) => i);
   const table = ropeTable(c);
-  const shape = { heads, kvHeads, headDim };
+  const shape = { heads, kvHeads, headDim, window: kv.window };
+  const stored = (rows: Float64Array) =>
+    kv.dtype && kv.dtype !== 'f32' ? roundTripKv(kv.dtype, rows, headDim) : rows;
 
   const x = embeddingRef(get(w, 'model.embed_tokens.weight'), tokens, d); // [L, d]
   for (let layer = 0; layer < c.numLayers; layer++) {
@@ -40,7 +57,7 @@ export function referenceForward(w: ModelWeights, tokens: readonly number[]): Fl
     const v = matmulRef(h, get(w, `${p}.self_attn.v_proj.weight`), L, d, kvWidth); // [L, kvHeads, headDim]
     ropeRef(q, positions, heads, headDim, table);
     ropeRef(k, positions, kvHeads, headDim, table);
-    const attn = attentionRef(q, k, v, L, 0, shape); // [L, heads, headDim]
+    const attn = attentionRef(q, stored(k), stored(v), L, 0, shape); // [L, heads, headDim]
     addInPlace(x, matmulRef(attn, get(w, `${p}.self_attn.o_proj.weight`), L, qWidth, d));
     const h2 = rmsNormRef(x, get(w, `${p}.post_attention_layernorm.weight`), L, d, c.rmsNormEps); // [L, d]
     const gate = matmulRef(h2, get(w, `${p}.mlp.gate_proj.weight`), L, d, ffn); // [L, ffn]
@@ -52,10 +69,15 @@ export function referenceForward(w: ModelWeights, tokens: readonly number[]): Fl
 }
 
 /** Greedy generation on the CPU by full recompute: the slow, obviously correct baseline. */
-export function referenceGreedy(w: ModelWeights, prompt: readonly number[], steps: number): number[] {
+export function referenceGreedy(
+  w: ModelWeights,
+  prompt: readonly number[],
+  steps: number,
+  kv: ReferenceKv = {},
+): number[] {
   const tokens = [...prompt];
   for (let s = 0; s < steps; s++) {
-    const logits = referenceForward(w, tokens);
+    const logits = referenceForward(w, tokens, kv);
     const last = logits.subarray((tokens.length - 1) * w.config.vocabSize);
     tokens.push(argmaxRef(last, 1, w.config.vocabSize)[0]);
   }

@@ -196,19 +196,42 @@ function fillUniform(out: Float32Array, seed: number, scale: number, offset: num
   }
 }
 
+/** One tensor of seeded random weights: its own stream, the seed mixed with its name. */
+function seededTensor(spec: TensorSpec, seed: number): Float32Array {
+  const data = new Float32Array(elementCount(spec.shape));
+  const streamSeed = (hashName(spec.name) ^ Math.imul(seed >>> 0, 0x9e3779b1)) >>> 0;
+  fillUniform(data, streamSeed, spec.initScale, spec.kind === 'norm' ? 1 : 0);
+  return data;
+}
+
 /**
  * Seeded random weights. Each tensor has its own stream (seed mixed with its name), so a
  * tensor's values do not depend on the others, and Node and the browser produce identical bytes.
  */
 export function randomWeights(config: ModelConfig, seed: number): ModelWeights {
   const tensors = new Map<string, Float32Array>();
-  for (const spec of tensorSpecs(config)) {
-    const data = new Float32Array(elementCount(spec.shape));
-    const streamSeed = (hashName(spec.name) ^ Math.imul(seed >>> 0, 0x9e3779b1)) >>> 0;
-    fillUniform(data, streamSeed, spec.initScale, spec.kind === 'norm' ? 1 : 0);
-    tensors.set(spec.name, data);
-  }
+  for (const spec of tensorSpecs(config)) tensors.set(spec.name, seededTensor(spec, seed));
   return { config, tensors };
+}
+
+/**
+ * The same model with `kvHeads` KV heads (the KV-shrinking matrix's MHA, GQA and MQA variants):
+ * the hidden size, the q, o and FFN weights, the norms and the embedding are the model's own; the
+ * K and V projections, the only tensors whose shape depends on kvHeads, are seeded random ones of
+ * the new shape (f32, so a packed model's are packed again by quantizeWeights). kvHeads equal to
+ * the model's gives the model itself.
+ */
+export function withKvHeads(w: ModelWeights, kvHeads: number, seed: number): ModelWeights {
+  if (kvHeads === w.config.numKvHeads) return w;
+  const config = { ...w.config, numKvHeads: kvHeads };
+  const tensors = new Map(w.tensors);
+  const packed = new Map(w.packed ?? []);
+  for (const spec of tensorSpecs(config)) {
+    if (!/\.self_attn\.[kv]_proj\.weight$/.test(spec.name)) continue;
+    tensors.set(spec.name, seededTensor(spec, seed));
+    packed.delete(spec.name);
+  }
+  return { config, tensors, packed };
 }
 
 /** FNV-1a over every tensor's bytes in spec order: lets two processes check they hold the same weights. */

@@ -223,6 +223,13 @@ export function compareResults(files: readonly ComparedFile[]): Comparison {
       speedup: medianMs.slice(1).map((ms) => (base !== null && ms !== null && ms > 0 ? base / ms : null)),
     };
   });
+  // Points are joined whatever KV type and window their runs used (a KV comparison is the point of
+  // such a join), so say when they differ.
+  const kv = new Set(files.map(({ result }) => `${result.spec.kv.dtype} ${result.spec.kv.window}`));
+  if (kv.size > 1)
+    warnings.push(
+      `The runs use different KV types or windows (${files.map(({ name, result }) => `${name}: ${result.spec.kv.dtype}, window ${result.spec.kv.window ?? 'none'}`).join('; ')}): their points are joined as they are.`,
+    );
   return { files: [...files], rows, warnings };
 }
 

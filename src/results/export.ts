@@ -246,7 +246,18 @@ export function graphText(r: Pick<BenchResult, 'model' | 'spec'>): string | null
 
 function graphLines(r: BenchResult): string[] {
   const text = graphText(r);
-  return text ? [`- **Graph:** ${text}`] : [];
+  const kv = kvText(r);
+  return [...(text ? [`- **Graph:** ${text}`] : []), ...(kv ? [`- **KV cache:** ${kv}`] : [])];
+}
+
+/**
+ * The run's KV type and window (`--kv-dtype`, `--window`) in words, when either departs from f32
+ * with full attention; null otherwise (and for the KV matrix, whose cells carry their own).
+ */
+export function kvText(r: Pick<BenchResult, 'spec'>): string | null {
+  const { dtype, window } = r.spec.kv;
+  if (dtype === 'f32' && window === null) return null;
+  return `${dtype} KV, ${window === null ? 'full attention' : `sliding window of ${window} tokens`}`;
 }
 
 function timestampsText(t: BenchResult['env']['timestamps']): string {

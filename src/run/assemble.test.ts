@@ -106,7 +106,7 @@ describe('placing a pass', () => {
   };
 
   it('places by the GPU median and reports both clocks, tokens/s by the wall clock', () => {
-    const p = placePass(record, roofs, exact, { mode: 'paged', pageSize: 16 });
+    const p = placePass(record, roofs, exact, { mode: 'paged', pageSize: 16, dtype: 'f32', window: null });
     expect(p.timebase).toBe('gpu');
     expect([p.medianMs, p.wallMedianMs, p.gpuMedianMs]).toEqual([6, 20, 6]);
     expect(p.samplesMs).toEqual([8, 4, 6]);
@@ -176,7 +176,7 @@ describe('the format sweep table', () => {
     weightFormat,
   });
   it('reads each format’s TPOT and prefill medians and divides by f32’s', () => {
-    const kv = { mode: 'paged', pageSize: 16 } as const;
+    const kv = { mode: 'paged', pageSize: 16, dtype: 'f32', window: null } as const;
     const points = [
       pass('f32', 'prefill', [40, 50, 60]),
       pass('f32', 'decode', [10, 12, 14]),
@@ -202,7 +202,7 @@ describe('the format sweep table', () => {
 });
 
 describe('the fusion table', () => {
-  const kv = { mode: 'paged', pageSize: 16 } as const;
+  const kv = { mode: 'paged', pageSize: 16, dtype: 'f32', window: null } as const;
   const pass = (
     graph: 'fused' | 'unfused' | undefined,
     kind: 'prefill' | 'decode',

@@ -44,6 +44,7 @@ export class RecordCollector {
       const ctx: WorkloadContext<OwnRecord> = {
         gpu,
         config: loaded.weights.config,
+        modelName: loaded.name,
         weights,
         loadedWeights: loaded.weights,
         weightFormat: weightFormatOf(weights),

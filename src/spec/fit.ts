@@ -1,7 +1,7 @@
 import { SpecError } from '../errors.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { BenchSpec } from './schema.ts';
-import type { Unfit } from './workload.ts';
+import { type Unfit, windowErrors } from './workload.ts';
 import { descriptorOf, type Workload } from './workloads/index.ts';
 
 /**
@@ -33,8 +33,17 @@ export function assertFits(errors: readonly Unfit[]): void {
 
 /**
  * Problems of a spec with a model that no dropping of values mends, found before anything is
- * measured (e.g. a draft model whose vocabulary differs from the target's).
+ * measured: the run's window against the model (`--window`), and each workload's own (a draft
+ * model whose vocabulary differs from the target's, a KV head count that does not divide the heads).
  */
 export function modelErrors(spec: BenchSpec, config: ModelConfig): string[] {
-  return spec.workloads.flatMap((w) => descriptorOf(w).modelErrors(w, config));
+  return [
+    ...windowErrors(spec.kv.window, spec.kv.pageSize, config.maxSeqLen),
+    ...workloadModelErrors(spec, config),
+  ];
+}
+
+/** The workloads' own problems with the model, as `modelErrors` finds them (the window's left out). */
+export function workloadModelErrors(spec: BenchSpec, config: ModelConfig): string[] {
+  return spec.workloads.flatMap((w) => descriptorOf(w).modelErrors(w, config, spec.kv));
 }

@@ -1,13 +1,15 @@
 import { z } from 'zod';
 import { SpecError } from '../errors.ts';
+import { KV_DTYPES } from '../kv/format.ts';
 import { WEIGHT_FORMATS } from '../weight-format.ts';
 import { type BenchSpec, BenchSpecSchema } from './schema.ts';
 import { ownSuite, SPEC_DEFAULTS, SUITE_NAMES, SUITES, type SuiteName } from './suites.ts';
-import { depth, length, repetitions } from './workload.ts';
+import { depth, kvWindow, length, repetitions } from './workload.ts';
 import { CapacityWorkloadSchema } from './workloads/capacity.ts';
 import { DecodeWorkloadSchema } from './workloads/decode.ts';
 import { fusion } from './workloads/fusion.ts';
 import { WORKLOADS, type Workload } from './workloads/index.ts';
+import { KvWorkloadSchema } from './workloads/kv.ts';
 import {
   SERVE_DEFAULTS,
   ServeWorkloadSchema,
@@ -16,6 +18,12 @@ import {
 } from './workloads/serve-settings.ts';
 import { SpecWorkloadSchema } from './workloads/speculative.ts';
 import { SUSTAINED_DEFAULTS, SustainedWorkloadSchema } from './workloads/sustained.ts';
+
+/**
+ * The suite where --kv-dtype and --window take lists (the KV matrix); the run's own model is then
+ * f32 without a window, and each cell carries its own.
+ */
+const KV_SUITE = 'kv';
 
 /** The suites where --weights takes a list, for the message that says where to go. */
 const WEIGHT_LIST_SUITES = WORKLOADS.flatMap((d) => (d.suite?.weightList ? [d.suite.name] : [])).join(' or ');
@@ -34,6 +42,22 @@ export const SpecOptionsSchema = z
     warmup: repetitions.warmup.default(SPEC_DEFAULTS.warmup),
     pageSize: BenchSpecSchema.shape.kv.shape.pageSize.default(SPEC_DEFAULTS.pageSize),
     kvMode: BenchSpecSchema.shape.kv.shape.mode.default(SPEC_DEFAULTS.kvMode),
+    /** --kv-dtype: the KV element type, or (with --suite kv) the types to sweep. */
+    kvDtype: z
+      .array(z.enum(KV_DTYPES))
+      .min(1)
+      .max(KV_DTYPES.length)
+      .refine((t) => new Set(t).size === t.length, { message: 'a KV type is listed twice' })
+      .optional(),
+    /** --window: the sliding window in tokens (null: full attention), or (with --suite kv) the windows to sweep. */
+    window: z
+      .array(kvWindow.nullable())
+      .min(1)
+      .max(16)
+      .refine((w) => new Set(w).size === w.length, { message: 'a window is listed twice' })
+      .optional(),
+    /** --suite kv: the KV head counts of the variants. */
+    kvHeads: KvWorkloadSchema.shape.kvHeads,
     batch: DecodeWorkloadSchema.shape.batch.default(SPEC_DEFAULTS.batch),
     profile: z.boolean().default(SPEC_DEFAULTS.profile),
     autotune: z.boolean().default(SPEC_DEFAULTS.autotune),
@@ -48,7 +72,7 @@ export const SpecOptionsSchema = z
       .max(WEIGHT_FORMATS.length)
       .refine((f) => new Set(f).size === f.length, { message: 'a format is listed twice' })
       .optional(),
-    poolMiB: CapacityWorkloadSchema.shape.poolMiB.default(SPEC_DEFAULTS.poolMiB),
+    poolMiB: CapacityWorkloadSchema.shape.poolMiB.optional(),
     /** --suite spec: the drafters, the draft length K, adaptive K, and the curve's verify sizes. */
     drafters: SpecWorkloadSchema.shape.drafters.optional(),
     k: SpecWorkloadSchema.shape.k.default(SPEC_DEFAULTS.draftK),
@@ -88,6 +112,22 @@ export const SpecOptionsSchema = z
   .refine((o) => ownSuite(o.suite)?.weightList || (o.weights?.length ?? 1) === 1, {
     message: `several weight formats make a format sweep: add --suite ${WEIGHT_LIST_SUITES}, or give one format`,
     path: ['weights'],
+  })
+  .refine((o) => o.suite === KV_SUITE || (o.kvDtype?.length ?? 1) === 1, {
+    message: `several KV types (--kv-dtype) make a sweep: add --suite ${KV_SUITE}, or give one type`,
+    path: ['kvDtype'],
+  })
+  .refine((o) => o.suite === KV_SUITE || (o.window?.length ?? 1) === 1, {
+    message: `several windows (--window) make a sweep: add --suite ${KV_SUITE}, or give one`,
+    path: ['window'],
+  })
+  .refine((o) => o.suite === KV_SUITE || o.kvHeads === undefined, {
+    message: '--kv-heads applies to --suite kv (the run itself keeps the model’s KV heads)',
+    path: ['kvHeads'],
+  })
+  .refine((o) => o.suite !== KV_SUITE || (o.prefill?.length ?? 1) === 1, {
+    message: 'the kv suite times one prefill length (--prefill L)',
+    path: ['prefill'],
   })
   .refine(
     (o) =>
@@ -150,7 +190,12 @@ export function buildSpec(model: unknown, options: SpecOptions): SpecBuild {
   const spec = BenchSpecSchema.safeParse({
     model,
     suite,
-    kv: { mode: o.kvMode, pageSize: o.pageSize },
+    kv: {
+      mode: o.kvMode,
+      pageSize: o.pageSize,
+      dtype: o.suite === KV_SUITE ? 'f32' : (o.kvDtype?.[0] ?? SPEC_DEFAULTS.kvDtype),
+      window: o.suite === KV_SUITE ? null : (o.window?.[0] ?? null),
+    },
     autotune: o.autotune,
     fuse: o.fuse,
     weights: own?.weightList ? 'f32' : (o.weights?.[0] ?? 'f32'),

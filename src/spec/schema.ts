@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { SpecError } from '../errors.ts';
+import { KV_DTYPES } from '../kv/format.ts';
 import { ModelSourceSchema } from '../model/source.ts';
 import { WEIGHT_FORMATS } from '../weight-format.ts';
 import { SUITE_NAMES } from './suites.ts';
-import { pageSize } from './workload.ts';
+import { kvWindow, pageSize } from './workload.ts';
 import { WorkloadSchema } from './workloads/index.ts';
 
 /**
@@ -25,6 +26,17 @@ export const BenchSpecSchema = z
         /** 'paged' (pages of pageSize tokens) or 'contiguous' (maxSeqLen per sequence, the A/B baseline). */
         mode: z.enum(['paged', 'contiguous']),
         pageSize,
+        /**
+         * How the cache stores K and V (`--kv-dtype`): f32; f16 (pairs packed in u32); int8 (one f32
+         * scale per token and KV head). Absent in files from before KV types: f32.
+         */
+        dtype: z.enum(KV_DTYPES).default('f32'),
+        /**
+         * Sliding-window attention, tokens (`--window`): position p attends to max(0, p − W + 1)…p,
+         * and pages wholly out of every sequence's window return to the pool. null: full attention
+         * (and in files from before windows).
+         */
+        window: kvWindow.nullable().default(null),
       })
       .strict(),
     /** Search the kernel families for this device before measuring (false: the GPU-oriented defaults). */

@@ -12,7 +12,7 @@ describe('specFromOptions', () => {
   it('turns the quick suite into a prefill sweep, a decode sweep and fused against unfused, with the defaults', () => {
     const spec = specFromOptions(preset, {});
     expect(spec.suite).toBe('quick');
-    expect(spec.kv).toEqual({ mode: 'paged', pageSize: 16 });
+    expect(spec.kv).toEqual({ mode: 'paged', pageSize: 16, dtype: 'f32', window: null });
     expect(spec.autotune).toBe(true);
     expect(spec.fuse).toBe(true);
     expect(spec.workloads).toEqual([

@@ -1,5 +1,5 @@
 import type { SuiteDefaults } from './workload.ts';
-import { CAPACITY_MIX } from './workloads/capacity.ts';
+import { CAPACITY_MIX, CAPACITY_POOL_MIB } from './workloads/capacity.ts';
 import { WORKLOADS } from './workloads/index.ts';
 import { SPECULATIVE_DEFAULTS } from './workloads/speculative.ts';
 
@@ -49,12 +49,14 @@ export const SPEC_DEFAULTS = {
   warmup: 1,
   pageSize: 16,
   kvMode: 'paged',
+  /** The KV element type (`--kv-dtype`); no window (`--window`) is full attention. */
+  kvDtype: 'f32',
   batch: 1,
   profile: false,
   autotune: true,
   fuse: true,
   /** The capacity probe's pool, MiB: enough for a few hundred ci-tiny sequences, quick to verify on a CPU. */
-  poolMiB: 32,
+  poolMiB: CAPACITY_POOL_MIB,
   longShare: CAPACITY_MIX.longShare,
   longFactor: CAPACITY_MIX.longFactor,
   verifyKs: SPECULATIVE_DEFAULTS.verifyKs,

@@ -24,8 +24,11 @@ export interface WorkloadDescriptor<W extends { kind: string }, S extends z.ZodR
   unfit(w: W, maxSeqLen: number): Unfit[];
   /** For a named suite: the settings without the unfit values; null when nothing of it is left. */
   fit(w: W, maxSeqLen: number): W | null;
-  /** Problems with this model that no dropping of values mends (a draft with another vocabulary). */
-  modelErrors(w: W, config: ModelConfig): string[];
+  /**
+   * Problems with this model that no dropping of values mends (a draft with another vocabulary, a
+   * KV head count that does not divide the heads), given the run's KV page size.
+   */
+  modelErrors(w: W, config: ModelConfig, kv: { pageSize: number }): string[];
   /** What it asks of the engine. */
   needs(w: W): WorkloadNeeds;
   /** The BenchResult fields it alone writes (each optional in the result), or none. */
@@ -139,6 +142,36 @@ export const depth = z
 export const pageSize = z.number().refine((v) => (PAGE_SIZES as readonly number[]).includes(v), {
   message: `must be one of ${PAGE_SIZES.join(', ')}`,
 });
+
+/**
+ * A sliding window, tokens (`--window`): attention at position p sees positions max(0, p − W + 1)…p.
+ * Whether it fits the model (longer than one KV page, shorter than maxSeqLen) is `windowErrors`'.
+ */
+export const kvWindow = z
+  .number()
+  .int()
+  .positive()
+  .max(1 << 17);
+
+/**
+ * What a window must be against the model: longer than one KV page (pages that fall out of it
+ * return to the pool, so a window within one page would hold a page that is never whole) and
+ * shorter than maxSeqLen (else it never slides). Messages name `name` (the flag, or the page's field).
+ */
+export function windowErrors(
+  window: number | null,
+  pageSize: number,
+  maxSeqLen: number,
+  name = '--window',
+): string[] {
+  if (window === null) return [];
+  if (window < pageSize) return [`${name} ${window} is shorter than one KV page of ${pageSize} tokens`];
+  if (window >= maxSeqLen)
+    return [
+      `${name} ${window} is not shorter than the model's maxSeqLen of ${maxSeqLen}: it would never slide`,
+    ];
+  return [];
+}
 
 /** Repetitions every timed workload shares: discarded warm-ups, then measured samples. */
 export const repetitions = {

@@ -2,7 +2,8 @@
  * The compare view: result files imported (picker or drag and drop) or runs picked from history,
  * overlaid on the same charts with one colour per device, and a table of times with speed-up
  * columns; each run's weight format in its entry and its chart labels; below them, the
- * weight-format, speculative-decoding, load-test and B-scaling sections of each run that has them. Imported files are untrusted; see import.ts. Their strings only ever become text.
+ * KV cells of every run that has a KV matrix, joined in one table, and the weight-format, sustained-load,
+ * speculative-decoding, load-test and B-scaling sections of each run that has them. Imported files are untrusted; see import.ts. Their strings only ever become text.
  */
 import {
   type ComparedFile,
@@ -30,6 +31,7 @@ import { fixed, formatDate, formatMs, formatNumber } from './format.ts';
 import { FormatsView } from './formats/view.ts';
 import { resultWeights } from './formats/weights.ts';
 import { readResultFiles, readResultFolder } from './import.ts';
+import { kvCompareTable } from './kv-compare.ts';
 import { LeaderboardView } from './leaderboard-view.ts';
 import { BatchScalingView } from './serve/batch-view.ts';
 import { ServeView } from './serve/view.ts';
@@ -84,6 +86,9 @@ export class CompareView {
   /** The sustained-load sections, likewise. */
   private readonly sustainedHost = h('div', { className: 'compare-spec' });
   private readonly sustainedViews = new Map<string, SustainedView>();
+  /** Every run's KV cells in one table, keyed by device × cell, shown once a run has a KV matrix. */
+  private readonly kvHost = h('div', { className: 'compare-table-host' });
+  private readonly kvCard: HTMLElement;
   private comparison: Comparison | null = null;
   private readonly leaderboard = new LeaderboardView();
   /** Files of imported folders that did not validate: listed under the leaderboard, left out. */
@@ -156,6 +161,14 @@ export class CompareView {
       }),
       this.peersHost,
     ]);
+    this.kvCard = h('section', { className: 'card', testId: 'compare-kv' }, [
+      h('h2', { text: 'KV cache cells' }),
+      h('p', {
+        className: 'muted small',
+        text: 'The KV matrix (--suite kv) of each run that has one: KV heads, KV type and window per row, with the memory a token costs, what fits that run’s pool, and its times and error. Bytes per token depend on the model alone; the times and what fits, on the device.',
+      }),
+      this.kvHost,
+    ]);
     this.element = h('div', { className: 'compare-view' }, [
       h('section', { className: 'card' }, [
         h('h2', { text: 'Compare runs' }),
@@ -184,6 +197,7 @@ export class CompareView {
       this.leaderboard.element,
       this.peersCard,
       this.charts.element,
+      this.kvCard,
       this.formatsHost,
       this.sustainedHost,
       this.specHost,
@@ -290,11 +304,14 @@ export class CompareView {
     this.charts.element.hidden =
       this.entries.length > 0 &&
       this.entries.every(
-        (e) => e.result.points.length === 0 && (e.result.speculative || e.result.serve || e.result.sustained),
+        (e) =>
+          e.result.points.length === 0 &&
+          (e.result.speculative || e.result.serve || e.result.sustained || e.result.kv),
       );
     this.charts.update(this.chartRuns());
     this.leaderboard.update(this.entries, this.skipped);
     this.renderPeers();
+    this.renderKv();
     this.renderFormats();
     this.renderSustained();
     this.renderSpec();
@@ -351,6 +368,16 @@ export class CompareView {
       testId: 'compare-peers-table',
       caption: "Each run's peer time and this engine's speed against it (above 1: this engine faster).",
     });
+  }
+
+  /** The KV cells of every run that has a KV matrix, joined in one table. */
+  private renderKv(): void {
+    const table = kvCompareTable(
+      this.entries.map((e, i) => ({ label: runLabel(e, i), result: e.result })),
+      'compare-kv-table',
+    );
+    this.kvCard.hidden = table === null;
+    this.kvHost.replaceChildren(table ?? '');
   }
 
   /** One format-sweep section per run that has one, reused while its entry stays. */

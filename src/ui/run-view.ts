@@ -6,7 +6,7 @@
 
 import { formatError } from '../error-figure.ts';
 import type { Roofs } from '../measure/roofline.ts';
-import { adapterLabel, EXPORT_FORMATS, type ExportFormat, graphText } from '../results/export.ts';
+import { adapterLabel, EXPORT_FORMATS, type ExportFormat, graphText, kvText } from '../results/export.ts';
 import type { BenchResult, Point } from '../results/schema.ts';
 import { WORKLOAD_KINDS } from '../spec/workloads/index.ts';
 import { ChartSet } from './charts/chart-set.ts';
@@ -166,7 +166,7 @@ export class RunView {
     const lines: HTMLElement[] = [
       h('p', { className: 'summary-line' }, [
         status,
-        ` ${r.points.length} points${this.views.map(({ slot }) => slot.summary(r)).join('')} · ${r.model.preset} (${formatCount(r.model.params)} params, d=${c.hiddenSize}, ${c.numLayers} layers) · weights ${resultWeights(r)}${r.model.graph ? ` · ${graphText(r)} graph` : ''} · ${formatDate(r.createdAt)}`,
+        ` ${r.points.length} points${this.views.map(({ slot }) => slot.summary(r)).join('')} · ${r.model.preset} (${formatCount(r.model.params)} params, d=${c.hiddenSize}, ${c.numLayers} layers) · weights ${resultWeights(r)}${r.model.graph ? ` · ${graphText(r)} graph` : ''}${kvText(r) ? ` · ${kvText(r)}` : ''} · ${formatDate(r.createdAt)}`,
       ]),
       h('p', {
         className: 'summary-line muted',

@@ -7,6 +7,7 @@ import { KvWriteKernel } from '../kernels/kv-write.ts';
 import { KernelRig } from '../kernels/rig.ts';
 import type { PageAllocatorStats } from '../kv/allocator.ts';
 import { KvCache, type KvCacheOptions, type KvCacheShape, pageBytes } from '../kv/cache.ts';
+import { decodeKvRow, kvRowBytes, roundTripKv } from '../kv/format.ts';
 import { kvRowIndex } from '../kv/layout.ts';
 import type { CapacityResult } from '../spec/workloads/capacity.ts';
 import { BYTES } from '../weight-format.ts';
@@ -42,9 +43,12 @@ export const capacityProbe: WorkloadRunner<'capacity', CapacityRecord> = async (
     headDim: c.headDim,
     maxSeqLen: c.maxSeqLen,
   };
+  // The run's KV type: the calculator's bytes per token for it (int8's scales included) against the
+  // pool of that type.
+  const dtype = ctx.kv.dtype;
   const bpt = kvBytesPerToken(
     { layers: c.numLayers, heads: c.numHeads, kvHeads: c.numKvHeads, headDim: c.headDim },
-    'f32',
+    dtype,
   );
   const mix: LengthMix = {
     meanTokens: w.meanTokens ?? Math.max(1, Math.floor(c.maxSeqLen / 8)),
@@ -61,7 +65,7 @@ export const capacityProbe: WorkloadRunner<'capacity', CapacityRecord> = async (
       `Capacity probe: the device's buffer limit (${deviceLimit} bytes per layer pool) caps the KV pool below the ${w.poolMiB} MiB asked for.`,
     );
   }
-  let pages = Math.floor(perLayer / pageBytes(shape, w.pageSize));
+  let pages = Math.floor(perLayer / pageBytes(shape, w.pageSize, dtype));
   if (pages < 1) {
     throw new InputError(
       `poolMiB: ${w.poolMiB} MiB holds not one page of ${w.pageSize} tokens in each of ${c.numLayers} layers`,
@@ -75,7 +79,7 @@ export const capacityProbe: WorkloadRunner<'capacity', CapacityRecord> = async (
       paged = await admit(
         ctx,
         shape,
-        { mode: 'paged', pageSize: w.pageSize, capacityTokens: pages * w.pageSize },
+        { mode: 'paged', pageSize: w.pageSize, capacityTokens: pages * w.pageSize, dtype },
         mix,
       );
     } catch (e) {
@@ -94,7 +98,7 @@ export const capacityProbe: WorkloadRunner<'capacity', CapacityRecord> = async (
       ? await admit(
           ctx,
           shape,
-          { mode: 'contiguous', pageSize: w.pageSize, capacityTokens: slots * c.maxSeqLen },
+          { mode: 'contiguous', pageSize: w.pageSize, capacityTokens: slots * c.maxSeqLen, dtype },
           mix,
         )
       : { reached: 0, stats: emptyStats(c.maxSeqLen), poolBytes: 0, slotsVerified: true };
@@ -119,6 +123,7 @@ export const capacityProbe: WorkloadRunner<'capacity', CapacityRecord> = async (
     ctx.warn(`Capacity probe: ${note}`);
   }
   const result: CapacityResult = {
+    kvDtype: dtype,
     kvBytesPerToken: bpt,
     pageSize: w.pageSize,
     maxSeqLen: c.maxSeqLen,
@@ -171,8 +176,8 @@ function emptyStats(pageSize: number): PageAllocatorStats {
 }
 
 /** Builds a cache, admits sequences from `mix` until the allocator refuses one, and checks their slots on the GPU. */
-async function admit(
-  ctx: WorkloadContext<CapacityRecord>,
+export async function admit(
+  ctx: Pick<WorkloadContext<never>, 'gpu' | 'pipelines' | 'signal'>,
   shape: KvCacheShape,
   options: KvCacheOptions,
   mix: LengthMix,
@@ -214,8 +219,8 @@ async function admit(
  * must hold its own sequence's markers, and exactly as many K rows as admitted tokens may be
  * non-zero (the pool starts zeroed), so no slot was shared and none fell outside the pool.
  */
-async function verifySlots(
-  ctx: WorkloadContext<CapacityRecord>,
+export async function verifySlots(
+  ctx: Pick<WorkloadContext<never>, 'gpu' | 'pipelines' | 'signal'>,
   cache: KvCache,
   slots: number[][],
 ): Promise<boolean> {
@@ -224,7 +229,7 @@ async function verifySlots(
   const rows = slots.flatMap((s, seq) => s.map((slot) => ({ slot, marker: seq + 1 })));
   const limit = Math.min(ctx.gpu.limits.maxStorageBufferBindingSize, ctx.gpu.limits.maxBufferSize);
   const chunk = Math.max(1, Math.floor(limit / (width * BYTES.f32)));
-  const kernel = await KvWriteKernel.create({ gpu: ctx.gpu, pipelines: ctx.pipelines });
+  const kernel = await KvWriteKernel.create({ gpu: ctx.gpu, pipelines: ctx.pipelines }, cache.dtype);
   const pool = cache.pools[0];
   for (let start = 0; start < rows.length; start += chunk) {
     ctx.signal.throwIfAborted();
@@ -259,20 +264,29 @@ async function verifySlots(
     const bytes = Math.min(READBACK_CHUNK, pool.size - offset);
     data.set(await readFloat32(ctx.gpu, pool, bytes, offset), offset / BYTES.f32);
   }
-  const layout = { kvHeads, pageSize: cache.pageSize, headDim };
+  // Rows decoded as the shaders read them; a marker row reads back as the CPU's store of it (exact
+  // for f32 and int8, whose scale is the marker itself; f16 rounds markers past 2048).
+  const words = new Uint32Array(data.buffer);
+  const layout = { kvHeads, pageSize: cache.pageSize, headDim, dtype: cache.dtype };
+  const rowU32 = kvRowBytes(headDim, cache.dtype) / 4;
+  const row = (at: number) => decodeKvRow(cache.dtype, words.subarray(at, at + rowU32), headDim);
+  const stored = (marker: number) =>
+    roundTripKv(cache.dtype, new Float64Array(headDim).fill(marker), headDim)[0];
   for (const { slot, marker } of rows) {
     const page = Math.floor(slot / cache.pageSize);
     const offset = slot % cache.pageSize;
+    const k = stored(marker);
+    const v = stored(-marker);
     for (let h = 0; h < kvHeads; h++) {
-      const kRow = kvRowIndex(layout, page, 0, h, offset);
-      const vRow = kvRowIndex(layout, page, 1, h, offset);
+      const kRow = row(kvRowIndex(layout, page, 0, h, offset));
+      const vRow = row(kvRowIndex(layout, page, 1, h, offset));
       for (let d = 0; d < headDim; d++) {
-        if (data[kRow + d] !== marker || data[vRow + d] !== -marker) return false;
+        if (kRow[d] !== k || vRow[d] !== v) return false;
       }
     }
   }
   let written = 0;
-  for (let i = 0; i < data.length; i += headDim) if (data[i] > 0) written++;
+  for (let at = 0; at + rowU32 <= words.length; at += rowU32) if (row(at)[0] > 0) written++;
   return written === rows.length * kvHeads;
 }
 

@@ -4,6 +4,7 @@ import { decodeEngine } from './decode.ts';
 import { formatsEngine } from './formats.ts';
 import { fusionEngine } from './fusion.ts';
 import { kernelsEngine } from './kernels.ts';
+import { kvEngine } from './kv.ts';
 import { prefillEngine } from './prefill.ts';
 import { serveEngine } from './serve.ts';
 import { specEngine } from './spec.ts';
@@ -24,4 +25,5 @@ export const ENGINES: { [K in WorkloadKind]: WorkloadEngine<K, { type: string }>
   formats: formatsEngine,
   fusion: fusionEngine,
   sustained: sustainedEngine,
+  kv: kvEngine,
 };

@@ -24,6 +24,8 @@ import type { WeightFormat, WeightFormats } from '../weight-format.ts';
 export interface WorkloadContext<R = never> {
   readonly gpu: Gpu;
   readonly config: ModelConfig;
+  /** The model's name as loaded (a preset's, or the file's). */
+  readonly modelName: string;
   /** The model's weights on the CPU, in the run's format (a truncated draft model is built from them). */
   readonly weights: ModelWeights;
   /** The weights as loaded, before the run's format was applied (the format sweep quantizes these). */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { KV_DTYPES } from '../../kv/format.ts';
 import {
   escapeMarkdown,
   fixed,
@@ -21,7 +22,9 @@ const poolBytes = z.object({ reservedBytes: count, usedBytes: count, wastedBytes
  */
 export const CapacityResultSchema = z
   .object({
-    /** 2 · layers · kvHeads · headDim · 4 (the engine's KV is f32), from the calculator. */
+    /** The KV type the pool stored (`--kv-dtype`); absent in results from before it existed (f32). */
+    kvDtype: z.enum(KV_DTYPES).optional(),
+    /** From the calculator: 2 · layers · kvHeads · (headDim · bytes per value, + 4 per row for int8's scale). */
     kvBytesPerToken: count,
     pageSize: count,
     maxSeqLen: count,
@@ -89,7 +92,7 @@ export function capacityTable(c: CapacityResult): string[] {
   const bytes = (n: number) => `${n.toLocaleString('en-US')} (${formatBytes(n)})`;
   const mix = `mean ${c.mix.meanTokens} tokens, ${fixed(c.mix.longShare * 100, 0)}% long at ${c.mix.longFactor}×, seed ${c.mix.seed}`;
   return [
-    `**Capacity probe** (KV ${c.kvBytesPerToken} bytes per token, pages of ${c.pageSize}, maxSeqLen ${c.maxSeqLen}; ${mix}; slots verified on the GPU: ${c.slotsVerified ? 'yes' : '**no**'}; agreement: ${c.agreement})`,
+    `**Capacity probe** (KV ${c.kvDtype ?? 'f32'}, ${c.kvBytesPerToken} bytes per token, pages of ${c.pageSize}, maxSeqLen ${c.maxSeqLen}; ${mix}; slots verified on the GPU: ${c.slotsVerified ? 'yes' : '**no**'}; agreement: ${c.agreement})`,
     '',
     '| KV pool | predicted | reached | reserved bytes | used bytes | wasted bytes |',
     markdownDelimiter('lrrrrr'),
@@ -115,6 +118,9 @@ export function capacityTable(c: CapacityResult): string[] {
 }
 
 /** The capacity probe's sequence mix: a share of long sequences, each this many times the mean. */
+/** The capacity probe's pool when `--pool-mib` is not given, MiB over all layers. */
+export const CAPACITY_POOL_MIB = 32;
+
 export const CAPACITY_MIX = { longShare: 0.2, longFactor: 4 } as const;
 
 type CapacityWorkload = z.infer<typeof CapacityWorkloadSchema>;
@@ -142,10 +148,10 @@ export const capacity = {
     help: 'the capacity probe: builds a real KV pool (--pool-mib), admits seeded sequences until allocation fails, paged then contiguous, and checks the counts against the KV calculator (see npm run capacity for the estimator)',
     defaults: { prefill: [], depths: [], gen: 16, reps: 3 },
     weightList: false,
-    build: (o: { poolMiB: number; pageSize: number }): CapacityWorkload[] => [
+    build: (o: { poolMiB?: number; pageSize: number }): CapacityWorkload[] => [
       {
         kind: 'capacity',
-        poolMiB: o.poolMiB,
+        poolMiB: o.poolMiB ?? CAPACITY_POOL_MIB,
         pageSize: o.pageSize,
         meanTokens: null,
         longShare: CAPACITY_MIX.longShare,

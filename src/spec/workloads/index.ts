@@ -5,6 +5,7 @@ import { decode } from './decode.ts';
 import { formats } from './formats.ts';
 import { fusion } from './fusion.ts';
 import { kernels } from './kernels.ts';
+import { kv } from './kv.ts';
 import { prefill } from './prefill.ts';
 import { serve } from './serve.ts';
 import { speculative } from './speculative.ts';
@@ -26,6 +27,7 @@ export const WORKLOADS = [
   formats,
   fusion,
   sustained,
+  kv,
 ] as const;
 
 type Descriptor = (typeof WORKLOADS)[number];

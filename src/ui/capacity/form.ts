@@ -11,7 +11,7 @@ import {
   parseBytes,
   parseCapacityInput,
 } from '../../capacity/estimate.ts';
-import { KV_DTYPES } from '../../capacity/kv.ts';
+import { KV_DTYPES, type KvDtype } from '../../capacity/kv.ts';
 import { type CapacityModel, WEIGHT_DTYPES } from '../../capacity/model.ts';
 import { InputError } from '../../errors.ts';
 import type { BenchResult } from '../../results/schema.ts';
@@ -25,6 +25,7 @@ type NumberField =
   | 'gpus'
   | 'headroom'
   | 'pageSize'
+  | 'window'
   | 'maxLen'
   | 'input'
   | 'output'
@@ -50,6 +51,12 @@ const NUMBERS: Record<NumberField, NumberSpec> = {
     hint: 'Share of memory to fill, in (0,\u00a01].',
   },
   pageSize: { label: 'KV page size (tokens)', whole: true, required: false, hint: 'Of the paged cache.' },
+  window: {
+    label: 'Sliding window (tokens)',
+    whole: true,
+    required: false,
+    hint: 'Optional: each session keeps its last W tokens; empty is full attention.',
+  },
   maxLen: {
     label: 'Max length (tokens)',
     whole: true,
@@ -67,6 +74,13 @@ const NUMBERS: Record<NumberField, NumberSpec> = {
     required: false,
     hint: 'Optional: else the sessions run as a closed loop.',
   },
+};
+
+/** What each KV type stores, under its box: int8's scale is what keeps it from a flat quarter of f32. */
+const KV_DTYPE_HINTS: Record<KvDtype, string> = {
+  f32: '4 B per value.',
+  f16: '2 B per value: half of f32.',
+  int8: '1 B per value + one 4 B f32 scale per head vector (K or V, per token and layer).',
 };
 
 /** What the form opens with: a real model on a 16 GB card, so the page shows an answer at once. */
@@ -147,6 +161,7 @@ export class CapacityForm {
           this.weights,
           this.kvDtype,
           n('pageSize'),
+          n('window'),
           n('maxLen'),
         ]),
         group('Traffic', 'cap-traffic', [
@@ -217,6 +232,7 @@ export class CapacityForm {
     if (roofs.blocked) for (const f of [this.roofs.peakTflops, this.roofs.bandwidthGBs]) f.setInvalid(true);
     this.formError.textContent = formErrors.join('; ');
     this.formError.hidden = formErrors.length === 0;
+    this.kvDtype.setHint(KV_DTYPE_HINTS[this.kvDtype.control.value as KvDtype] ?? '');
     this.weights.setHint(
       model.status === 'ok' && model.model.weightsBytes !== null
         ? 'Ignored: the file gives the exact weight bytes.'

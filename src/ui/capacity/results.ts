@@ -3,7 +3,8 @@
  * count exact, then in GB and GiB, each labelled), the concurrency and time table, and the
  * estimator's notes. Rows carry `data-testid="cap-out-<key>"` so tests read them by meaning.
  */
-import type { CapacityEstimate, CapacityInput } from '../../capacity/estimate.ts';
+import type { CapacityEstimate, CapacityInput, TrafficClass } from '../../capacity/estimate.ts';
+import { KV_DTYPE_BYTES, KV_SCALE_BYTES } from '../../capacity/kv.ts';
 import type { CapacityModel } from '../../capacity/model.ts';
 import { type Child, h } from '../dom.ts';
 import { fixed, formatBytes, formatCount, formatExact, formatMs, formatNumber, MISSING } from '../format.ts';
@@ -74,20 +75,36 @@ function table(
   );
 }
 
+/**
+ * The per-token formula with this model's numbers. A scaled type shows its scale inside the
+ * bracket, and how many of the bytes are scales, so the int8 figure can be checked by hand.
+ */
+function perTokenDetail(e: CapacityEstimate, input: CapacityInput, model: CapacityModel): string {
+  const dtype = input.kvDtype;
+  const vector =
+    KV_SCALE_BYTES[dtype] > 0
+      ? `(${model.headDim} × ${KV_DTYPE_BYTES[dtype]} B + ${KV_SCALE_BYTES[dtype]} B f32 scale)`
+      : `${model.headDim} × ${KV_DTYPE_BYTES[dtype]} B`;
+  const scales =
+    e.kvScaleBytesPerToken > 0 ? `; ${formatExact(e.kvScaleBytesPerToken)} B of it are scales` : '';
+  return `2 (K, V) × ${model.layers} layers × ${model.kvHeads} KV heads × ${vector}, ${dtype}${scales}; ${fixed(e.kvRatioToF32, 3)}× f32`;
+}
+
+/** A class's tokens: what it keeps, and of how many when the window cut it. */
+function heldText(c: Pick<TrafficClass, 'tokens' | 'heldTokens'>): string {
+  return c.heldTokens < c.tokens
+    ? `the last ${tokens(c.heldTokens)} of ${formatExact(c.tokens)} (window)`
+    : tokens(c.tokens);
+}
+
 function memoryTable(e: CapacityEstimate, input: CapacityInput, model: CapacityModel): HTMLElement {
-  const meanTokens = input.input + input.output;
   const rows = [
-    bytesRow(
-      'kvBytesPerToken',
-      'KV cache per token',
-      e.kvBytesPerToken,
-      `2 (K, V) × ${model.layers} layers × ${model.kvHeads} KV heads × ${model.headDim} × ${input.kvDtype}`,
-    ),
+    bytesRow('kvBytesPerToken', 'KV cache per token', e.kvBytesPerToken, perTokenDetail(e, input, model)),
     bytesRow(
       'kvBytesPerRequest',
       'KV per mean session',
       e.kvBytesPerRequest,
-      `${tokens(meanTokens)}, no page rounding`,
+      `${heldText(e.classes[0])}, no page rounding`,
     ),
     bytesRow(
       'kvBytesPerRequestMha',
@@ -108,7 +125,7 @@ function memoryTable(e: CapacityEstimate, input: CapacityInput, model: CapacityM
         `kv-${c.name}`,
         `KV, ${c.name} sessions`,
         c.kvBytes,
-        `${sessions(c.sessions)} × ${tokens(c.tokens)}`,
+        `${sessions(c.sessions)} × ${heldText(c)}`,
       ),
     ),
     bytesRow('kvBytesTotal', 'KV, all sessions', e.kvBytesTotal),
@@ -134,6 +151,27 @@ function memoryTable(e: CapacityEstimate, input: CapacityInput, model: CapacityM
   );
 }
 
+/**
+ * The window's effect: which classes it caps, and the pages each of those holds at its most in
+ * the paged cache (about W ÷ page size + 1, however long the session). A contiguous cache reserves
+ * its slot up front, so the window frees nothing there.
+ */
+function windowDetail(e: CapacityEstimate, pageSize: number): string {
+  const capped = e.classes.filter((c) => c.heldTokens < c.tokens);
+  if (capped.length === 0) return 'no session is longer: every token is kept';
+  const each = capped.map(
+    (c) =>
+      `${c.name} sessions keep ${formatExact(c.heldTokens)} of ${formatExact(c.tokens)}, at most ${formatExact(c.pagesPerSession)} pages`,
+  );
+  return `${each.join('; ')} (${pageSize}-token pages); contiguous reserve unchanged`;
+}
+
+function windowRow(e: CapacityEstimate, input: CapacityInput): HTMLElement {
+  return input.window === undefined
+    ? valueRow('window', 'Sliding window', 'none', 'full attention: every token is kept')
+    : valueRow('window', 'Sliding window', tokens(input.window), windowDetail(e, input.pageSize));
+}
+
 function capacityTable(e: CapacityEstimate, input: CapacityInput): HTMLElement {
   const { paged, contiguous } = e.maxConcurrency;
   const time = (ms: number | null) => (ms === null ? MISSING : `${formatMs(ms)} ms`);
@@ -146,6 +184,7 @@ function capacityTable(e: CapacityEstimate, input: CapacityInput): HTMLElement {
       formatExact(e.gpusNeeded),
       `for ${sessions(input.sessions)}; ${input.gpus} given`,
     ),
+    windowRow(e, input),
     valueRow(
       'maxPaged',
       'Max concurrency, paged',

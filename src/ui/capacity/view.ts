@@ -43,7 +43,8 @@ export class CapacityView {
       emptyText: 'The chart appears once the inputs are valid.',
       caption:
         'Weights (grey) plus the KV cache of n sessions of the traffic mix. The paged cache holds each ' +
-        'session’s tokens rounded up to whole pages; a contiguous cache reserves the full length for every ' +
+        'session’s tokens rounded up to whole pages (with a sliding window, only the pages of its last W ' +
+        'tokens); a contiguous cache reserves the full length for every ' +
         'session, so it climbs faster and fewer sessions fit. A line crossing the usable memory (dashed: ' +
         'GPUs × memory × headroom) marks the most sessions that fit; the dotted rule is the sessions asked for.',
     });
@@ -57,7 +58,7 @@ export class CapacityView {
         h('h2', { text: 'Capacity planner' }),
         h('p', {
           className: 'lede',
-          text: 'Size a deployment: the KV cache per token is 2 · layers · KV heads · head dim · bytes, the weights follow from the shape, and the traffic sets how many sessions must fit. Times come from the roofs, typed in or measured by a run in this page. Everything is computed here, as you type.',
+          text: 'Size a deployment: the KV cache per token is 2 · layers · KV heads · (head dim · bytes + scale bytes, 4 for int8’s f32 scale), a sliding window keeps only each session’s last W tokens, the weights follow from the shape, and the traffic sets how many sessions must fit. Times come from the roofs, typed in or measured by a run in this page. Everything is computed here, as you type.',
         }),
         this.form.element,
       ]),

@@ -18,6 +18,8 @@ const FIELD_NAMES = [
   'warmup',
   'pageSize',
   'kvMode',
+  'kvDtype',
+  'window',
   'batch',
   'profile',
   'autotune',

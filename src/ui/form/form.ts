@@ -10,13 +10,16 @@
  * layers' format; with the format sweep (formats) it becomes a list of the formats to sweep, and
  * the sweep fields name its one prompt length and one decode depth.
  */
+
+import type { KvDtype } from '../../kv/format.ts';
 import { isPresetName, PRESETS, presetConfig } from '../../model/config.ts';
 import { parameterCount } from '../../model/weights.ts';
 import { parseSlo } from '../../serve/metrics.ts';
-import { fitToModel, modelErrors } from '../../spec/fit.ts';
+import { fitToModel, workloadModelErrors } from '../../spec/fit.ts';
 import { buildSpec, type SpecOptions } from '../../spec/options.ts';
 import type { BenchSpec } from '../../spec/schema.ts';
 import { SPEC_DEFAULTS } from '../../spec/suites.ts';
+import { windowErrors } from '../../spec/workload.ts';
 import { parseDuration } from '../../spec/workloads/sustained.ts';
 import { BYTES, WEIGHT_FORMATS, type WeightFormat } from '../../weight-format.ts';
 import { h } from '../dom.ts';
@@ -247,6 +250,9 @@ export class ConfigForm {
       warmup: number('warmup'),
       pageSize: number('pageSize'),
       kvMode: this.fields.value('kvMode') as SpecOptions['kvMode'],
+      // The type's name goes to the spec schema as it is, which rejects a stranger.
+      kvDtype: [this.fields.value('kvDtype') as KvDtype],
+      window: this.readWindow(errors),
       batch: number('batch'),
       profile: suite === 'formats' ? false : this.fields.checked('profile'),
       autotune: this.fields.checked('autotune'),
@@ -322,6 +328,16 @@ export class ConfigForm {
     return { model, options };
   }
 
+  /** The window field: empty is full attention (no window); else a whole number of tokens. */
+  private readWindow(errors: Map<FieldName, string>): [number] | undefined {
+    const text = this.fields.value('window').trim();
+    if (text === '') return undefined;
+    const v = Number(text);
+    if (Number.isInteger(v) && v > 0) return [v];
+    errors.set('window', 'A whole number of tokens, or empty for full attention');
+    return undefined;
+  }
+
   private validate(): BenchSpec | null {
     const errors = new Map<FieldName, string>();
     const formErrors: string[] = [];
@@ -349,8 +365,11 @@ export class ConfigForm {
         for (const u of suiteForm(suite).sweep.kind === 'own' ? fit.dropped : fit.errors) {
           if (isField(u.option) && !errors.has(u.option)) errors.set(u.option, u.message);
         }
+        // A window the model cannot take: within one page, or as long as the model.
+        const window = windowErrors(result.kv.window, result.kv.pageSize, config.maxSeqLen, 'a window of');
+        if (window.length > 0 && !errors.has('window')) errors.set('window', window.join('; '));
         // Drafters this model cannot use (a truncation as deep as the model, another vocabulary).
-        const drafters = modelErrors(result, config);
+        const drafters = workloadModelErrors(result, config);
         if (drafters.length > 0 && !errors.has('drafters')) errors.set('drafters', drafters.join('; '));
       }
     }

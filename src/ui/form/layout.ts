@@ -5,6 +5,7 @@
  * table (suites.ts) changes them with the suite.
  */
 import { PAGE_SIZES } from '../../kv/cache.ts';
+import { KV_DTYPES } from '../../kv/format.ts';
 import { PRESET_NAMES } from '../../model/config.ts';
 import { WEIGHT_FORMATS } from '../../weight-format.ts';
 import { h } from '../dom.ts';
@@ -47,6 +48,8 @@ export function layOut(fields: Fields, parts: Parts): Layout {
     testId: 'sustained-fields',
     attrs: { hidden: true },
   });
+  // The KV type and window sit under Advanced, beside the layout; filled last (see below).
+  const kvFields = h('div', { className: 'form-grid' });
   const fieldset = h('fieldset', {}, [
     h('legend', { className: 'visually-hidden', text: 'Benchmark configuration' }),
     h('div', { className: 'form-grid' }, [
@@ -100,6 +103,7 @@ export function layOut(fields: Fields, parts: Parts): Layout {
         ['paged', 'paged'],
         ['contiguous', 'contiguous (A/B baseline)'],
       ]),
+      kvFields,
       fields.check('autotune', 'Autotune: pick the fastest kernel family for this device first'),
       fields.check(
         'fuse',
@@ -189,6 +193,20 @@ export function layOut(fields: Fields, parts: Parts): Layout {
         'tok/s is reported per window; the roofs are measured again every minute.',
       ),
     ]),
+  );
+  kvFields.append(
+    fields.select(
+      'kvDtype',
+      'KV type',
+      plain(KV_DTYPES),
+      'How the cache stores K and V: f16 halves it; int8 (an f32 scale per token and KV head) about quarters it.',
+    ),
+    fields.number(
+      'window',
+      'Window (tokens)',
+      { min: 1 },
+      'Attention sees only the last W tokens; older pages return to the pool. Empty: full attention.',
+    ),
   );
   return { fieldset, specFields, serveFields, sustainedFields };
 }

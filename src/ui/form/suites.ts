@@ -149,6 +149,9 @@ const SUITE_FORMS = {
       gen: { label: 'Tokens to generate', hint: 'Per decode generation.' },
     },
   },
+  // The KV matrix is a CLI job too (--suite kv: its lists of KV heads, types and windows); the page
+  // shows its section, and any run takes one KV type and window from the Advanced fields.
+  kv: null,
   custom: {
     option: 'custom',
     sweep: { kind: 'custom' },
@@ -182,6 +185,9 @@ export const FIELD_DEFAULTS = {
   warmup: SPEC_DEFAULTS.warmup,
   pageSize: SPEC_DEFAULTS.pageSize,
   kvMode: SPEC_DEFAULTS.kvMode,
+  kvDtype: SPEC_DEFAULTS.kvDtype,
+  // Empty: full attention.
+  window: '',
   batch: SPEC_DEFAULTS.batch,
   profile: SPEC_DEFAULTS.profile,
   autotune: SPEC_DEFAULTS.autotune,

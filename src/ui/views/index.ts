@@ -2,6 +2,7 @@ import type { BenchResult } from '../../results/schema.ts';
 import type { WorkloadKind } from '../../spec/workloads/index.ts';
 import { FormatsView } from '../formats/view.ts';
 import { FusionView } from '../fusion-view.ts';
+import { KvView } from '../kv-view.ts';
 import { BatchScalingView } from '../serve/batch-view.ts';
 import { ServeView } from '../serve/view.ts';
 import { SpecView } from '../speculative/view.ts';
@@ -77,5 +78,12 @@ export const VIEWS: { [K in WorkloadKind]: ViewSlot | null } = {
         ? ` · sustained load: ${r.sustained.windows.length} windows, roofs measured ${r.sustained.roofs.length} times`
         : '',
     alone: (r) => (r.sustained ? 'sustained load' : null),
+  },
+  kv: {
+    make: (o) => new KvView(o),
+    place: 'above-charts',
+    summary: (r) =>
+      r.kv ? ` · KV matrix: ${r.kv.cells.length} cell${r.kv.cells.length === 1 ? '' : 's'}` : '',
+    alone: (r) => (r.kv ? 'the KV cache matrix' : null),
   },
 };
