@@ -240,9 +240,7 @@ describe('--suite kv and the KV options', () => {
       },
     ]);
     // What the runner chooses is left out, the pool among it (one f32 MHA context, not the capacity probe's default).
-    expect(specFromOptions(preset, { suite: 'kv' }).workloads).toEqual([
-      { kind: 'kv', reps: 3, warmup: 1 },
-    ]);
+    expect(specFromOptions(preset, { suite: 'kv' }).workloads).toEqual([{ kind: 'kv', reps: 3, warmup: 1 }]);
   });
 
   it('gives any other suite one KV type and one window, recorded in the spec', () => {
