@@ -22,10 +22,20 @@ export default defineConfig<{ runtime: Harness['runtime'] }>({
   // and a long file that starts last keeps one worker busy after the other has run out of tests.
   projects: [
     // The kernel and model checks, run natively on Dawn by the Node harness process.
-    { name: 'native', use: { runtime: 'node' }, testMatch: /(kernels|model|serve)\.spec\.ts$/ },
+    {
+      name: 'native',
+      use: { runtime: 'node' },
+      testMatch: /(kernels|kernels-long|model|model-defaults|serve)\.spec\.ts$/,
+    },
     // Everything in headless Chromium (the page, the CLIs, the engine's failure paths, and the
-    // same kernel and model checks in the browser's harness page).
-    { name: 'browser', use: { runtime: 'browser' } },
+    // same kernel and model checks in the browser's harness page), but the long contexts, the
+    // default families and the scheduler's checks (serve.spec: runtime-independent logic over the
+    // same kernels): the same shaders on the same adapter, run once, natively.
+    {
+      name: 'browser',
+      use: { runtime: 'browser' },
+      testIgnore: /(kernels-long|model-defaults|serve)\.spec\.ts$/,
+    },
   ],
   webServer: {
     command: `npx tsx bench/serve.ts --port ${E2E_PORT}`,

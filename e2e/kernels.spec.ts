@@ -1,52 +1,15 @@
-import {
-  matmulTestSet,
-  packedVariantSupported,
-  VARIANT_CANDIDATES,
-  variantName,
-} from '../src/kernels/variants.ts';
+import { matmulTestSet, packedVariantSupported, VARIANT_CANDIDATES } from '../src/kernels/variants.ts';
 import type { PackedFormat } from '../src/weight-format.ts';
 import { expect, test } from './harness/client.ts';
-import { check, expectPassed } from './kernel-helpers.ts';
+import { check, expectPassed, LONG_TEST_TIMEOUT_MS, layouts } from './kernel-helpers.ts';
 
 const LENGTHS = [1, 7, 33, 100, 257];
-
-/** Every page size the paged cache supports, and the contiguous cache with a slot of `capacity` tokens. */
-const layouts = (capacity: number) =>
-  [
-    { paged: true, pageSize: 8 },
-    { paged: true, pageSize: 16 },
-    { paged: true, pageSize: 32 },
-    { paged: false, pageSize: capacity },
-  ] as const;
-
-/** GQA ratios 1, 3 and 8 (heads / kvHeads), and an odd head count. */
-const GQA = [
-  { heads: 4, kvHeads: 4 },
-  { heads: 9, kvHeads: 3 },
-  { heads: 8, kvHeads: 1 },
-] as const;
-
-/** Head dims and contexts of real models, past a thousand tokens, none a multiple of a page. */
-const LONG = [
-  { headDim: 64, context: 1100 },
-  { headDim: 128, context: 2100 },
-  { headDim: 128, context: 1100 },
-  { headDim: 64, context: 2100 },
-] as const;
-
-/** Capacity of the contiguous slot in the long-context tests: room past the longest context. */
-const LONG_SLOT = 2304;
-
-/** Tokens the split-K tests' block tables (and contiguous slots) hold: past their longest context, 4001. */
-const SPLIT_CAPACITY = 4352;
 
 /**
  * Queries of a long prefill that run and are checked: the last ones, after context − 31 cached
  * tokens. Fewer than one workgroup of queries, because on SwiftShader every query of a long context
  * costs seconds; the short prefill tests cover queries spread over several workgroups.
  */
-const LONG_PREFILL_QUERIES = 31;
-
 /** The KV element types besides f32, each read through the `kv` slot of every attention family. */
 const KV_TYPES = ['f16', 'int8'] as const;
 
@@ -71,9 +34,6 @@ const packedShapes = (format: PackedFormat) =>
     { N: 67, K: 136 },
     { N: 509, K: format === 'int4' ? 264 : 260 },
   ] as const;
-
-/** The long-context tests take up to a minute on SwiftShader, more when other jobs share its cores. */
-const LONG_TEST_TIMEOUT_MS = 240_000;
 
 test.describe('kernels against the CPU reference', () => {
   test('embedding, rmsnorm, residual add, swiglu, argmax', async ({ harness }) => {
@@ -239,24 +199,6 @@ test.describe('kernels against the CPU reference', () => {
     }
   });
 
-  // Every variant at every layout and GQA ratio; the (head dim, context) pair turns with the layout,
-  // so each variant also meets every GQA ratio at every head dim and context.
-  for (const variant of VARIANT_CANDIDATES.attentionPrefill) {
-    test(`long-context prefill attention (${variantName(variant)}): the last ${LONG_PREFILL_QUERIES} queries over 1100 and 2100 tokens`, async ({
-      harness,
-    }) => {
-      test.setTimeout(LONG_TEST_TIMEOUT_MS);
-      for (const [g, gqa] of GQA.entries()) {
-        for (const [l, layout] of layouts(LONG_SLOT).entries()) {
-          const { headDim, context } = LONG[(g + l) % LONG.length];
-          const L = LONG_PREFILL_QUERIES;
-          const shape = { L, start: context - L, ...gqa, headDim, ...layout, variant };
-          expectPassed(await check(harness, 'attentionPrefill', shape));
-        }
-      }
-    });
-  }
-
   test('packed GEMV (f16, int8, int4), every variant, batch 1 and 8, part groups, batched rows bit-identical to rows alone', async ({
     harness,
   }) => {
@@ -306,54 +248,5 @@ test.describe('kernels against the CPU reference', () => {
     await expect(check(harness, 'packedMatmul', { format: 'int4', M: 5, N: 67, K: 36 })).rejects.toThrow(
       /inner width 36 is not a multiple of 8/,
     );
-  });
-
-  test('split-K decode attention at contexts 1 to 4001, alone and in one mixed batch, in tables wider than every context', async ({
-    harness,
-  }) => {
-    test.setTimeout(LONG_TEST_TIMEOUT_MS);
-    // Depths 0, 1, 255, 1000 and 4000 (contexts one more): a single token, slice and page
-    // boundaries (256 = 8 slices of 32 = 16 pages of 16) and a slice of one token past them (4001).
-    // The tables hold SPLIT_CAPACITY tokens, as a model's replayed plan does, so the grid covers
-    // slices past every sequence's length, which must be skipped by the slices and by the merge.
-    const splits = VARIANT_CANDIDATES.attentionDecode.filter((v) => v.family === 'split');
-    expect(splits.length).toBeGreaterThan(0);
-    const contexts = [1, 2, 256, 1001, 4001];
-    for (const variant of splits) {
-      for (const [gqa, headDim] of [
-        [GQA[0], 64],
-        [GQA[1], 64],
-        [GQA[2], 128],
-      ] as const) {
-        for (const layout of [
-          { paged: true, pageSize: 16 },
-          { paged: false, pageSize: SPLIT_CAPACITY },
-        ]) {
-          const spec = { ...gqa, headDim, ...layout, capacity: SPLIT_CAPACITY, variant };
-          for (const n of contexts) {
-            expectPassed(await check(harness, 'attentionDecode', { ...spec, lengths: [n] }));
-          }
-          expectPassed(
-            await check(harness, 'attentionDecode', { ...spec, lengths: [...contexts].reverse() }),
-          );
-        }
-      }
-    }
-  });
-
-  test('long-context decode attention: contexts 2100 and 1100 in one batch, every variant, layout, GQA ratio and head dim', async ({
-    harness,
-  }) => {
-    test.setTimeout(LONG_TEST_TIMEOUT_MS);
-    for (const variant of VARIANT_CANDIDATES.attentionDecode) {
-      for (const gqa of GQA) {
-        for (const headDim of [64, 128]) {
-          for (const layout of layouts(LONG_SLOT)) {
-            const shape = { lengths: [2100, 1100], ...gqa, headDim, ...layout, variant };
-            expectPassed(await check(harness, 'attentionDecode', shape));
-          }
-        }
-      }
-    }
   });
 });
