@@ -222,3 +222,32 @@ describe('attention bytes, compulsory and as implemented (GQA)', () => {
     expect(plain.bytesAsImplemented).toBe(plain.bytes);
   });
 });
+
+describe('the KV cache’s type and window in the cost model', () => {
+  const c = presetConfig('ci-tiny'); // 2 layers, 2 KV heads of 32, 4 query heads
+  const attention = (kv: Parameters<typeof decodeCost>[5]) =>
+    decodeCost(c, [99], undefined, 'f32', 'unfused', kv).kernels.find(
+      (k) => k.role === KERNEL_ROLES.attention,
+    );
+
+  it('decode attention reads each of the 100 cached rows in the pool’s type (hand counts)', () => {
+    // q in and out: 2 · 4 · 32 · 4 = 1024 bytes a layer. K and V of 2 heads for 100 tokens:
+    // f32 2 · 2 · 128 · 100 = 51200, int8 2 · 2 · 36 · 100 = 14400 (32 values + a 4-byte scale a row).
+    expect(attention({})?.bytes).toBe(2 * (1024 + 51200));
+    expect(attention({ dtype: 'int8' })?.bytes).toBe(2 * (1024 + 14400));
+    expect(attention({ dtype: 'f16' })?.bytes).toBe(2 * (1024 + 25600));
+  });
+
+  it('a window of 64 reads 64 rows, and the FLOPs follow the visible keys', () => {
+    expect(attention({ window: 64 })?.bytes).toBe(2 * (1024 + 2 * 2 * 128 * 64));
+    expect(attention({ window: 64 })?.flops).toBe(2 * 4 * 64 * (4 * 32 + 3));
+  });
+
+  it('prefill after 200 cached tokens with a window of 64 reads 63 cached rows and the new ones', () => {
+    const k = prefillCost(c, 10, 200, undefined, 'f32', 'unfused', { window: 64 }).kernels.find(
+      (x) => x.role === KERNEL_ROLES.attention,
+    );
+    // q in and out for 10 rows: 2 · 10 · 128 · 4; K/V rows 63 + 10, 2 heads of 128 bytes, K and V.
+    expect(k?.bytes).toBe(2 * (2 * 10 * 128 * 4 + 73 * 2 * 2 * 128));
+  });
+});

@@ -5,6 +5,7 @@ import {
 } from '../kernels/limits.ts';
 import { KERNEL_ROLES, type KernelRole } from '../kernels/roles.ts';
 import type { AttentionVariant } from '../kernels/variants.ts';
+import { type KvDtype, kvRowBytes } from '../kv/format.ts';
 import { dims, type ModelConfig } from '../model/config.ts';
 import { LM_HEAD } from '../model/weights.ts';
 import { BYTES, formatOf, type WeightFormat, type WeightFormats, weightBytes } from '../weight-format.ts';
@@ -72,9 +73,33 @@ export function ropeCost(rows: number, heads: number, headDim: number): Cost {
   };
 }
 
-/** Scatter of `rows` tokens' K and V (kvWidth each) into the pool: read both, write both, read the slots. */
-export function kvWriteCost(rows: number, kvWidth: number): Cost {
-  return { flops: 0, bytes: 4 * rows * kvWidth * F32 + rows * F32 };
+/**
+ * How the KV cache stores K and V (src/kv/format.ts) and the sliding window: what a cached row
+ * costs in bytes, and how many keys a query reads. f32 and full attention by default.
+ */
+export interface KvStorage {
+  dtype?: KvDtype;
+  /** Tokens; null, 0 or absent: full attention. */
+  window?: number | null;
+}
+
+/** Bytes of one cached row (headDim values, int8's scale included) in `kv`'s type. */
+function rowBytes(headDim: number, kv: KvStorage): number {
+  return kvRowBytes(headDim, kv.dtype ?? 'f32');
+}
+
+/** Keys a query at context length n reads under `kv`'s window. */
+function visible(n: number, kv: KvStorage): number {
+  return kv.window ? Math.min(n, kv.window) : n;
+}
+
+/**
+ * Scatter of `rows` tokens' K and V (kvWidth f32 each) into the pool: read both, write both in the
+ * pool's type, read the slots.
+ */
+export function kvWriteCost(rows: number, kvWidth: number, headDim = kvWidth, kv: KvStorage = {}): Cost {
+  const written = 2 * rows * (kvWidth / headDim) * rowBytes(headDim, kv);
+  return { flops: 0, bytes: 2 * rows * kvWidth * F32 + written + rows * F32 };
 }
 
 /**
@@ -88,12 +113,15 @@ export function attentionCost(
   pairs: number,
   kvTokensRead: number,
   kvRowLoads = kvTokensRead,
+  kv: KvStorage = {},
 ): Cost & { bytesAsImplemented: number } {
   const io = 2 * queries * c.qWidth * F32;
+  // K and V rows of every KV head, as the pool stores them.
+  const perToken = 2 * (c.kvWidth / c.headDim) * rowBytes(c.headDim, kv);
   return {
     flops: c.heads * pairs * (4 * c.headDim + 3),
-    bytes: io + 2 * kvTokensRead * c.kvWidth * F32,
-    bytesAsImplemented: io + 2 * kvRowLoads * c.kvWidth * F32,
+    bytes: io + kvTokensRead * perToken,
+    bytesAsImplemented: io + kvRowLoads * perToken,
   };
 }
 
@@ -167,6 +195,7 @@ function forwardCost(
    * and merge: 2) and the bytes its partials add to what it moves as implemented.
    */
   attention: { dispatches: number; partialBytes: number } = { dispatches: 1, partialBytes: 0 },
+  kv: KvStorage = {},
 ): PassCost {
   const dm = dims(c);
   const { d, ffn, vocab, layers, heads, kvHeads, headDim, qWidth, kvWidth } = dm;
@@ -175,7 +204,7 @@ function forwardCost(
   const both = (a: Cost, b: Cost): Cost => ({ flops: a.flops + b.flops, bytes: a.bytes + b.bytes });
   add(k, KERNEL_ROLES.embedding, embeddingCost(rows, d));
   if (graph === 'fused') {
-    fusedLayers(k, c, rows, pairs, kvTokensRead, kvRowLoads, formats, attention);
+    fusedLayers(k, c, rows, pairs, kvTokensRead, kvRowLoads, formats, attention, kv);
     // The final RMSNorm runs inside the LM head, on its rows only.
     add(k, KERNEL_ROLES.lmHead, normed(linearCost(lmRows, vocab, d, formatOf(formats, LM_HEAD)), lmRows, d));
     add(k, KERNEL_ROLES.argmax, argmaxCost(lmRows, vocab));
@@ -193,8 +222,8 @@ function forwardCost(
     );
     add(k, KERNEL_ROLES.qkv, qkv, 3);
     add(k, KERNEL_ROLES.rope, both(ropeCost(rows, heads, headDim), ropeCost(rows, kvHeads, headDim)), 2);
-    add(k, KERNEL_ROLES.kvWrite, kvWriteCost(rows, kvWidth));
-    const att = attentionCost(dm, rows, pairs, kvTokensRead, kvRowLoads);
+    add(k, KERNEL_ROLES.kvWrite, kvWriteCost(rows, kvWidth, headDim, kv));
+    const att = attentionCost(dm, rows, pairs, kvTokensRead, kvRowLoads, kv);
     att.bytesAsImplemented += attention.partialBytes;
     add(k, KERNEL_ROLES.attention, att, attention.dispatches);
     add(k, KERNEL_ROLES.oProj, linearCost(rows, d, qWidth, f('self_attn.o_proj')));
@@ -251,6 +280,7 @@ function fusedLayers(
   kvRowLoads: number,
   formats: WeightFormats,
   attention: { dispatches: number; partialBytes: number },
+  kv: KvStorage,
 ) {
   const dm = dims(c);
   const { d, ffn, layers, heads, kvHeads, headDim, qWidth, kvWidth } = dm;
@@ -276,9 +306,11 @@ function fusedLayers(
     );
     add(k, KERNEL_ROLES.ropeKvWrite, {
       flops: 6 * rows * (heads + kvHeads) * half,
-      bytes: (rows * qkvWidth + rows * qWidth + 2 * rows * kvWidth + 2 * rows + 2 * rows * half) * F32,
+      bytes:
+        (rows * qkvWidth + rows * qWidth + 2 * rows + 2 * rows * half) * F32 +
+        2 * rows * kvHeads * rowBytes(headDim, kv),
     });
-    const att = attentionCost(dm, rows, pairs, kvTokensRead, kvRowLoads);
+    const att = attentionCost(dm, rows, pairs, kvTokensRead, kvRowLoads, kv);
     att.bytesAsImplemented += attention.partialBytes;
     add(k, KERNEL_ROLES.attention, att, attention.dispatches);
     const plusResidual = (linear: Cost): Cost => ({
@@ -317,16 +349,19 @@ export function prefillCost(
   attention?: AttentionVariant,
   formats: WeightFormats = 'f32',
   graph: Graph = 'unfused',
+  kv: KvStorage = {},
 ): PassCost {
-  const contexts = Array.from({ length: L }, (_, i) => start + i + 1);
-  let loads = start + L;
+  const contexts = Array.from({ length: L }, (_, i) => visible(start + i + 1, kv));
+  // Cached rows the first query's window still shows (all of them without a window).
+  const cached = kv.window ? Math.min(start, kv.window - 1) : start;
+  let loads = cached + L;
   if (attention) {
     const shape = { heads: c.numHeads, kvHeads: c.numKvHeads, headDim: c.headDim, L };
-    loads = start * attentionKvReadsPerRow('prefill', attention, shape);
+    loads = cached * attentionKvReadsPerRow('prefill', attention, shape);
     for (let row = 0; row < L; row++)
       loads += attentionKvReadsPerRow('prefill', attention, { ...shape, row });
   }
-  return forwardCost(c, L, contexts, 1, start + L, loads, formats, graph);
+  return forwardCost(c, L, contexts, 1, cached + L, loads, formats, graph, undefined, kv);
 }
 
 /**
@@ -339,8 +374,9 @@ export function decodeCost(
   attention?: AttentionVariant,
   formats: WeightFormats = 'f32',
   graph: Graph = 'unfused',
+  kv: KvStorage = {},
 ): PassCost {
-  const contexts = depths.map((d) => d + 1);
+  const contexts = depths.map((d) => visible(d + 1, kv));
   const kvRead = contexts.reduce((a, b) => a + b, 0);
   const perRow = attention
     ? attentionKvReadsPerRow('decode', attention, {
@@ -360,6 +396,7 @@ export function decodeCost(
     formats,
     graph,
     split,
+    kv,
   );
 }
 

@@ -1,7 +1,7 @@
 import { checkedRun } from '../gpu/device.ts';
 import { GpuProfiler, type Span } from '../gpu/profiler.ts';
 import type { AttentionVariant } from '../kernels/variants.ts';
-import { decodeCost, type Graph, graphOf, type PassCost } from '../measure/cost.ts';
+import { decodeCost, type Graph, graphOf, type KvStorage, type PassCost } from '../measure/cost.ts';
 import { kernelBreakdown, PointSamples } from '../measure/samples.ts';
 import type { Model } from '../model/forward.ts';
 import { decodePrompt, MAX_TIMED_PASSES } from '../spec/workload.ts';
@@ -55,6 +55,7 @@ export const decodeSweep: WorkloadRunner<'decode'> = async (ctx, w) => {
         ctx.variants.attentionDecode,
         ctx.weightFormats,
         graphOf(model),
+        ctx.kv,
       );
       ctx.emit({
         type: 'pass',
@@ -129,10 +130,11 @@ function generationCost(
   attention: AttentionVariant,
   formats: WeightFormats,
   graph: Graph,
+  kv: KvStorage,
 ): PassCost {
   const prompt = decodePrompt(depth);
   const costs = Array.from({ length: w.gen - 1 }, (_, i) =>
-    decodeCost(config, Array(w.batch).fill(prompt + i), attention, formats, graph),
+    decodeCost(config, Array(w.batch).fill(prompt + i), attention, formats, graph, kv),
   );
   const n = costs.length;
   const mean = (f: (c: PassCost) => number) => costs.reduce((a, c) => a + f(c), 0) / n;

@@ -43,6 +43,7 @@ export const prefillSweep: WorkloadRunner<'prefill'> = async (ctx, w) => {
         ctx.variants.attentionPrefill,
         ctx.weightFormats,
         graphOf(model),
+        ctx.kv,
       );
       ctx.emit({
         type: 'pass',
