@@ -19,45 +19,9 @@ import {
 import type { KvSection } from '../spec/workloads/kv-result.ts';
 import { kvErrorChart, kvMemoryChart, kvTpotChart } from './charts/kv.ts';
 import { ChartPanel } from './charts/panel.ts';
+import { captionedTable, type Header } from './data-table.ts';
 import { h, setChildren } from './dom.ts';
 import { fixed, formatMs, MISSING } from './format.ts';
-
-interface Header {
-  text: string;
-  title: string;
-  numeric?: boolean;
-}
-
-function table(
-  caption: string,
-  headers: readonly Header[],
-  rows: HTMLElement[],
-  testId: string,
-): HTMLElement {
-  return h(
-    'div',
-    { className: 'table-scroll', attrs: { tabindex: 0, role: 'region', 'aria-label': caption } },
-    [
-      h('table', { className: 'data-table compact', testId }, [
-        h('caption', { text: caption }),
-        h('thead', {}, [
-          h(
-            'tr',
-            {},
-            headers.map((c) =>
-              h('th', {
-                className: c.numeric ? 'num' : undefined,
-                text: c.text,
-                attrs: { scope: 'col', title: c.title },
-              }),
-            ),
-          ),
-        ]),
-        h('tbody', {}, rows),
-      ]),
-    ],
-  );
-}
 
 const num = (text: string) => h('td', { className: 'num', text });
 const opt = (v: number | null) => (v === null ? MISSING : formatMs(v));
@@ -120,7 +84,7 @@ function cellsTable(s: KvSection, testId: string): HTMLElement {
       num(opt(r.tpotMs)),
     ]),
   );
-  return table('Each cell: memory, what fits the pool, speed', headers, rows, testId);
+  return captionedTable('Each cell: memory, what fits the pool, speed', headers, rows, testId);
 }
 
 function errorTable(s: KvSection, testId: string): HTMLElement {
@@ -150,7 +114,7 @@ function errorTable(s: KvSection, testId: string): HTMLElement {
       ]),
     ),
   );
-  return table(
+  return captionedTable(
     `Error by position against f32 KV without a window (same KV heads), over ${s.errorContext} tokens`,
     headers,
     rows,
@@ -178,7 +142,7 @@ function targetsTable(s: KvSection, testId: string): HTMLElement {
       h('td', { text: t.met === null ? t.note : `${figureText(t)} (${t.note})` }),
     ]),
   );
-  return table('Targets, judged from the cells', headers, rows, testId);
+  return captionedTable('Targets, judged from the cells', headers, rows, testId);
 }
 
 export class KvView {

@@ -1,3 +1,4 @@
+import { captionedTable, type Header } from '../data-table.ts';
 /**
  * The format sweep's two tables, with the Markdown report's columns and number formats
  * (src/results/formats-export.ts): the formats side by side, and each format's error against f32
@@ -11,43 +12,6 @@ import { h } from '../dom.ts';
 import { fixed, formatMs, MISSING } from '../format.ts';
 
 const MiB = 2 ** 20;
-
-interface Header {
-  text: string;
-  title: string;
-  numeric?: boolean;
-}
-
-function table(
-  caption: string,
-  headers: readonly Header[],
-  rows: HTMLElement[],
-  testId: string,
-): HTMLElement {
-  return h(
-    'div',
-    { className: 'table-scroll', attrs: { tabindex: 0, role: 'region', 'aria-label': caption } },
-    [
-      h('table', { className: 'data-table compact formats-table', testId }, [
-        h('caption', { text: caption }),
-        h('thead', {}, [
-          h(
-            'tr',
-            {},
-            headers.map((c) =>
-              h('th', {
-                className: c.numeric ? 'num' : undefined,
-                text: c.text,
-                attrs: { scope: 'col', title: c.title },
-              }),
-            ),
-          ),
-        ]),
-        h('tbody', {}, rows),
-      ]),
-    ],
-  );
-}
 
 const num = (text: string, className = '') => h('td', { className: `num ${className}`.trim(), text });
 
@@ -93,7 +57,7 @@ function ratioCell(ratio: number | null, isF32: boolean): HTMLElement {
 }
 
 export function formatsTable(rows: readonly FormatSummary[], testId: string): HTMLElement {
-  return table(
+  return captionedTable(
     'Weight formats: the same model, one run; TPOT and prefill are wall-clock medians, bytes per token from the cost model.',
     FORMAT_HEADERS,
     rows.map((f) =>
@@ -109,6 +73,7 @@ export function formatsTable(rows: readonly FormatSummary[], testId: string): HT
       ]),
     ),
     testId,
+    'formats-table',
   );
 }
 
@@ -137,7 +102,7 @@ const QUALITY_HEADERS: readonly Header[] = [
 
 /** One row per format and slice; each format's first row opens a group. */
 export function qualityTable(rows: readonly Quality[], testId: string): HTMLElement {
-  return table(
+  return captionedTable(
     'Error against f32, by slice',
     QUALITY_HEADERS,
     rows.map((q, i) =>
@@ -156,6 +121,7 @@ export function qualityTable(rows: readonly Quality[], testId: string): HTMLElem
       ]),
     ),
     testId,
+    'formats-table',
   );
 }
 
