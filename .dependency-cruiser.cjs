@@ -32,6 +32,8 @@ const LAYERS = [
   { name: 'kv', path: '^src/kv/' },
   // Device, profiler, buffers, pipelines.
   { name: 'gpu', path: '^src/gpu/' },
+  // The GGUF block types: one module per type (layout, ggml's dequantization, repack) and the registry.
+  { name: 'quant', path: '^src/quant/' },
   // Leaves: errors, statistics, weight formats, error figures, Markdown helpers, seeded randomness.
   { name: 'leaves', path: '^src/[^/]+$' },
 ];

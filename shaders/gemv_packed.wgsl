@@ -24,7 +24,7 @@ override COLS: u32;
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;        // [M, K/4]
 @group(0) @binding(2) var<storage, read> w: array<WElem>;            // [N, groups, words]
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;        // [M, N]
-@group(0) @binding(4) var<storage, read> scales: array<f32>;         // [N, groups]; not bound for f16
+@group(0) @binding(4) var<storage, read> scales: array<SElem>;       // [N, groups] scales, or block headers; not bound for f16
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,

@@ -19,7 +19,7 @@ override BATCH: u32;
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;        // [M, K/4]
 @group(0) @binding(2) var<storage, read> w: array<WElem>;            // [N, groups, words]
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;        // [M, N]
-@group(0) @binding(4) var<storage, read> scales: array<f32>;         // [N, groups]; not bound for f16
+@group(0) @binding(4) var<storage, read> scales: array<SElem>;       // [N, groups] scales, or block headers; not bound for f16
 
 // Partial sums, [batch row][invocation].
 var<workgroup> red: array<f32, WG * MAX_M>;
@@ -55,6 +55,24 @@ fn wvec_dot(d: array<vec4<f32>, 8>, xo: u32, count: u32) -> f32 {
   return s;
 }
 
+// One word vector's share of a row's sum: its dot with x times the group's scale, plus (formats
+// with a min) the min times the sum of the x it meets.
+fn wvec_term(d: array<vec4<f32>, 8>, xo: u32, count: u32, f: vec2<f32>) -> f32 {
+  var s = wvec_dot(d, xo, count) * f.x;
+  if (W_HAS_MIN) {
+    var xs = x[xo];
+    if (count > 1u) { xs += x[xo + 1u]; }
+    if (count > 2u) { xs += x[xo + 2u]; }
+    if (count > 3u) { xs += x[xo + 3u]; }
+    if (count > 4u) { xs += x[xo + 4u]; }
+    if (count > 5u) { xs += x[xo + 5u]; }
+    if (count > 6u) { xs += x[xo + 6u]; }
+    if (count > 7u) { xs += x[xo + 7u]; }
+    s += dot(xs, vec4<f32>(1.0)) * f.y;
+  }
+  return s;
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) lid: u32) {
@@ -64,10 +82,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   // early: every invocation must reach the barriers below.
   let row = min(n, p.N - 1u);
   let k4 = p.K / 4u;
-  let groups = (p.K + 31u) / 32u;
+  let groups = (p.K + W_GROUP - 1u) / W_GROUP;
   // Word vectors holding any weight below K; word vector v of a row meets x vec4s v · X_PER_W_VEC on.
   let nvec = (k4 + X_PER_W_VEC - 1u) / X_PER_W_VEC;
-  let base = row * groups * W_VECS_PER_GROUP;
+  let base = row * groups;
   var a0 = 0.0;
   var a1 = 0.0;
   var a2 = 0.0;
@@ -77,18 +95,19 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   var a6 = 0.0;
   var a7 = 0.0;
   for (var v = lane; v < nvec; v += LANES) {
-    let d = wvec_decode(w_load(base + v));
-    let scale = group_scale(row * groups + v / W_VECS_PER_GROUP);
+    let g = base + v / W_VECS_PER_GROUP;
+    let d = wvec_decode(w_load_group(g, v % W_VECS_PER_GROUP));
+    let f = group_affine(g);
     let xo = v * X_PER_W_VEC;
     let count = min(X_PER_W_VEC, k4 - xo);
-    a0 += wvec_dot(d, xo, count) * scale;
-    if (BATCH > 1u) { a1 += wvec_dot(d, k4 + xo, count) * scale; }
-    if (BATCH > 2u) { a2 += wvec_dot(d, 2u * k4 + xo, count) * scale; }
-    if (BATCH > 3u) { a3 += wvec_dot(d, 3u * k4 + xo, count) * scale; }
-    if (BATCH > 4u) { a4 += wvec_dot(d, 4u * k4 + xo, count) * scale; }
-    if (BATCH > 5u) { a5 += wvec_dot(d, 5u * k4 + xo, count) * scale; }
-    if (BATCH > 6u) { a6 += wvec_dot(d, 6u * k4 + xo, count) * scale; }
-    if (BATCH > 7u) { a7 += wvec_dot(d, 7u * k4 + xo, count) * scale; }
+    a0 += wvec_term(d, xo, count, f);
+    if (BATCH > 1u) { a1 += wvec_term(d, k4 + xo, count, f); }
+    if (BATCH > 2u) { a2 += wvec_term(d, 2u * k4 + xo, count, f); }
+    if (BATCH > 3u) { a3 += wvec_term(d, 3u * k4 + xo, count, f); }
+    if (BATCH > 4u) { a4 += wvec_term(d, 4u * k4 + xo, count, f); }
+    if (BATCH > 5u) { a5 += wvec_term(d, 5u * k4 + xo, count, f); }
+    if (BATCH > 6u) { a6 += wvec_term(d, 6u * k4 + xo, count, f); }
+    if (BATCH > 7u) { a7 += wvec_term(d, 7u * k4 + xo, count, f); }
   }
   let acc = array<f32, MAX_M>(a0, a1, a2, a3, a4, a5, a6, a7);
   for (var m = 0u; m < BATCH; m++) { red[m * WG + lid] = acc[m]; }

@@ -38,6 +38,15 @@ export class WeightsError extends Error {
   override readonly name = 'WeightsError';
 }
 
+/**
+ * A model file's tokenizer cannot be used: a key missing or of the wrong type, a merge naming an
+ * unknown token, a tokenizer or pre-tokenizer this engine does not implement. The message names
+ * the key (and the element) at fault.
+ */
+export class TokenizerError extends Error {
+  override readonly name = 'TokenizerError';
+}
+
 // ---------------------------------------------------------------------------------------------
 // The device and the browser
 
@@ -142,6 +151,7 @@ export const ENGINE_ERRORS = {
   InputError,
   SafetensorsError,
   WeightsError,
+  TokenizerError,
   WebGpuUnavailableError,
   NoAdapterError,
   DeviceLostError,

@@ -8,8 +8,8 @@ import {
   packedLayout,
   packTensor,
   unpackTensor,
-  weightBytes,
 } from './weight-format.ts';
+import { dequantizePacked, weightBytes } from './quant/formats.ts';
 
 describe('f16 conversion', () => {
   it('rounds to nearest even and keeps the special values', () => {
@@ -129,7 +129,7 @@ describe('applying a format to a model', () => {
     expect(int8.packed?.get(LM_HEAD)?.N).toBe(config.vocabSize);
     expect(int8.tensors.get('model.embed_tokens.weight')).toBe(w.tensors.get('model.embed_tokens.weight'));
     // The reference's weights are the packed ones, dequantized.
-    expect(int8.tensors.get(q)).toEqual(unpackTensor(int8.packed!.get(q)!));
+    expect(int8.tensors.get(q)).toEqual(dequantizePacked(int8.packed!.get(q)!));
     expect(quantizeWeights(w, 'f32')).toBe(w);
   });
 

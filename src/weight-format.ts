@@ -36,14 +36,35 @@ export const BYTES = {
  * MLC's q4f32 layout is the closest relative: also u32-packed nibbles with separate f32 scales.
  */
 export const WEIGHT_FORMATS = ['f32', 'f16', 'int8', 'int4'] as const;
-export type WeightFormat = (typeof WEIGHT_FORMATS)[number];
+/** A format a run can put its weights in (`--weights`): the project's own, quantized on load. */
+export type RunWeightFormat = (typeof WEIGHT_FORMATS)[number];
+
+/**
+ * The GGUF block types the engine reads as a file stores them (src/quant/: one module per type,
+ * registered in src/quant/registry.ts, whose test checks that it lists exactly these), named as
+ * llama.cpp names them, lower case. They are never produced by quantizing here: a tensor has one
+ * only because its file does.
+ */
+export const QUANT_FORMATS = ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0', 'q2_k', 'q3_k', 'q4_k', 'q5_k', 'q6_k'] as const;
+export type QuantFormat = (typeof QUANT_FORMATS)[number];
+
+/** Every format a weight tensor can be in. */
+export const TENSOR_FORMATS = [...WEIGHT_FORMATS, ...QUANT_FORMATS] as const;
+export type WeightFormat = (typeof TENSOR_FORMATS)[number];
 export type PackedFormat = Exclude<WeightFormat, 'f32'>;
+
+export function isQuantFormat(f: string): f is QuantFormat {
+  return (QUANT_FORMATS as readonly string[]).includes(f);
+}
 
 /** Weights per group along K (a scale per group for int8 and int4). */
 export const GROUP = 32;
 
+/** The project's own packed formats (quantized on load), as opposed to the GGUF block types. */
+export type OwnPackedFormat = Exclude<RunWeightFormat, 'f32'>;
+
 /** u32 words per group of 32 weights. */
-export const WORDS_PER_GROUP: Record<PackedFormat, number> = { f16: 16, int8: 8, int4: 4 };
+export const WORDS_PER_GROUP: Record<OwnPackedFormat, number> = { f16: 16, int8: 8, int4: 4 };
 
 /**
  * The format of each linear weight, by HF tensor name ("lm_head.weight" for the head, tied or not):
@@ -55,19 +76,34 @@ export function formatOf(formats: WeightFormats, tensor: string): WeightFormat {
   return typeof formats === 'string' ? formats : formats(tensor);
 }
 
-export function isWeightFormat(s: string): s is WeightFormat {
+export function isWeightFormat(s: string): s is RunWeightFormat {
   return (WEIGHT_FORMATS as readonly string[]).includes(s);
 }
 
-/** A weight matrix W[N, K] in a packed format, as it is uploaded. */
-export interface PackedTensor {
-  readonly format: PackedFormat;
+/**
+ * A weight matrix W[N, K] in a packed format, as it is uploaded: one of the project's own formats
+ * (f16, int8, int4), or a GGUF block type as its file stores it (src/quant/types.ts has that layout).
+ */
+export type PackedTensor = OwnPackedTensor | QuantTensor;
+
+export interface OwnPackedTensor {
+  readonly format: OwnPackedFormat;
   readonly N: number;
   readonly K: number;
   /** [N, groups, WORDS_PER_GROUP] u32 words. */
   readonly words: Uint32Array<ArrayBuffer>;
   /** [N, groups] f32 scales; empty for f16. */
   readonly scales: Float32Array<ArrayBuffer>;
+}
+
+export interface QuantTensor {
+  readonly format: QuantFormat;
+  readonly N: number;
+  readonly K: number;
+  /** Each block's quant bytes, [N, blocksPerRow, quant bytes per block] as u32 words. */
+  readonly words: Uint32Array<ArrayBuffer>;
+  /** Each block's other bytes (scales, mins, high bits), [N, blocksPerRow, header words]. */
+  readonly scales: Uint32Array<ArrayBuffer>;
 }
 
 export interface PackedLayout {
@@ -78,20 +114,16 @@ export interface PackedLayout {
   bytes: number;
 }
 
-export function packedLayout(format: PackedFormat, N: number, K: number): PackedLayout {
+export function packedLayout(format: OwnPackedFormat, N: number, K: number): PackedLayout {
   const groups = Math.ceil(K / GROUP);
   const words = N * groups * WORDS_PER_GROUP[format];
   const scales = format === 'f16' ? 0 : N * groups;
   return { groups, words, scales, bytes: 4 * (words + scales) };
 }
 
-/** Bytes a W[N, K] takes in `format` on the GPU (the cost model's and the memory plan's count). */
-export function weightBytes(format: WeightFormat, N: number, K: number): number {
-  return format === 'f32' ? N * K * BYTES.f32 : packedLayout(format, N, K).bytes;
-}
 
 /** Rejects a shape the format cannot hold, naming the tensor. */
-export function checkPackable(format: WeightFormat, name: string, N: number, K: number): void {
+export function checkPackable(format: RunWeightFormat, name: string, N: number, K: number): void {
   if (!Number.isInteger(N) || !Number.isInteger(K) || N < 1 || K < 1)
     throw new InputError(`${name}: [${N}, ${K}] is not a matrix shape`);
   if (K % 4 !== 0)
@@ -178,7 +210,7 @@ function quantizeGroup(format: 'int8' | 'int4', w: Float32Array, q: Int32Array):
 }
 
 /** Packs row-major W[N, K] (f32) into `format`: f16 rounds each weight, int8/int4 quantize per group. */
-export function packTensor(format: PackedFormat, w: Float32Array, N: number, K: number, name = 'tensor') {
+export function packTensor(format: OwnPackedFormat, w: Float32Array, N: number, K: number, name = 'tensor') {
   checkPackable(format, name, N, K);
   if (w.length !== N * K) throw new InputError(`${name}: ${w.length} values for a [${N}, ${K}] matrix`);
   const layout = packedLayout(format, N, K);
@@ -213,7 +245,7 @@ export function packTensor(format: PackedFormat, w: Float32Array, N: number, K: 
       }
     }
   }
-  return { format, N, K, words, scales } satisfies PackedTensor;
+  return { format, N, K, words, scales } satisfies OwnPackedTensor;
 }
 
 /** Every binary16 value, by its bits: dequantizing f16 is one lookup per weight. */
@@ -227,7 +259,7 @@ export function f16Values(): Float32Array {
 }
 
 /** W[N, K] as the kernels see it: each packed weight dequantized exactly (f16 widened, q · scale in f32). */
-export function unpackTensor(p: PackedTensor): Float32Array<ArrayBuffer> {
+export function unpackTensor(p: OwnPackedTensor): Float32Array<ArrayBuffer> {
   const { N, K, format } = p;
   const { groups } = packedLayout(format, N, K);
   const wpg = WORDS_PER_GROUP[format];

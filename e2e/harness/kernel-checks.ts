@@ -1,4 +1,5 @@
 import { seededData } from '../../src/checks/case.ts';
+import { seededPacked } from '../../src/checks/packed-weights.ts';
 import { type CaseName, type CaseSpec, kernelCase } from '../../src/checks/catalogue.ts';
 import type { Gpu } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipelines.ts';
@@ -7,7 +8,7 @@ import { PackedGemvKernel } from '../../src/kernels/packed.ts';
 import type { Comparison } from '../../src/kernels/reference.ts';
 import { KernelRig } from '../../src/kernels/rig.ts';
 import type { PackedGemvVariant } from '../../src/kernels/variants.ts';
-import { type PackedFormat, packTensor } from '../../src/weight-format.ts';
+import type { PackedFormat } from '../../src/weight-format.ts';
 
 /** What a kernel check returns to the Playwright test: the comparison, without the big arrays. */
 export interface CheckResult extends Comparison {
@@ -55,10 +56,11 @@ export class KernelChecks {
     const { format, variant, M, N, K } = spec;
     const rig = new KernelRig(this.gpu, 'kernel check: packed gemv batch invariance');
     try {
-      const packed = packTensor(format, seededData(N * K, 21), N, K);
+      const { packed } = seededPacked(format, N, K, 21, (n) => seededData(n, 21));
       const w = rig.output(packed.words.length);
       this.gpu.device.queue.writeBuffer(w, 0, packed.words);
-      const scales = format === 'f16' ? undefined : rig.input(packed.scales);
+      const scales = format === 'f16' ? undefined : rig.output(packed.scales.length);
+      if (scales) this.gpu.device.queue.writeBuffer(scales, 0, packed.scales);
       const x = seededData(M * K, 20);
       const batched = await PackedGemvKernel.create(this.ctx, format, variant, M);
       const alone = await PackedGemvKernel.create(this.ctx, format, variant, 1);

@@ -13,7 +13,7 @@ import { quantizeWeights, randomWeights } from '../../src/model/weights.ts';
 import { parseDrafterSpec } from '../../src/spec/drafter.ts';
 import { createDraftModel, makeDrafter } from '../../src/speculative/build.ts';
 import { speculativeDecode } from '../../src/speculative/loop.ts';
-import type { WeightFormat } from '../../src/weight-format.ts';
+import type { RunWeightFormat, WeightFormat } from '../../src/weight-format.ts';
 import { classPrompt } from '../../src/workloads/spec.ts';
 
 /** Logit tolerance between two GPU paths that sum in different orders (matmul vs GEMV, prefill vs decode attention). */
@@ -524,7 +524,7 @@ export class ModelChecks {
    * families the autotuner picks for this format on this adapter; otherwise the defaults.
    */
   async formatVsReference(
-    format: WeightFormat,
+    format: RunWeightFormat,
     prompt: number[],
     steps: number,
     untied: boolean,

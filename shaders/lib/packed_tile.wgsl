@@ -1,5 +1,6 @@
 // A barrier-free tile of packed-weight products: ROWS rows of x (1…8) by COLS weight columns (4 or
-// 8), summed over K one group of 32 at a time, each group's sums then scaled by its columns' scales.
+// 8), summed over K one group of W_GROUP (16 or 32) at a time, each group's sums then scaled by its
+// columns' scales (and, for formats with a min, its min times the group's sum of x added).
 // What the packed GEMV's CPU family (rows = the batch) and the packed matmul (rows = a tile of the
 // prompt) share. Per group and WVec, each column's words are loaded once and each x vec4 position
 // is decoded once per column (w_raw: a mask and a conversion per weight), then used for every row
@@ -12,8 +13,8 @@
 // A column's sum runs over the groups in order, and within a group over the x vec4 positions in
 // order, whatever ROWS is: a row's result does not depend on the rows computed beside it.
 // The shader declares `override ROWS`, `override COLS`, `x: array<vec4<f32>>`, `y: array<f32>` and
-// includes a weights_* snippet (w_load, w_raw, w_step, w_offset, W_AFFINE, group_scale,
-// W_VECS_PER_GROUP, X_PER_W_VEC), and the fusions of src/kernels/fuse.ts: a `prologue` snippet
+// includes a weights_* snippet (w_load_group, w_raw, w_step, w_offset, W_AFFINE, group_affine,
+// W_GROUP, W_HAS_MIN, W_VECS_PER_GROUP, X_PER_W_VEC), and the fusions of src/kernels/fuse.ts: a `prologue` snippet
 // (each x vec4 is multiplied by fuse_gamma as it is loaded; tile_rinv gives the rows' norm factors)
 // and linear_epilogue (tile_store writes through epi_store4).
 
@@ -84,42 +85,54 @@ fn tile_wvec(q: array<WVec, 8>, count: u32, xa: vec4<u32>, xb: vec4<u32>, p: u32
   if (count > 7u) { tile_decoded(q, 7u, xa, xb, p + 7u, G); }
 }
 
-// WVec u of the current group of each column (wa, wb: the group's first WVec per column).
-fn tile_words(wa: vec4<u32>, wb: vec4<u32>, u: u32) -> array<WVec, 8> {
+// WVec u of the current group of each column (ga, gb: the columns' group indices).
+fn tile_words(ga: vec4<u32>, gb: vec4<u32>, u: u32) -> array<WVec, 8> {
   var q = array<WVec, 8>();
-  q[0] = w_load(wa.x + u);
-  q[1] = w_load(wa.y + u);
-  q[2] = w_load(wa.z + u);
-  q[3] = w_load(wa.w + u);
+  q[0] = w_load_group(ga.x, u);
+  q[1] = w_load_group(ga.y, u);
+  q[2] = w_load_group(ga.z, u);
+  q[3] = w_load_group(ga.w, u);
   if (COLS > 4u) {
-    q[4] = w_load(wb.x + u);
-    q[5] = w_load(wb.y + u);
-    q[6] = w_load(wb.z + u);
-    q[7] = w_load(wb.w + u);
+    q[4] = w_load_group(gb.x, u);
+    q[5] = w_load_group(gb.y, u);
+    q[6] = w_load_group(gb.z, u);
+    q[7] = w_load_group(gb.w, u);
   }
   return q;
 }
 
-// Adds each group's sums plus the zero points' share, times its columns' scales, to the running
-// sums a (columns 0-3) and b (4-7).
-fn tile_scale(ga: vec4<u32>, gb: vec4<u32>, G: ptr<function, TileGroup>,
-              a: ptr<function, TileSums>, b: ptr<function, TileSums>) {
-  let sa = vec4<f32>(group_scale(ga.x), group_scale(ga.y), group_scale(ga.z), group_scale(ga.w));
-  var sb = vec4<f32>();
-  if (COLS > 4u) {
-    sb = vec4<f32>(group_scale(gb.x), group_scale(gb.y), group_scale(gb.z), group_scale(gb.w));
-  }
-  tile_scale_row(0u, sa, sb, G, a, b);
-  if (ROWS > 1u) { tile_scale_row(1u, sa, sb, G, a, b); }
-  if (ROWS > 2u) { tile_scale_row(2u, sa, sb, G, a, b); }
-  if (ROWS > 3u) { tile_scale_row(3u, sa, sb, G, a, b); }
-  if (ROWS > 4u) { tile_scale_row(4u, sa, sb, G, a, b); }
-  if (ROWS > 5u) { tile_scale_row(5u, sa, sb, G, a, b); }
-  if (ROWS > 6u) { tile_scale_row(6u, sa, sb, G, a, b); }
-  if (ROWS > 7u) { tile_scale_row(7u, sa, sb, G, a, b); }
+// The scales (x) and mins (y) of one group of four columns.
+struct QuadAffine {
+  s: vec4<f32>,
+  m: vec4<f32>,
 }
 
-fn tile_scale_row(r: u32, sa: vec4<f32>, sb: vec4<f32>, G: ptr<function, TileGroup>,
+fn quad_affine(g: vec4<u32>) -> QuadAffine {
+  let a0 = group_affine(g.x);
+  let a1 = group_affine(g.y);
+  let a2 = group_affine(g.z);
+  let a3 = group_affine(g.w);
+  return QuadAffine(vec4<f32>(a0.x, a1.x, a2.x, a3.x), vec4<f32>(a0.y, a1.y, a2.y, a3.y));
+}
+
+// Adds each group's sums plus the zero points' share, times its columns' scales, and (formats with
+// a min) the min times the group's sum of x, to the running sums a (columns 0-3) and b (4-7).
+fn tile_scale(ga: vec4<u32>, gb: vec4<u32>, G: ptr<function, TileGroup>,
+              a: ptr<function, TileSums>, b: ptr<function, TileSums>) {
+  let fa = quad_affine(ga);
+  var fb = QuadAffine(vec4<f32>(), vec4<f32>());
+  if (COLS > 4u) { fb = quad_affine(gb); }
+  tile_scale_row(0u, fa, fb, G, a, b);
+  if (ROWS > 1u) { tile_scale_row(1u, fa, fb, G, a, b); }
+  if (ROWS > 2u) { tile_scale_row(2u, fa, fb, G, a, b); }
+  if (ROWS > 3u) { tile_scale_row(3u, fa, fb, G, a, b); }
+  if (ROWS > 4u) { tile_scale_row(4u, fa, fb, G, a, b); }
+  if (ROWS > 5u) { tile_scale_row(5u, fa, fb, G, a, b); }
+  if (ROWS > 6u) { tile_scale_row(6u, fa, fb, G, a, b); }
+  if (ROWS > 7u) { tile_scale_row(7u, fa, fb, G, a, b); }
+}
+
+fn tile_scale_row(r: u32, fa: QuadAffine, fb: QuadAffine, G: ptr<function, TileGroup>,
                   a: ptr<function, TileSums>, b: ptr<function, TileSums>) {
   var sr = (*G).s[r];
   var tr = (*G).t[r];
@@ -128,8 +141,13 @@ fn tile_scale_row(r: u32, sa: vec4<f32>, sb: vec4<f32>, G: ptr<function, TileGro
     sr += zero;
     tr += zero;
   }
-  (*a)[r] += sr * sa;
-  if (COLS > 4u) { (*b)[r] += tr * sb; }
+  (*a)[r] += sr * fa.s;
+  if (COLS > 4u) { (*b)[r] += tr * fb.s; }
+  if (W_HAS_MIN) {
+    let xs = vec4<f32>(dot((*G).even[r] + (*G).odd[r], vec4<f32>(1.0)));
+    (*a)[r] += xs * fa.m;
+    if (COLS > 4u) { (*b)[r] += xs * fb.m; }
+  }
 }
 
 // The tile's sums over all of K. na, nb: the weight rows (output columns) of the tile, clamped into
@@ -137,40 +155,37 @@ fn tile_scale_row(r: u32, sa: vec4<f32>, sb: vec4<f32>, G: ptr<function, TileGro
 // takes only the x vec4s below K (the weights past K are zero padding; x past K is never read).
 fn tile_run(na: vec4<u32>, nb: vec4<u32>, xa: vec4<u32>, xb: vec4<u32>, K: u32,
             a: ptr<function, TileSums>, b: ptr<function, TileSums>) {
-  let groups = (K + 31u) / 32u;
-  let full = K / 32u;
+  let groups = (K + W_GROUP - 1u) / W_GROUP;
+  let full = K / W_GROUP;
   for (var g = 0u; g < full; g++) {
     // Initialized explicitly: a bare `var G: TileGroup;` in this loop body was not zeroed again on
     // each trip on Dawn with SwiftShader, so each group added the earlier groups' sums once more.
     var G = TileGroup();
     let ga = na * groups + g;
     let gb = nb * groups + g;
-    let wa = ga * W_VECS_PER_GROUP;
-    let wb = gb * W_VECS_PER_GROUP;
-    let xg = 8u * g;
+    let xg = (W_GROUP / 4u) * g;
     // The group's WVecs, unrolled: even a loop of one trip (int4) made this body run 2x slower on
     // SwiftShader.
-    tile_wvec(tile_words(wa, wb, 0u), X_PER_W_VEC, xa, xb, xg, &G);
+    tile_wvec(tile_words(ga, gb, 0u), X_PER_W_VEC, xa, xb, xg, &G);
     if (W_VECS_PER_GROUP > 1u) {
-      tile_wvec(tile_words(wa, wb, 1u), X_PER_W_VEC, xa, xb, xg + X_PER_W_VEC, &G);
+      tile_wvec(tile_words(ga, gb, 1u), X_PER_W_VEC, xa, xb, xg + X_PER_W_VEC, &G);
     }
     if (W_VECS_PER_GROUP > 2u) {
-      tile_wvec(tile_words(wa, wb, 2u), X_PER_W_VEC, xa, xb, xg + 2u * X_PER_W_VEC, &G);
-      tile_wvec(tile_words(wa, wb, 3u), X_PER_W_VEC, xa, xb, xg + 3u * X_PER_W_VEC, &G);
+      tile_wvec(tile_words(ga, gb, 2u), X_PER_W_VEC, xa, xb, xg + 2u * X_PER_W_VEC, &G);
+      tile_wvec(tile_words(ga, gb, 3u), X_PER_W_VEC, xa, xb, xg + 3u * X_PER_W_VEC, &G);
     }
     tile_scale(ga, gb, &G, a, b);
   }
+  // A part group: only the project's own formats (f16, int8, int4) allow K to end inside one.
   if (full < groups) {
     var G = TileGroup();
     let ga = na * groups + full;
     let gb = nb * groups + full;
-    let wa = ga * W_VECS_PER_GROUP;
-    let wb = gb * W_VECS_PER_GROUP;
-    let xg = 8u * full;
+    let xg = (W_GROUP / 4u) * full;
     let nx = K / 4u - xg;
     for (var u = 0u; u * X_PER_W_VEC < nx; u++) {
       let first = u * X_PER_W_VEC;
-      tile_wvec(tile_words(wa, wb, u), min(X_PER_W_VEC, nx - first), xa, xb, xg + first, &G);
+      tile_wvec(tile_words(ga, gb, u), min(X_PER_W_VEC, nx - first), xa, xb, xg + first, &G);
     }
     tile_scale(ga, gb, &G, a, b);
   }

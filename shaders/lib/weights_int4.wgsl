@@ -61,3 +61,18 @@ fn w_unpack(q: WVec, j: u32) -> vec4<f32> {
 fn group_scale(i: u32) -> f32 {
   return scales[i];
 }
+
+// The group interface the packed kernels read every format through (see weights_int4.wgsl): groups
+// of W_GROUP weights along K, group g (in [N, groups] order) read as W_VECS_PER_GROUP WVecs, and its
+// affine (scale, min): w = scale · (raw · step + offset) + min.
+alias SElem = f32;
+const W_GROUP: u32 = 32u;
+const W_HAS_MIN = false;
+
+fn w_load_group(g: u32, u: u32) -> WVec {
+  return w_load(g * W_VECS_PER_GROUP + u);
+}
+
+fn group_affine(g: u32) -> vec2<f32> {
+  return vec2<f32>(group_scale(g), 0.0);
+}

@@ -16,9 +16,11 @@ import type { KvDtype } from '../kv/format.ts';
 import { type KvLayout, pageBytes, slotsOf } from '../kv/layout.ts';
 import { presetConfig } from '../model/config.ts';
 import { ropeTable } from '../model/rope.ts';
-import { BYTES, type PackedFormat, packedLayout, packTensor, unpackTensor } from '../weight-format.ts';
+import { gpuLayout } from '../quant/formats.ts';
+import { BYTES, type PackedFormat } from '../weight-format.ts';
 import { decodedReference, decodePool, kvKind, poolReference } from './attention.ts';
 import { type KernelCase, seededData, TOLERANCES } from './case.ts';
+import { seededPacked } from './packed-weights.ts';
 
 /**
  * The fused linear kernels (src/kernels/fuse.ts) against the float64 reference of the unfused ops
@@ -103,12 +105,13 @@ export function fusedLinearCase(ctx: KernelContext, s: FusedLinearSpec): KernelC
               })
             : (await GemvKernel.create(ctx, s.variant, M, fusion)).call({ x: xBuf, w, y, M, N, K, ...norm });
       } else {
-        const packed = packTensor(s.format, wF32, N, K, 'fused case weights');
-        wRef = unpackTensor(packed);
-        const layout = packedLayout(s.format, N, K);
+        const { packed, unpacked } = seededPacked(s.format, N, K, SEEDS.w, () => wF32);
+        wRef = unpacked;
+        const layout = gpuLayout(s.format, N, K);
         const w = rig.output(layout.words);
         rig.gpu.device.queue.writeBuffer(w, 0, packed.words);
-        const scales = s.format === 'f16' ? undefined : rig.input(packed.scales);
+        const scales = s.format === 'f16' ? undefined : rig.output(layout.scales);
+        if (scales) rig.gpu.device.queue.writeBuffer(scales, 0, packed.scales);
         call =
           s.linear === 'packedGemv'
             ? (await PackedGemvKernel.create(ctx, s.format, s.variant, M, fusion)).call({

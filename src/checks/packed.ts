@@ -7,15 +7,10 @@ import {
   type PackedMatmulVariant,
   variantName,
 } from '../kernels/variants.ts';
-import {
-  BYTES,
-  type PackedFormat,
-  type PackedTensor,
-  packedLayout,
-  packTensor,
-  unpackTensor,
-} from '../weight-format.ts';
+import { gpuLayout } from '../quant/formats.ts';
+import { BYTES, type PackedFormat, type PackedTensor } from '../weight-format.ts';
 import { compareRows, type KernelCase, type RowCheck, rowsToCheck, seededData, TOLERANCES } from './case.ts';
+import { seededPacked } from './packed-weights.ts';
 
 /** y[M, N] = x[M, K] · W[N, K]ᵀ with W packed in `format`. */
 export interface PackedSpec {
@@ -42,8 +37,7 @@ function packedWeights(format: PackedFormat, N: number, K: number) {
   const key = `${format} ${N} ${K}`;
   const cached = lastPacked?.deref();
   if (cached?.key === key) return cached;
-  const packed = packTensor(format, seededData(N * K, SEEDS.w), N, K, 'case weights');
-  const entry = { key, packed, unpacked: unpackTensor(packed) };
+  const entry = { key, ...seededPacked(format, N, K, SEEDS.w, (n) => seededData(n, SEEDS.w)) };
   lastPacked = new WeakRef(entry);
   return entry;
 }
@@ -56,10 +50,11 @@ interface PackedBuffers {
 }
 
 /**
- * The case: seeded f32 weights packed on the CPU (packTensor), the words and scales uploaded, the
- * kernel checked against the float64 reference on the exact dequantization of what was uploaded
- * (unpackTensor), so quantization error is not counted, only the kernel's own rounding. The call is
- * built before the weights are packed, so a shape the kernel rejects fails in the kernel's checks.
+ * The case: seeded weights in the format (seededPacked: f32 weights packed on the CPU, or random
+ * blocks of a GGUF type), the words and scales uploaded, the kernel checked against the float64
+ * reference on the exact dequantization of what was uploaded, so quantization error is not
+ * counted, only the kernel's own rounding. The call is built before the weights are uploaded, so a
+ * shape the kernel rejects fails in the kernel's checks.
  */
 function packedCase(
   op: 'matmul' | 'gemv',
@@ -69,7 +64,7 @@ function packedCase(
 ): KernelCase {
   const kind = 'reduction';
   const { format, M, N, K } = s;
-  const layout = packedLayout(format, N, K);
+  const layout = gpuLayout(format, N, K);
   return {
     op,
     variant: `${format} ${variant}`,
@@ -85,7 +80,7 @@ function packedCase(
       const call = rig.own(await build({ x: xBuffer, w, scales, y }));
       const { packed, unpacked } = packedWeights(format, N, K);
       rig.gpu.device.queue.writeBuffer(w, 0, packed.words);
-      if (scales) rig.write(scales, packed.scales);
+      if (scales) rig.gpu.device.queue.writeBuffer(scales, 0, packed.scales);
       return {
         setup: [],
         call,

@@ -3,6 +3,7 @@ import ropeKvCode from '../../shaders/rope_kv_write.wgsl?raw';
 import { KernelError } from '../errors.ts';
 import type { KvDtype } from '../kv/format.ts';
 import { kvSlot } from './attention.ts';
+import { QKV_PREP_BINDINGS, type QkvPrep, qkvPrepBuffers, qkvPrepSlots } from './head-prep.ts';
 import { grid1d, type KernelCall, type KernelContext, makeCall } from './kernel.ts';
 import { composedOnce, composeShader, defineParams } from './wgsl.ts';
 
@@ -60,12 +61,22 @@ const ROPE_KV_PARAMS = defineParams({
   kvHeads: 'u32',
   half: 'u32',
   pageSize: 'u32',
+  eps: 'f32',
 });
 
+/** A llama's preparation: nothing between the projection and RoPE. */
+const NO_PREP: QkvPrep = { bias: false, norm: false };
+
 const ROPE_KV_SHADER = composedOnce(
-  (dtype: KvDtype) => dtype,
-  (dtype: KvDtype) =>
-    composeShader({ label: 'rope_kv_write', code: ropeKvCode, params: ROPE_KV_PARAMS, slots: kvSlot(dtype) }),
+  (dtype: KvDtype, prep: QkvPrep) => `${dtype}:${prep.bias}:${prep.norm}`,
+  (dtype: KvDtype, prep: QkvPrep) =>
+    composeShader({
+      label: 'rope_kv_write',
+      code: ropeKvCode,
+      params: ROPE_KV_PARAMS,
+      constants: QKV_PREP_BINDINGS.ropeKvWrite,
+      slots: { ...kvSlot(dtype), ...qkvPrepSlots(prep) },
+    }),
 );
 
 /**
@@ -77,11 +88,13 @@ export class RopeKvWriteKernel {
   private constructor(
     private readonly ctx: KernelContext,
     private readonly pipeline: GPUComputePipeline,
+    readonly prep: QkvPrep,
   ) {}
 
-  static async create(ctx: KernelContext, dtype: KvDtype = 'f32') {
-    const { label, code } = ROPE_KV_SHADER(dtype);
-    return new RopeKvWriteKernel(ctx, await ctx.pipelines.get(label, code, { WG: KV_WRITE_WG }));
+  /** `prep`: the architecture's bias and head norm, applied to each head before RoPE (head-prep.ts). */
+  static async create(ctx: KernelContext, dtype: KvDtype = 'f32', prep: QkvPrep = NO_PREP) {
+    const { label, code } = ROPE_KV_SHADER(dtype, prep);
+    return new RopeKvWriteKernel(ctx, await ctx.pipelines.get(label, code, { WG: KV_WRITE_WG }), prep);
   }
 
   call(a: {
@@ -97,6 +110,11 @@ export class RopeKvWriteKernel {
     kvHeads: number;
     headDim: number;
     pageSize: number;
+    /** [q; k; v] biases, [heads + 2 kvHeads, headDim] (with prep.bias). */
+    bias?: GPUBuffer;
+    /** [2, headDim]: q's then k's head-norm weights (with prep.norm), and the norm's eps. */
+    norm?: GPUBuffer;
+    eps?: number;
   }): KernelCall {
     if (a.headDim % 4 !== 0)
       throw new KernelError(`rope+kv write: headDim ${a.headDim} is not a multiple of 4`);
@@ -108,8 +126,17 @@ export class RopeKvWriteKernel {
       name: 'rope_kv_write',
       pipeline: this.pipeline,
       params: ROPE_KV_PARAMS,
-      values: { rows: a.rows, heads: a.heads, kvHeads: a.kvHeads, half, pageSize: a.pageSize },
-      buffers: [a.qkv, a.positions, a.cos, a.sin, a.slots, a.q, a.pool],
+      values: { rows: a.rows, heads: a.heads, kvHeads: a.kvHeads, half, pageSize: a.pageSize, eps: a.eps ?? 0 },
+      buffers: [
+        a.qkv,
+        a.positions,
+        a.cos,
+        a.sin,
+        a.slots,
+        a.q,
+        a.pool,
+        ...qkvPrepBuffers('rope+kv write', this.prep, a),
+      ],
       workgroups: grid,
     });
   }

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError, KernelError } from '../errors.ts';
 import type { Gpu } from '../gpu/device.ts';
 import type { PipelineCache } from '../gpu/pipelines.ts';
-import { type PackedFormat, packedLayout } from '../weight-format.ts';
+import { gpuLayout } from '../quant/formats.ts';
+import type { PackedFormat } from '../weight-format.ts';
 import type { KernelContext } from './kernel.ts';
 import { PackedGemvKernel, PackedMatmulKernel } from './packed.ts';
 import { VARIANT_CANDIDATES } from './variants.ts';
@@ -47,7 +48,7 @@ function fakeContext(hasF16: boolean): { ctx: KernelContext; rec: Recorded } {
 const buffer = (bytes: number) => ({ size: bytes }) as GPUBuffer;
 
 function buffers(format: PackedFormat, M: number, N: number, K: number) {
-  const layout = packedLayout(format, N, K);
+  const layout = gpuLayout(format, N, K);
   return {
     x: buffer(4 * M * K),
     w: buffer(4 * layout.words),

@@ -2,7 +2,8 @@ import gemvColsCode from '../../shaders/gemv_packed.wgsl?raw';
 import gemvReduceCode from '../../shaders/gemv_packed_reduce.wgsl?raw';
 import matmulCode from '../../shaders/matmul_packed.wgsl?raw';
 import { KernelError } from '../errors.ts';
-import { BYTES, checkPackable, type PackedFormat, packedLayout } from '../weight-format.ts';
+import { gpuLayout } from '../quant/formats.ts';
+import { BYTES, checkPackable, isQuantFormat, type PackedFormat } from '../weight-format.ts';
 import {
   checkFusionCall,
   EPILOGUE_CODE,
@@ -37,6 +38,16 @@ const WEIGHTS_LIBRARY: Record<WeightsReading, WgslLibraryName> = {
   f16Native: 'weights_f16_native',
   int8: 'weights_int8',
   int4: 'weights_int4',
+  q4_0: 'weights_q4_0',
+  q4_1: 'weights_q4_1',
+  q5_0: 'weights_q5_0',
+  q5_1: 'weights_q5_1',
+  q8_0: 'weights_q8_0',
+  q2_k: 'weights_q2_k',
+  q3_k: 'weights_q3_k',
+  q4_k: 'weights_q4_k',
+  q5_k: 'weights_q5_k',
+  q6_k: 'weights_q6_k',
 };
 
 /**
@@ -115,9 +126,10 @@ function bindings(
   N: number,
   K: number,
 ): (GPUBuffer | undefined)[] {
-  // An InputError naming the shape: K a multiple of 4 (8 for int4), N and K positive integers.
-  checkPackable(format, `${name} weights`, N, K);
-  const layout = packedLayout(format, N, K);
+  // An InputError naming the shape: K a multiple of 4 (8 for int4; a whole number of blocks for a
+  // GGUF type), N and K positive integers.
+  if (!isQuantFormat(format)) checkPackable(format, `${name} weights`, N, K);
+  const layout = gpuLayout(format, N, K, `${name} weights`);
   const need = (buffer: GPUBuffer | undefined, what: string, bytes: number) => {
     if (!buffer) throw new KernelError(`${name}: ${format} weights need a ${what} buffer`);
     if (buffer.size < bytes)
@@ -131,7 +143,7 @@ function bindings(
     need(b.x, 'x', M * K * BYTES.f32),
     need(b.w, 'packed weights', layout.words * BYTES.u32),
     need(b.y, 'y', M * outWidth * BYTES.f32),
-    format === 'f16' ? undefined : need(b.scales, 'scales', layout.scales * BYTES.f32),
+    format === 'f16' ? undefined : need(b.scales, 'scales', layout.scales * BYTES.u32),
     fusion.norm ? need(b.gamma, 'gamma', K * BYTES.f32) : undefined,
   ];
 }

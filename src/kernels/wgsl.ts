@@ -1,6 +1,8 @@
 import activationLib from '../../shaders/lib/activation.wgsl?raw';
 import decodeOnlineLib from '../../shaders/lib/decode_online.wgsl?raw';
 import gridLib from '../../shaders/lib/grid.wgsl?raw';
+import headNormNoneLib from '../../shaders/lib/head_norm_none.wgsl?raw';
+import headNormRmsLib from '../../shaders/lib/head_norm_rms.wgsl?raw';
 import kvF16Lib from '../../shaders/lib/kv_f16.wgsl?raw';
 import kvF32Lib from '../../shaders/lib/kv_f32.wgsl?raw';
 import kvInt8Lib from '../../shaders/lib/kv_int8.wgsl?raw';
@@ -9,12 +11,26 @@ import linearEpilogueLib from '../../shaders/lib/linear_epilogue.wgsl?raw';
 import linearNormLib from '../../shaders/lib/linear_norm.wgsl?raw';
 import linearPlainLib from '../../shaders/lib/linear_plain.wgsl?raw';
 import packedTileLib from '../../shaders/lib/packed_tile.wgsl?raw';
+import qkvBiasAddLib from '../../shaders/lib/qkv_bias_add.wgsl?raw';
+import qkvBiasNoneLib from '../../shaders/lib/qkv_bias_none.wgsl?raw';
+import quantBytesLib from '../../shaders/lib/quant_bytes.wgsl?raw';
+import quantKScalesLib from '../../shaders/lib/quant_k_scales.wgsl?raw';
 import ropePairLib from '../../shaders/lib/rope_pair.wgsl?raw';
 import softmaxLib from '../../shaders/lib/softmax.wgsl?raw';
 import weightsF16Lib from '../../shaders/lib/weights_f16.wgsl?raw';
 import weightsF16NativeLib from '../../shaders/lib/weights_f16_native.wgsl?raw';
 import weightsInt4Lib from '../../shaders/lib/weights_int4.wgsl?raw';
 import weightsInt8Lib from '../../shaders/lib/weights_int8.wgsl?raw';
+import weightsQ2kLib from '../../shaders/lib/weights_q2_k.wgsl?raw';
+import weightsQ3kLib from '../../shaders/lib/weights_q3_k.wgsl?raw';
+import weightsQ40Lib from '../../shaders/lib/weights_q4_0.wgsl?raw';
+import weightsQ41Lib from '../../shaders/lib/weights_q4_1.wgsl?raw';
+import weightsQ4kLib from '../../shaders/lib/weights_q4_k.wgsl?raw';
+import weightsQ50Lib from '../../shaders/lib/weights_q5_0.wgsl?raw';
+import weightsQ51Lib from '../../shaders/lib/weights_q5_1.wgsl?raw';
+import weightsQ5kLib from '../../shaders/lib/weights_q5_k.wgsl?raw';
+import weightsQ6kLib from '../../shaders/lib/weights_q6_k.wgsl?raw';
+import weightsQ80Lib from '../../shaders/lib/weights_q8_0.wgsl?raw';
 import windowLib from '../../shaders/lib/window.wgsl?raw';
 import { KernelError } from '../errors.ts';
 
@@ -53,6 +69,15 @@ export const WGSL_LIBRARY = {
   softmax: softmaxLib,
   /** rope_pair(): the rotate-half rotation of the RoPE kernel and the fused RoPE + KV write. */
   rope_pair: ropePairLib,
+  /**
+   * The q/k/v preparation's `qkv_bias` slot (QKV_BIAS, qkv_bias()): none (llama, qwen3) or the
+   * projection's bias (qwen2); and its `head_norm` slot (HEAD_NORM, head_norm_weight()): none, or
+   * qwen3's per-head RMSNorm of q and k. Shared by head_prep.wgsl and rope_kv_write.wgsl.
+   */
+  qkv_bias_none: qkvBiasNoneLib,
+  qkv_bias_add: qkvBiasAddLib,
+  head_norm_none: headNormNoneLib,
+  head_norm_rms: headNormRmsLib,
   /** silu() and silu4(): SwiGLU's gate, shared by the SwiGLU kernel and the fused gate/up epilogue. */
   activation: activationLib,
   /**
@@ -76,6 +101,22 @@ export const WGSL_LIBRARY = {
   weights_f16_native: weightsF16NativeLib,
   weights_int8: weightsInt8Lib,
   weights_int4: weightsInt4Lib,
+  /**
+   * The GGUF block types (src/quant/), read as the file stores them: quant_bytes is what they share
+   * (the byte decode and header helpers), quant_k_scales Q4_K's and Q5_K's six-bit scales and mins.
+   */
+  quant_bytes: quantBytesLib,
+  quant_k_scales: quantKScalesLib,
+  weights_q4_0: weightsQ40Lib,
+  weights_q4_1: weightsQ41Lib,
+  weights_q5_0: weightsQ50Lib,
+  weights_q5_1: weightsQ51Lib,
+  weights_q8_0: weightsQ80Lib,
+  weights_q2_k: weightsQ2kLib,
+  weights_q3_k: weightsQ3kLib,
+  weights_q4_k: weightsQ4kLib,
+  weights_q5_k: weightsQ5kLib,
+  weights_q6_k: weightsQ6kLib,
 } as const;
 
 export type WgslLibraryName = keyof typeof WGSL_LIBRARY;
@@ -226,6 +267,29 @@ export function composeShader<F extends ParamFields>(source: ShaderSource<F>): S
   const enables: string[] = [];
   const defined = new Set<string>();
   let paramsSpliced = false;
+  /**
+   * The text of snippet `name`, its own `//#include`s of other snippets spliced in (a snippet may
+   * build on another, as each GGUF type's weights snippet on quant_bytes; never on a slot), each
+   * snippet still at most once in the whole shader.
+   */
+  const snippet = (name: WgslLibraryName, where: string): string => {
+    if (included.has(name)) throw fail(`${where}: "${name}" is included twice`);
+    included.add(name);
+    const text = WGSL_LIBRARY[name].trimEnd().split('\n');
+    enables.push(...text.filter((l) => ENABLE.test(l)).map((l) => l.trim()));
+    return text
+      .filter((l) => !ENABLE.test(l))
+      .map((l, j) => {
+        const m = DIRECTIVE.exec(l);
+        if (!m) return l;
+        const inner = `${where} (snippet ${name} line ${j + 1})`;
+        const arg = m[3].split('//')[0].trim();
+        if (m[2] !== 'include' || !isLibraryName(arg))
+          throw fail(`${inner}: a snippet may only //#include another snippet, got "${l.trim()}"`);
+        return snippet(arg, inner);
+      })
+      .join('\n');
+  };
   const lines = source.code.split('\n').map((line, i) => {
     const m = DIRECTIVE.exec(line);
     if (!m) return line;
@@ -245,11 +309,7 @@ export function composeShader<F extends ParamFields>(source: ShaderSource<F>): S
         const what = name === arg ? `include "${arg}"` : `snippet "${name}" for slot "${arg}"`;
         throw fail(`${where}: unknown ${what} (known: ${Object.keys(WGSL_LIBRARY).join(', ')})`);
       }
-      if (included.has(name)) throw fail(`${where}: "${name}" is included twice`);
-      included.add(name);
-      const text = WGSL_LIBRARY[name].trimEnd().split('\n');
-      enables.push(...text.filter((l) => ENABLE.test(l)).map((l) => l.trim()));
-      return text.filter((l) => !ENABLE.test(l)).join('\n');
+      return snippet(name, where);
     }
     if (directive === 'params') {
       if (arg !== '') throw fail(`${where}: //#params takes no argument`);

@@ -8,7 +8,8 @@ import type { AttentionVariant } from '../kernels/variants.ts';
 import { type KvDtype, kvRowBytes } from '../kv/format.ts';
 import { dims, type ModelConfig } from '../model/config.ts';
 import { LM_HEAD } from '../model/weights.ts';
-import { BYTES, formatOf, type WeightFormat, type WeightFormats, weightBytes } from '../weight-format.ts';
+import { weightBytes } from '../quant/formats.ts';
+import { BYTES, formatOf, type WeightFormat, type WeightFormats } from '../weight-format.ts';
 
 /**
  * Analytic cost model: FLOPs and bytes moved by every kernel of a pass, from the config alone.

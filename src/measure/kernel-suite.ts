@@ -11,7 +11,8 @@ import {
   variantSupported,
 } from '../kernels/variants.ts';
 import { dims, type ModelConfig } from '../model/config.ts';
-import { BYTES, weightBytes } from '../weight-format.ts';
+import { weightBytes } from '../quant/formats.ts';
+import { BYTES } from '../weight-format.ts';
 import {
   attentionCost,
   type Cost,

@@ -8,8 +8,35 @@ import { ConfigError } from '../errors.ts';
  * Widths that a kernel reads along its reduction axis (hidden, intermediate, head dim) must be
  * multiples of 4, because every kernel reads them as vec4. Output widths (vocab) may be anything.
  */
+/** The architectures a model can be: each is Llama plus what it adds (see archFeatures). */
+export const ARCHITECTURES = ['llama', 'qwen2', 'qwen3'] as const;
+export type Architecture = (typeof ARCHITECTURES)[number];
+
+/**
+ * RoPE scaling. `llama3`: Llama 3.1/3.2's per-frequency factors from HF's four `rope_scaling`
+ * parameters (rope_type "llama3"); `factors`: the same kind of per-pair divisors given outright, as
+ * a llama.cpp file stores them (`rope_freqs.weight`, headDim/2 of them); `linear`: every position
+ * divided by `factor` (position interpolation; GGUF rope.scaling.type "linear").
+ */
+export const RopeScalingSchema = z.discriminatedUnion('type', [
+  z
+    .object({
+      type: z.literal('llama3'),
+      factor: z.number().positive(),
+      lowFreqFactor: z.number().positive(),
+      highFreqFactor: z.number().positive(),
+      originalMaxPositions: z.number().int().positive(),
+    })
+    .strict(),
+  z.object({ type: z.literal('factors'), factors: z.array(z.number().positive().finite()).max(128) }).strict(),
+  z.object({ type: z.literal('linear'), factor: z.number().positive() }).strict(),
+]);
+export type RopeScaling = z.infer<typeof RopeScalingSchema>;
+
 export const ModelConfigSchema = z
   .object({
+    /** What the model adds to Llama (absent: plain llama): qwen2 q/k/v biases, qwen3 per-head q/k RMSNorm. */
+    arch: z.enum(ARCHITECTURES).optional(),
     vocabSize: z
       .number()
       .int()
@@ -37,6 +64,8 @@ export const ModelConfigSchema = z
       .max(256)
       .refine((v) => v % 4 === 0, 'must be a multiple of 4 (vec4 reads; RoPE needs it even)'),
     ropeTheta: z.number().positive(),
+    /** RoPE frequency scaling; absent: none. */
+    ropeScaling: RopeScalingSchema.optional(),
     rmsNormEps: z.number().positive().max(1e-2),
     tieWordEmbeddings: z.boolean(),
     /** Longest sequence (prompt plus generated tokens) the engine will size its caches for. */
@@ -55,9 +84,33 @@ export const ModelConfigSchema = z
         message: `numHeads (${c.numHeads}) must be a multiple of numKvHeads (${c.numKvHeads}) for grouped-query attention`,
       });
     }
+    if (c.ropeScaling?.type === 'factors' && c.ropeScaling.factors.length !== c.headDim / 2) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ropeScaling'],
+        message: `holds ${c.ropeScaling.factors.length} RoPE frequency factors; a head of ${c.headDim} has ${c.headDim / 2} pairs`,
+      });
+    }
   });
 
 export type ModelConfig = z.infer<typeof ModelConfigSchema>;
+
+/**
+ * What an architecture adds to the Llama forward, as the graph plan, the CPU reference, the cost
+ * model and the file readers and writers ask it:
+ * - `qkvBias`: q, k and v projections add a bias (Qwen2);
+ * - `qkNorm`: q and k are RMS-normalized per head, with a weight of headDim, before RoPE (Qwen3);
+ * - `neoxRope`: llama.cpp rotates (i, i + headDim/2) pairs, as HF does, so its converter leaves
+ *   q/k rows as they are; for `llama` it rotates adjacent pairs and permutes the rows instead.
+ */
+export function archFeatures(c: Pick<ModelConfig, 'arch'>): {
+  qkvBias: boolean;
+  qkNorm: boolean;
+  neoxRope: boolean;
+} {
+  const arch = c.arch ?? 'llama';
+  return { qkvBias: arch === 'qwen2', qkNorm: arch === 'qwen3', neoxRope: arch !== 'llama' };
+}
 
 /** Everything the engine needs to know to build a model: its shape and, for random weights, a seed. */
 export interface Preset {
@@ -68,8 +121,8 @@ export interface Preset {
 
 /**
  * Built-in presets. The laptop presets copy the real shapes from each model's Hugging Face
- * config.json; the weights are seeded random, so only the cost, not the text, is realistic.
- * Qwen2.5's q/k/v biases and Llama 3.2's RoPE scaling are not modelled (plain Llama RoPE).
+ * config.json, its architecture's additions included (Qwen2.5's q/k/v biases, Qwen3's q/k norms,
+ * Llama 3.2's RoPE scaling); the weights are seeded random, so only the cost, not the text, is realistic.
  */
 export const PRESETS = {
   'ci-tiny': {
@@ -121,8 +174,9 @@ export const PRESETS = {
     },
   },
   'qwen2.5-0.5b': {
-    description: 'Shape of Qwen/Qwen2.5-0.5B (without q/k/v biases)',
+    description: 'Shape of Qwen/Qwen2.5-0.5B',
     config: {
+      arch: 'qwen2',
       vocabSize: 151936,
       hiddenSize: 896,
       intermediateSize: 4864,
@@ -137,7 +191,7 @@ export const PRESETS = {
     },
   },
   'llama-3.2-1b': {
-    description: 'Shape of meta-llama/Llama-3.2-1B (without llama3 RoPE scaling)',
+    description: 'Shape of meta-llama/Llama-3.2-1B',
     config: {
       vocabSize: 128256,
       hiddenSize: 2048,
@@ -147,7 +201,31 @@ export const PRESETS = {
       numKvHeads: 8,
       headDim: 64,
       ropeTheta: 500000,
+      ropeScaling: {
+        type: 'llama3',
+        factor: 32,
+        lowFreqFactor: 1,
+        highFreqFactor: 4,
+        originalMaxPositions: 8192,
+      },
       rmsNormEps: 1e-5,
+      tieWordEmbeddings: true,
+      maxSeqLen: 2048,
+    },
+  },
+  'qwen3-0.6b': {
+    description: 'Shape of Qwen/Qwen3-0.6B',
+    config: {
+      arch: 'qwen3',
+      vocabSize: 151936,
+      hiddenSize: 1024,
+      intermediateSize: 3072,
+      numLayers: 28,
+      numHeads: 16,
+      numKvHeads: 8,
+      headDim: 128,
+      ropeTheta: 1000000,
+      rmsNormEps: 1e-6,
       tieWordEmbeddings: true,
       maxSeqLen: 2048,
     },
@@ -174,7 +252,7 @@ export function presetConfig(name: string): ModelConfig {
   if (!isPresetName(name)) {
     throw new ConfigError(`Unknown preset "${name}". Known presets: ${PRESET_NAMES.join(', ')}`);
   }
-  return { ...PRESETS[name].config };
+  return structuredClone(PRESETS[name].config) as ModelConfig;
 }
 
 /** Widths derived once from a config, so no module recomputes them differently. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { dequantizePacked } from '../quant/formats.ts';
 import { packTensor, unpackTensor } from '../weight-format.ts';
 import { concatRows, interleaveRows } from './fused.ts';
 
@@ -51,7 +52,7 @@ describe('fused weight layouts', () => {
     );
     const out = interleaveRows('gate/up', { N: 3, K, packed: gate }, { N: 3, K, packed: up });
     if (!('packed' in out)) throw new Error('expected a packed result');
-    const got = unpackTensor(out.packed);
+    const got = dequantizePacked(out.packed);
     const g = unpackTensor(gate);
     const u = unpackTensor(up);
     for (let j = 0; j < 3; j++) {

@@ -56,27 +56,31 @@ function moveRows(what: string, tensors: readonly RowTensor[], order: RowOrder):
   const ps = packed as PackedTensor[];
   const wordsPerRow = ps[0].words.length / ps[0].N;
   const scalesPerRow = ps[0].scales.length / ps[0].N;
-  return {
-    N,
-    K,
-    packed: {
-      format,
-      N,
-      K,
-      words: gather(
-        ps.map((p) => p.words),
-        wordsPerRow,
-        order,
-        (n) => new Uint32Array(n),
-      ),
-      scales: gather(
-        ps.map((p) => p.scales),
-        scalesPerRow,
-        order,
-        (n) => new Float32Array(n),
-      ),
-    },
-  };
+  const words = gather(
+    ps.map((p) => p.words),
+    wordsPerRow,
+    order,
+    (n) => new Uint32Array(n),
+  );
+  // The scales are f32 (the project's formats) or a GGUF type's header words: one format for all
+  // (checked above), so one element type, and rows move alike.
+  const head = ps[0];
+  if (head.format === 'f16' || head.format === 'int8' || head.format === 'int4') {
+    const scales = gather(
+      ps.map((p) => p.scales as Float32Array<ArrayBuffer>),
+      scalesPerRow,
+      order,
+      (n) => new Float32Array(n),
+    );
+    return { N, K, packed: { format: head.format, N, K, words, scales } };
+  }
+  const headers = gather(
+    ps.map((p) => p.scales as Uint32Array<ArrayBuffer>),
+    scalesPerRow,
+    order,
+    (n) => new Uint32Array(n),
+  );
+  return { N, K, packed: { format: head.format, N, K, words, scales: headers } };
 }
 
 /** [Wq; Wk; Wv]: q's rows, then k's, then v's. */

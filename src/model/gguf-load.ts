@@ -1,43 +1,57 @@
 import { ConfigError, InputError, WeightsError } from '../errors.ts';
+import { formatOfQuantType } from '../quant/formats.ts';
+import { ggmlTensorBytes, ggmlTypeName, unsupportedTypeError } from '../quant/ggml-types.ts';
+import { quantTypeByCode } from '../quant/registry.ts';
+import { dequantizeTensor, repackTensor } from '../quant/repack.ts';
+import type { QuantType } from '../quant/types.ts';
 import { f16Values, type PackedTensor, packedLayout, unpackTensor } from '../weight-format.ts';
-import { type ModelConfig, ModelConfigSchema } from './config.ts';
 import {
-  GGML_TYPES,
-  type GgufHeader,
-  type GgufTensorInfo,
-  GgufTruncatedError,
-  type GgufValue,
-  ggufTensorBytes,
-  parseGgufHeader,
-} from './gguf.ts';
+  ARCHITECTURES,
+  type Architecture,
+  archFeatures,
+  type ModelConfig,
+  ModelConfigSchema,
+  type RopeScaling,
+} from './config.ts';
+import { type GgufHeader, type GgufTensorInfo, GgufTruncatedError, type GgufValue, parseGgufHeader } from './gguf.ts';
 import { MAX_SEQ_LEN_CAP } from './hf.ts';
+import { type Tokenizer, tokenizerFromGguf } from './tokenizer/index.ts';
 import { LM_HEAD, type ModelWeights, tensorSpecs } from './weights.ts';
 
 /**
- * Loads a llama.cpp GGUF file (architecture `llama`) into ModelWeights with HF tensor names.
+ * Loads a llama.cpp GGUF file (architecture llama, qwen2 or qwen3) into ModelWeights with HF
+ * tensor names, as llama.cpp's converter and llama-quantize write them.
  *
- * - **Types.** F32 and BF16 become f32 (BF16 widened exactly); F16 linear weights become the packed
- *   'f16' format (the halves copied as they are); Q8_0 becomes int8 and Q4_0 int4 by a lossless
- *   repack (see formats.ts): the quants are copied (Q8_0) or their nibbles put in element order
- *   (Q4_0), the f16 block scale widened exactly to f32. Nothing is dequantized and re-quantized.
- *   Every packed tensor's entry in `tensors` is its exact dequantization (unpackTensor), which is
- *   what llama.cpp computes from the block: q · d (Q8_0), (q − 8) · d (Q4_0), with d widened to f32.
- *   Norms and the embedding used for the lookup are f32 whatever the file stores.
- * - **Q/K rows.** convert_hf_to_gguf.py reorders the rows of q_proj and k_proj inside each head so
- *   that llama.cpp's RoPE, which rotates adjacent pairs (2i, 2i + 1), computes what HF's rotate-half
- *   RoPE computes on pairs (i, i + headDim/2). We compute rotate-half, so the rows are put back.
+ * - **Types.** Each linear weight keeps its file's type: a GGUF block type (Q4_0 … Q6_K, the Q4_K_M
+ *   mix included) goes to the GPU as the file stores it, its blocks only split into quant bytes and
+ *   header words for alignment (src/quant/types.ts), never dequantized and re-quantized; F16 becomes
+ *   the packed 'f16' format (the halves copied as they are); F32 and BF16 become f32 (BF16 widened
+ *   exactly). A tensor in any other type (the IQ family, TQ, MXFP4 …) is refused by its type's name
+ *   before anything is uploaded. Every packed tensor's entry in `tensors` is its exact
+ *   dequantization, bit for bit ggml's, which is what the CPU reference computes with. Norms,
+ *   biases and the embedding used for the lookup are f32 whatever the file stores.
+ * - **Architectures.** What qwen2 (q/k/v biases) and qwen3 (per-head q/k norms) add to llama is in
+ *   the config (archFeatures); Llama 3's RoPE frequency factors (`rope_freqs.weight`) and linear
+ *   RoPE scaling (`rope.scaling.*`) become the config's ropeScaling. Anything else is refused by name.
+ * - **Q/K rows.** For llama, convert_hf_to_gguf.py reorders the rows of q_proj and k_proj inside
+ *   each head so that llama.cpp's RoPE, which rotates adjacent pairs (2i, 2i + 1), computes what
+ *   HF's rotate-half RoPE computes on pairs (i, i + headDim/2). We compute rotate-half, so the rows
+ *   are put back. qwen2 and qwen3 use llama.cpp's NEOX RoPE, which is rotate-half: no permutation.
  * - **Shapes.** GGUF lists dims innermost first: a linear W[N, K] is stored with ne = [K, N].
+ * - **Tokenizer.** The file's own, when it has one (src/model/tokenizer/).
  */
 
-/** ggml type codes this loader reads. */
-export const GGML = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 8, BF16: 30 } as const;
+/** ggml type codes of the float types this loader reads besides the block types. */
+export const GGML = { F32: 0, F16: 1, BF16: 30 } as const;
 
-/** Per-layer GGUF tensor names (blk.N.<name>.weight) and their HF counterparts (model.layers.N.<hf>.weight). */
+/** Per-layer GGUF tensor names (blk.N.<name>.<suffix>) and their HF counterparts (model.layers.N.<hf>.<suffix>). */
 const LAYER_NAMES: Record<string, string> = {
   attn_norm: 'input_layernorm',
   attn_q: 'self_attn.q_proj',
   attn_k: 'self_attn.k_proj',
   attn_v: 'self_attn.v_proj',
+  attn_q_norm: 'self_attn.q_norm',
+  attn_k_norm: 'self_attn.k_norm',
   attn_output: 'self_attn.o_proj',
   ffn_norm: 'post_attention_layernorm',
   ffn_gate: 'mlp.gate_proj',
@@ -50,25 +64,28 @@ const GLOBAL_NAMES: Record<string, string> = {
   'output.weight': LM_HEAD,
 };
 
-/** The GGUF name of an HF tensor name (llama.cpp's tensor naming for `llama`). */
+/** Llama 3's RoPE frequency factors: a tensor of headDim/2 f32 that no HF tensor matches. */
+const ROPE_FREQS = 'rope_freqs.weight';
+
+/** The GGUF name of an HF tensor name (llama.cpp's tensor naming for llama, qwen2 and qwen3). */
 export function ggufName(hf: string): string {
   for (const [g, h] of Object.entries(GLOBAL_NAMES)) if (h === hf) return g;
-  const m = /^model\.layers\.(\d+)\.(.+)\.weight$/.exec(hf);
+  const m = /^model\.layers\.(\d+)\.(.+)\.(weight|bias)$/.exec(hf);
   const entry = m && Object.entries(LAYER_NAMES).find(([, h]) => h === m[2]);
   if (!m || !entry) throw new InputError(`${hf} has no GGUF name`);
-  return `blk.${m[1]}.${entry[0]}.weight`;
+  return `blk.${m[1]}.${entry[0]}.${m[3]}`;
 }
 
-/** The HF name of a GGUF tensor name, or undefined for a tensor the Llama forward does not use. */
+/** The HF name of a GGUF tensor name, or undefined for a tensor the forward does not use. */
 export function hfName(gguf: string): string | undefined {
   if (Object.hasOwn(GLOBAL_NAMES, gguf)) return GLOBAL_NAMES[gguf];
-  const m = /^blk\.(\d+)\.([a-z_]+)\.weight$/.exec(gguf);
+  const m = /^blk\.(\d+)\.([a-z_]+)\.(weight|bias)$/.exec(gguf);
   if (!m || !Object.hasOwn(LAYER_NAMES, m[2])) return undefined;
-  return `model.layers.${m[1]}.${LAYER_NAMES[m[2]]}.weight`;
+  return `model.layers.${m[1]}.${LAYER_NAMES[m[2]]}.${m[3]}`;
 }
 
 /**
- * The HF row of row `r` of a q_proj/k_proj as GGUF stores it. convert_hf_to_gguf.py's
+ * The HF row of row `r` of a q_proj/k_proj as a llama GGUF stores it. convert_hf_to_gguf.py's
  * `permute` reshapes the rows as (heads, 2, headDim/2) and swaps the last two axes, so GGUF row
  * h·headDim + 2i + s holds HF row h·headDim + s·headDim/2 + i (s ∈ {0, 1}): the rotate-half pair
  * (i, i + headDim/2) becomes the adjacent pair (2i, 2i + 1). Only headDim matters, so the same map
@@ -99,45 +116,78 @@ function metaNumber(h: GgufHeader, key: string, source: string): number | undefi
   throw new ConfigError(`Invalid ${source}: ${key} must be a number, got ${String(v)}`);
 }
 
-/** Which GGUF key each config field comes from, so a bad value is reported by the name in the file. */
+/** Which GGUF key each config field comes from (ARCH. stands for the architecture's prefix). */
 const CONFIG_KEYS: Record<keyof ModelConfig, string> = {
-  vocabSize: 'llama.vocab_size (or the token_embd.weight shape)',
-  hiddenSize: 'llama.embedding_length',
-  intermediateSize: 'llama.feed_forward_length',
-  numLayers: 'llama.block_count',
-  numHeads: 'llama.attention.head_count',
-  numKvHeads: 'llama.attention.head_count_kv',
-  headDim: 'llama.attention.key_length (or embedding_length / head_count)',
-  ropeTheta: 'llama.rope.freq_base',
-  rmsNormEps: 'llama.attention.layer_norm_rms_epsilon',
+  arch: 'general.architecture',
+  vocabSize: 'ARCH.vocab_size (or the token_embd.weight shape)',
+  hiddenSize: 'ARCH.embedding_length',
+  intermediateSize: 'ARCH.feed_forward_length',
+  numLayers: 'ARCH.block_count',
+  numHeads: 'ARCH.attention.head_count',
+  numKvHeads: 'ARCH.attention.head_count_kv',
+  headDim: 'ARCH.attention.key_length (or embedding_length / head_count)',
+  ropeTheta: 'ARCH.rope.freq_base',
+  ropeScaling: 'rope_freqs.weight or ARCH.rope.scaling.*',
+  rmsNormEps: 'ARCH.attention.layer_norm_rms_epsilon',
   tieWordEmbeddings: 'output.weight (absent when tied)',
-  maxSeqLen: 'llama.context_length',
+  maxSeqLen: 'ARCH.context_length',
 };
 
-/** ModelConfig from a llama GGUF header; `warnings` gets what is ignored (RoPE scaling). */
+/** The file's architecture: one of ARCHITECTURES, or a ConfigError naming what it is. */
+function architectureOf(h: GgufHeader, source: string): Architecture {
+  const arch = h.metadata.get('general.architecture');
+  if (arch === undefined)
+    throw new ConfigError(`Invalid ${source}: general.architecture is missing (it names the model's architecture)`);
+  if (typeof arch !== 'string' || !(ARCHITECTURES as readonly string[]).includes(arch)) {
+    throw new ConfigError(
+      `Invalid ${source}: general.architecture is ${JSON.stringify(String(arch))}; supported: ${ARCHITECTURES.join(', ')}`,
+    );
+  }
+  return arch as Architecture;
+}
+
+/** RoPE scaling from the file: Llama 3's frequency factors, or linear scaling; others are refused. */
+function ropeScalingOf(
+  h: GgufHeader,
+  arch: Architecture,
+  freqs: Float32Array | undefined,
+  source: string,
+): RopeScaling | undefined {
+  const type = h.metadata.get(`${arch}.rope.scaling.type`);
+  if (type !== undefined && type !== 'none') {
+    if (type !== 'linear') {
+      throw new ConfigError(
+        `Invalid ${source}: ${arch}.rope.scaling.type ${JSON.stringify(String(type))} is not supported (linear and Llama 3's rope_freqs.weight are)`,
+      );
+    }
+    if (freqs) throw new ConfigError(`Invalid ${source}: both ${ROPE_FREQS} and linear RoPE scaling are set`);
+    const factor = metaNumber(h, `${arch}.rope.scaling.factor`, source);
+    if (factor === undefined || !(factor > 0))
+      throw new ConfigError(`Invalid ${source}: ${arch}.rope.scaling.factor must be a positive number`);
+    return { type: 'linear', factor };
+  }
+  return freqs ? { type: 'factors', factors: Array.from(freqs) } : undefined;
+}
+
+/** ModelConfig from a GGUF header; `freqs` is rope_freqs.weight's values when the file has it. */
 function configFromGguf(
   h: GgufHeader,
   byName: ReadonlyMap<string, GgufTensorInfo>,
+  freqs: Float32Array | undefined,
   source: string,
   opts: GgufLoadOptions,
-  warnings: string[],
 ): ModelConfig {
-  const arch = h.metadata.get('general.architecture');
-  if (arch !== 'llama') {
-    throw new ConfigError(
-      `Invalid ${source}: general.architecture is ${arch === undefined ? 'missing' : JSON.stringify(String(arch))}; only llama is supported`,
-    );
-  }
-  const num = (key: string) => metaNumber(h, `llama.${key}`, source);
+  const arch = architectureOf(h, source);
+  const num = (key: string) => metaNumber(h, `${arch}.${key}`, source);
   const required = (key: string) => {
     const v = num(key);
-    if (v === undefined) throw new ConfigError(`Invalid ${source}: llama.${key} is missing`);
+    if (v === undefined) throw new ConfigError(`Invalid ${source}: ${arch}.${key} is missing`);
     return v;
   };
   const experts = num('expert_count') ?? 0;
   if (experts > 0) {
     throw new ConfigError(
-      `Invalid ${source}: llama.expert_count is ${experts}; mixture-of-experts models are not supported`,
+      `Invalid ${source}: ${arch}.expert_count is ${experts}; mixture-of-experts models are not supported`,
     );
   }
   const hiddenSize = required('embedding_length');
@@ -146,34 +196,24 @@ function configFromGguf(
   const valueLength = num('attention.value_length');
   const ropeDims = num('rope.dimension_count');
   // As llama.cpp reads it: the head width is embedding_length / head_count unless key_length says
-  // otherwise, and rope.dimension_count (the rotated width) must then equal it for llama.
+  // otherwise, and rope.dimension_count (the rotated width) must then equal it.
   const headDim = keyLength ?? hiddenSize / numHeads;
   if (valueLength !== undefined && valueLength !== headDim) {
     throw new ConfigError(
-      `Invalid ${source}: llama.attention.value_length ${valueLength} differs from the key length ${headDim}, which is not supported`,
+      `Invalid ${source}: ${arch}.attention.value_length ${valueLength} differs from the key length ${headDim}, which is not supported`,
     );
   }
   if (ropeDims !== undefined && ropeDims !== headDim) {
     throw new ConfigError(
-      `Invalid ${source}: llama.rope.dimension_count ${ropeDims} is not the head width ${headDim} (partial rotary embeddings are not supported)`,
+      `Invalid ${source}: ${arch}.rope.dimension_count ${ropeDims} is not the head width ${headDim} (partial rotary embeddings are not supported)`,
     );
   }
   const embd = byName.get('token_embd.weight');
   if (!embd) throw new WeightsError(`${source}: missing tensor token_embd.weight`);
-  const vocabSize = num('vocab_size') ?? embd.dims[1];
-  const scaling = h.metadata.get('llama.rope.scaling.type');
-  if (scaling !== undefined && scaling !== 'none') {
-    warnings.push(
-      `llama.rope.scaling.type ${JSON.stringify(String(scaling))} is ignored: plain RoPE is used, so rotary frequencies differ from the real model's`,
-    );
-  }
-  if (byName.has('rope_freqs.weight')) {
-    warnings.push(
-      "rope_freqs.weight (Llama 3's RoPE frequency factors) is ignored: plain RoPE is used, so rotary frequencies differ from the real model's",
-    );
-  }
+  const ropeScaling = ropeScalingOf(h, arch, freqs, source);
   const candidate: ModelConfig = {
-    vocabSize,
+    ...(arch === 'llama' ? {} : { arch }),
+    vocabSize: num('vocab_size') ?? embd.dims[1],
     hiddenSize,
     intermediateSize: required('feed_forward_length'),
     numLayers: required('block_count'),
@@ -182,6 +222,7 @@ function configFromGguf(
     headDim,
     // llama.cpp defaults a missing freq_base to 10000 and requires the epsilon; so do we.
     ropeTheta: num('rope.freq_base') ?? 10000,
+    ...(ropeScaling ? { ropeScaling } : {}),
     rmsNormEps: required('attention.layer_norm_rms_epsilon'),
     tieWordEmbeddings: !byName.has('output.weight'),
     maxSeqLen: opts.maxSeqLen ?? Math.min(required('context_length'), MAX_SEQ_LEN_CAP),
@@ -190,7 +231,8 @@ function configFromGguf(
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => {
       const field = i.path[0] as keyof ModelConfig | undefined;
-      const where = field ? `${CONFIG_KEYS[field] ?? field} (${String(field)})` : '(root)';
+      const key = field ? (CONFIG_KEYS[field] ?? field).replaceAll('ARCH.', `${arch}.`) : '';
+      const where = field ? `${key} (${String(field)})` : '(root)';
       return `${where}: ${i.message}`;
     });
     throw new ConfigError(`Invalid ${source}: ${problems.join('; ')}`);
@@ -210,11 +252,7 @@ class TensorDecoder {
     return this.dataOffset + t.offset;
   }
 
-  private typeName(t: GgufTensorInfo) {
-    return GGML_TYPES[t.type]?.name ?? `code ${t.type}`;
-  }
-
-  /** f32 values of a float tensor (F32, F16, BF16), in file order; quantized types are rejected. */
+  /** f32 values of a float tensor (F32, F16, BF16), in file order; any other type is rejected. */
   floats(t: GgufTensorInfo, what: string): Float32Array<ArrayBuffer> {
     const count = t.dims.reduce((a, b) => a * b, 1);
     const b = this.bytes;
@@ -238,14 +276,14 @@ class TensorDecoder {
         return out;
       default:
         throw new WeightsError(
-          `${this.source}: tensor ${t.name} has type ${this.typeName(t)}, but ${what} must be F32, F16 or BF16`,
+          `${this.source}: tensor ${t.name} has type ${ggmlTypeName(t.type)}, but ${what} must be F32, F16 or BF16`,
         );
     }
   }
 
   /**
-   * A linear weight W[N, K] (ne = [K, N]) with its rows placed by `rowOf` (GGUF row → HF row):
-   * F16, Q8_0 and Q4_0 repacked without rounding, F32 and BF16 as f32.
+   * A linear weight W[N, K] (ne = [K, N]) with its rows placed by `rowOf` (file row → HF row):
+   * a block type repacked as the file stores it, F16 as the packed 'f16' format, F32 and BF16 as f32.
    */
   linear(t: GgufTensorInfo, rowOf: (r: number) => number): { f32: Float32Array } | { packed: PackedTensor } {
     const [K, N] = t.dims;
@@ -270,57 +308,42 @@ class TensorDecoder {
       }
       return { packed: { format: 'f16', N, K, words, scales: new Float32Array(0) } };
     }
-    if (t.type === GGML.Q8_0 || t.type === GGML.Q4_0) {
-      const int8 = t.type === GGML.Q8_0;
-      const format = int8 ? 'int8' : 'int4';
-      const blockBytes = int8 ? 34 : 18;
-      const wpg = int8 ? 8 : 4;
-      // K % 32 == 0 was checked with the tensor table, so each row is `groups` whole blocks.
-      const layout = packedLayout(format, N, K);
-      const groups = layout.groups;
-      const words = new Uint32Array(layout.words);
-      const scales = new Float32Array(layout.scales);
-      const table = f16Values();
-      for (let r = 0; r < N; r++) {
-        const n = rowOf(r);
-        for (let g = 0; g < groups; g++) {
-          const s = at + (r * groups + g) * blockBytes;
-          const w = (n * groups + g) * wpg;
-          // The block's f16 scale d, widened exactly.
-          scales[n * groups + g] = table[b[s] | (b[s + 1] << 8)];
-          const qs = s + 2;
-          if (int8) {
-            // 32 int8 quants in element order: the bytes are copied as they are.
-            for (let j = 0; j < 8; j++) {
-              const q = qs + 4 * j;
-              words[w + j] = (b[q] | (b[q + 1] << 8) | (b[q + 2] << 16) | (b[q + 3] << 24)) >>> 0;
-            }
-          } else {
-            // ggml: byte j's low nibble is element j, its high nibble element j + 16. Here nibble
-            // e of word w/8 is element e, so elements 0…15 come from low nibbles, 16…31 from high.
-            for (let j = 0; j < 4; j++) {
-              let word = 0;
-              for (let e = 0; e < 8; e++) {
-                const el = 8 * j + e;
-                const nib = el < 16 ? b[qs + el] & 0xf : b[qs + el - 16] >>> 4;
-                word |= nib << (4 * e);
-              }
-              words[w + j] = word >>> 0;
-            }
-          }
-        }
-      }
-      return { packed: { format, N, K, words, scales } };
-    }
-    throw new WeightsError(
-      `${this.source}: tensor ${t.name} has type ${this.typeName(t)}, which is not supported (F32, F16, BF16, Q8_0 and Q4_0 are)`,
-    );
+    const type = quantTypeByCode(t.type);
+    if (!type) throw unsupportedTypeError(t.name, t.type);
+    const { quants, headers } = repackTensor(type, b, at, N, K, t.name);
+    const format = formatOfQuantType(type);
+    return { packed: { format, N, K, words: moveRows(quants, N, rowOf), scales: moveRows(headers, N, rowOf) } };
+  }
+
+  /** The exact dequantization of a block-type tensor, in file row order (ggml's, bit for bit). */
+  dequantized(t: GgufTensorInfo, type: QuantType): Float32Array<ArrayBuffer> {
+    const [K, N] = t.dims;
+    return dequantizeTensor(type, this.bytes, this.start(t), N, K, t.name);
   }
 }
 
+/** `words` as N equal rows, row r moved to rowOf(r) (the identity returns `words` itself). */
+function moveRows(words: Uint32Array<ArrayBuffer>, N: number, rowOf: (r: number) => number): Uint32Array<ArrayBuffer> {
+  let identity = true;
+  for (let r = 0; r < N && identity; r++) identity = rowOf(r) === r;
+  if (identity) return words;
+  const per = words.length / N;
+  const out = new Uint32Array(words.length);
+  for (let r = 0; r < N; r++) out.set(words.subarray(r * per, (r + 1) * per), rowOf(r) * per);
+  return out;
+}
+
+/** f32 rows [N, K] with row r moved to rowOf(r). */
+function moveFloatRows(values: Float32Array<ArrayBuffer>, N: number, rowOf: (r: number) => number): Float32Array<ArrayBuffer> {
+  const per = values.length / N;
+  const out = new Float32Array(values.length);
+  for (let r = 0; r < N; r++) out.set(values.subarray(r * per, (r + 1) * per), rowOf(r) * per);
+  return out;
+}
+
 /**
- * Checks the tensor table against the file: unique names, known types, rows of whole blocks,
- * offsets aligned to `general.alignment` and data inside the file.
+ * Checks the tensor table against the file: unique names, types ggml defines, rows of whole
+ * blocks, offsets aligned to `general.alignment` and data inside the file.
  */
 function checkTable(h: GgufHeader, fileBytes: number, source: string): Map<string, GgufTensorInfo> {
   const alignment = (h.metadata.get('general.alignment') as number | undefined) ?? 32;
@@ -328,12 +351,12 @@ function checkTable(h: GgufHeader, fileBytes: number, source: string): Map<strin
   for (const t of h.tensors) {
     if (byName.has(t.name)) throw new InputError(`${source}: tensor ${t.name} appears twice`);
     byName.set(t.name, t);
-    const type = GGML_TYPES[t.type];
-    if (!type) throw new WeightsError(`${source}: tensor ${t.name} has unknown ggml type ${t.type}`);
-    if (type.blockElems > 1 && t.dims[0] % type.blockElems !== 0) {
-      throw new InputError(
-        `${source}: tensor ${t.name} has rows of ${t.dims[0]}, not whole ${type.name} blocks of ${type.blockElems}`,
-      );
+    let bytes: number;
+    try {
+      bytes = ggmlTensorBytes(t.type, t.dims, t.name);
+    } catch (e) {
+      if (e instanceof InputError) throw new InputError(`${source}: ${e.message}`);
+      throw e;
     }
     if (t.offset % alignment !== 0) {
       throw new InputError(
@@ -341,25 +364,69 @@ function checkTable(h: GgufHeader, fileBytes: number, source: string): Map<strin
       );
     }
     const begin = h.dataOffset + t.offset;
-    const end = begin + ggufTensorBytes(t, source);
+    const end = begin + bytes;
     if (end > fileBytes) {
       throw new InputError(
-        `${source}: tensor ${t.name}'s data (bytes ${begin}…${end}) runs past the end of the ${fileBytes}-byte file (truncated?)`,
+        `${source}: tensor ${t.name}'s data (bytes ${begin}…${end}) runs past the end of the ${fileBytes}-byte file (truncated, or its byte size disagrees with its shape)`,
       );
     }
   }
   return byName;
 }
 
-/** Loads a whole GGUF file (architecture llama) as ModelWeights; `source` names it in every error. */
-export function loadGgufModel(
-  bytes: Uint8Array,
-  source = 'GGUF file',
-  opts: GgufLoadOptions = {},
-): { weights: ModelWeights; warnings: string[] } {
+/** What the forward reads of a file: each wanted tensor with its HF name and expected GGUF dims. */
+interface WantedTensor {
+  hf: string;
+  gguf: string;
+  info: GgufTensorInfo;
+  kind: 'linear' | 'norm' | 'bias' | 'embedding';
+}
+
+/**
+ * Every tensor the config's forward reads, found in the table with the shape it needs and a type
+ * this engine reads (checked for all of them before any is decoded, so an unsupported type is
+ * refused by the first tensor that has it, before anything is uploaded).
+ */
+function wantedTensors(
+  config: ModelConfig,
+  byName: ReadonlyMap<string, GgufTensorInfo>,
+  source: string,
+): WantedTensor[] {
+  const wanted: WantedTensor[] = [];
+  for (const spec of tensorSpecs(config)) {
+    const gguf = ggufName(spec.name);
+    const t = byName.get(gguf);
+    // GGUF dims are innermost first: the reverse of the HF shape.
+    const expected = [...spec.shape].reverse();
+    if (!t) {
+      throw new WeightsError(
+        `${source}: missing tensor ${gguf} (${spec.name}) with GGUF dims ${shapeText(expected)}`,
+      );
+    }
+    if (t.dims.length !== expected.length || t.dims.some((d, i) => d !== expected[i])) {
+      throw new WeightsError(
+        `${source}: tensor ${gguf} has GGUF dims ${shapeText(t.dims)}, but the config needs ${shapeText(expected)} (${spec.name} ${shapeText(spec.shape)})`,
+      );
+    }
+    const float = t.type === GGML.F32 || t.type === GGML.F16 || t.type === GGML.BF16;
+    if (!float && !quantTypeByCode(t.type)) throw new InputError(`${source}: ${unsupportedTypeError(gguf, t.type).message}`);
+    wanted.push({ hf: spec.name, gguf, info: t, kind: spec.kind });
+  }
+  return wanted;
+}
+
+/** A loaded GGUF: its weights, its tokenizer when it has one, and what the loader ignored. */
+export interface LoadedGguf {
+  weights: ModelWeights;
+  tokenizer: Tokenizer | undefined;
+  warnings: string[];
+}
+
+/** Loads a whole GGUF file (llama, qwen2 or qwen3) as ModelWeights; `source` names it in every error. */
+export function loadGgufModel(bytes: Uint8Array, source = 'GGUF file', opts: GgufLoadOptions = {}): LoadedGguf {
   let h: GgufHeader;
   try {
-    h = parseGgufHeader(bytes, source);
+    h = parseGgufHeader(bytes, source, { keepArray: (key) => key.startsWith('tokenizer.') });
   } catch (e) {
     if (e instanceof GgufTruncatedError)
       throw new InputError(`${source}: the file ends inside its GGUF header (truncated?)`);
@@ -367,44 +434,40 @@ export function loadGgufModel(
   }
   const warnings: string[] = [];
   const byName = checkTable(h, bytes.byteLength, source);
-  const config = configFromGguf(h, byName, source, opts, warnings);
   const decoder = new TensorDecoder(bytes, h.dataOffset, source);
+  const freqsInfo = byName.get(ROPE_FREQS);
+  const freqs = freqsInfo ? decoder.floats(freqsInfo, ROPE_FREQS) : undefined;
+  const config = configFromGguf(h, byName, freqs, source, opts);
+  const tokenizer = tokenizerFromGguf(h, source);
+  const wanted = wantedTensors(config, byName, source);
 
+  const { neoxRope } = archFeatures(config);
   const tensors = new Map<string, Float32Array>();
   const packed = new Map<string, PackedTensor>();
-  const specs = tensorSpecs(config);
-  // The tied LM head is the embedding, so output.weight is expected only when untied.
-  const wanted = specs.map((s) => ({ ...s, gguf: ggufName(s.name) }));
-  for (const spec of wanted) {
-    const t = byName.get(spec.gguf);
-    // GGUF dims are innermost first: the reverse of the HF shape.
-    const expected = [...spec.shape].reverse();
-    if (!t) {
-      throw new WeightsError(
-        `${source}: missing tensor ${spec.gguf} (${spec.name}) with GGUF dims ${shapeText(expected)}`,
-      );
-    }
-    if (t.dims.length !== expected.length || t.dims.some((d, i) => d !== expected[i])) {
-      throw new WeightsError(
-        `${source}: tensor ${spec.gguf} has GGUF dims ${shapeText(t.dims)}, but the config needs ${shapeText(expected)} (${spec.name} ${shapeText(spec.shape)})`,
-      );
-    }
-    if (spec.kind === 'norm') {
-      tensors.set(spec.name, decoder.floats(t, 'a norm weight'));
+  for (const { hf, info: t, kind } of wanted) {
+    if (kind === 'norm') {
+      tensors.set(hf, decoder.floats(t, 'a norm weight'));
       continue;
     }
-    const isQ = spec.name.endsWith('.q_proj.weight');
-    const isK = spec.name.endsWith('.k_proj.weight');
-    const rowOf = isQ || isK ? (r: number) => hfRowOfGgufRow(r, config.headDim) : (r: number) => r;
+    if (kind === 'bias') {
+      tensors.set(hf, decoder.floats(t, 'a bias'));
+      continue;
+    }
+    const permuted = !neoxRope && (hf.endsWith('.q_proj.weight') || hf.endsWith('.k_proj.weight'));
+    const rowOf = permuted ? (r: number) => hfRowOfGgufRow(r, config.headDim) : (r: number) => r;
     const value = decoder.linear(t, rowOf);
     if ('f32' in value) {
-      tensors.set(spec.name, value.f32);
+      tensors.set(hf, value.f32);
       continue;
     }
-    const dequantized = unpackTensor(value.packed);
-    tensors.set(spec.name, dequantized);
-    if (spec.kind === 'linear') {
-      packed.set(spec.name, value.packed);
+    const type = quantTypeByCode(t.type);
+    // The reference's weights: the file's own dequantization, bit for bit ggml's.
+    const dequantized = type
+      ? moveFloatRows(decoder.dequantized(t, type), t.dims[1], rowOf)
+      : unpackTensor(value.packed as Parameters<typeof unpackTensor>[0]);
+    tensors.set(hf, dequantized);
+    if (kind === 'linear') {
+      packed.set(hf, value.packed);
     } else if (config.tieWordEmbeddings) {
       // The tied head reads the packed embedding; the lookup reads its exact dequantization,
       // which is the head's dequantization too, so one array serves both names.
@@ -412,14 +475,14 @@ export function loadGgufModel(
       tensors.set(LM_HEAD, dequantized);
     }
   }
-  const used = new Set(wanted.map((s) => s.gguf));
-  const unused = h.tensors.filter((t) => !used.has(t.name) && t.name !== 'rope_freqs.weight');
+  const used = new Set([...wanted.map((s) => s.gguf), ROPE_FREQS]);
+  const unused = h.tensors.filter((t) => !used.has(t.name));
   if (unused.length > 0) {
     const names = unused.slice(0, 4).map((t) => t.name);
     const more = unused.length > 4 ? ` and ${unused.length - 4} more` : '';
-    warnings.push(`Ignored tensors the Llama forward does not use: ${names.join(', ')}${more}`);
+    warnings.push(`Ignored tensors the forward does not use: ${names.join(', ')}${more}`);
   }
-  return { weights: { config, tensors, packed }, warnings };
+  return { weights: { config, tensors, packed }, tokenizer, warnings };
 }
 
 /** Whether bytes start with GGUF's magic. */

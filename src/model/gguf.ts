@@ -31,8 +31,21 @@ const VALUE_TYPES = {
   12: 'f64',
 } as const;
 
-/** Arrays longer than this (a tokenizer's vocabulary, its merges) keep only their length. */
+/**
+ * Arrays longer than this keep only their length, unless the caller asks for them by key (the
+ * tokenizer's vocabulary and merges): a header read for its shapes alone stays small.
+ */
 const ARRAY_KEEP_MAX = 1024;
+
+export interface GgufParseOptions {
+  /** Keys whose arrays are kept whole, however long (default: none beyond ARRAY_KEEP_MAX elements). */
+  keepArray?: (key: string) => boolean;
+  /**
+   * The most elements a kept array may claim: checked against its length field before any element
+   * is read, so a hostile file claiming 2^31 tokens is refused at once, not read until it runs out.
+   */
+  keptArrayMax?: number;
+}
 
 export type GgufScalar = number | bigint | boolean | string;
 export type GgufValue = GgufScalar | { array: GgufScalar[] | null; length: number };
@@ -84,10 +97,16 @@ export class GgufTruncatedError extends InputError {
 
 const MAGIC = 0x46554747; // "GGUF" read as a little-endian u32
 
+/** What a reader error names: a value, or element `index` of the array `what`. */
+function described(what: string, index: number) {
+  return index < 0 ? what : `element ${index} of ${what}`;
+}
+
 class Reader {
   private pos = 0;
   private readonly view: DataView;
-  private readonly decoder = new TextDecoder('utf-8', { fatal: true });
+  // ignoreBOM: a string that starts with U+FEFF (a tokenizer may hold such a token) keeps it.
+  private readonly decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   constructor(
     private readonly bytes: Uint8Array,
     private readonly source: string,
@@ -114,55 +133,76 @@ class Reader {
   }
   /** A u64 that must fit a JS number exactly (counts, lengths, offsets, dims). */
   size(what: string) {
-    this.need(8);
-    const v = this.view.getBigUint64(this.pos, true);
-    this.pos += 8;
-    if (v > BigInt(Number.MAX_SAFE_INTEGER))
-      throw new InputError(`${this.source}: ${what} ${v} is too large`);
-    return Number(v);
+    return this.u64(what, -1);
   }
-  string(what: string) {
-    const n = this.size(`${what} length`);
+  /**
+   * A u64 read as two u32 halves, no BigInt, and its error message built only when it is thrown:
+   * a vocabulary's hundreds of thousands of string lengths come through here.
+   */
+  private u64(what: string, index: number) {
+    this.need(8);
+    const lo = this.view.getUint32(this.pos, true);
+    const hi = this.view.getUint32(this.pos + 4, true);
+    this.pos += 8;
+    if (hi > 0x1fffff) {
+      const v = (BigInt(hi) << BigInt(32)) | BigInt(lo);
+      throw new InputError(`${this.source}: ${described(what, index)} ${v} is too large`);
+    }
+    return hi * 2 ** 32 + lo;
+  }
+  /** A string; `index` ≥ 0 names it as that element of the array `what`. */
+  string(what: string, index = -1) {
+    const n = this.u64(what, index);
     this.need(n);
-    const s = this.decoder.decode(this.bytes.subarray(this.pos, this.pos + n));
+    let s: string;
+    try {
+      s = this.decoder.decode(this.bytes.subarray(this.pos, this.pos + n));
+    } catch {
+      throw new InputError(`${this.source}: ${described(what, index)} is not valid UTF-8`);
+    }
     this.pos += n;
     return s;
   }
-  scalar(type: number, key: string): GgufScalar {
-    const v = this.view;
-    const at = this.pos;
+  /** One value of a metadata type; `index` names the element of an array in errors. */
+  scalar(type: number, key: string, index = -1): GgufScalar {
     const name = VALUE_TYPES[type as keyof typeof VALUE_TYPES];
-    const fixed = (n: number, read: () => GgufScalar) => {
-      this.need(n);
-      const out = read();
-      this.pos = at + n;
-      return out;
-    };
+    // No closure per value: a tokenizer's arrays hold hundreds of thousands of them.
+    const at = this.pos;
+    const v = this.view;
     switch (name) {
       case 'u8':
-        return fixed(1, () => v.getUint8(at));
       case 'i8':
-        return fixed(1, () => v.getInt8(at));
-      case 'u16':
-        return fixed(2, () => v.getUint16(at, true));
-      case 'i16':
-        return fixed(2, () => v.getInt16(at, true));
-      case 'u32':
-        return fixed(4, () => v.getUint32(at, true));
-      case 'i32':
-        return fixed(4, () => v.getInt32(at, true));
-      case 'f32':
-        return fixed(4, () => v.getFloat32(at, true));
       case 'bool':
-        return fixed(1, () => v.getUint8(at) !== 0);
-      case 'string':
-        return this.string(`value of ${key}`);
+        this.need(1);
+        this.pos = at + 1;
+        return name === 'u8' ? v.getUint8(at) : name === 'i8' ? v.getInt8(at) : v.getUint8(at) !== 0;
+      case 'u16':
+      case 'i16':
+        this.need(2);
+        this.pos = at + 2;
+        return name === 'u16' ? v.getUint16(at, true) : v.getInt16(at, true);
+      case 'u32':
+      case 'i32':
+      case 'f32':
+        this.need(4);
+        this.pos = at + 4;
+        return name === 'u32'
+          ? v.getUint32(at, true)
+          : name === 'i32'
+            ? v.getInt32(at, true)
+            : v.getFloat32(at, true);
       case 'u64':
-        return fixed(8, () => v.getBigUint64(at, true));
       case 'i64':
-        return fixed(8, () => v.getBigInt64(at, true));
       case 'f64':
-        return fixed(8, () => v.getFloat64(at, true));
+        this.need(8);
+        this.pos = at + 8;
+        return name === 'u64'
+          ? v.getBigUint64(at, true)
+          : name === 'i64'
+            ? v.getBigInt64(at, true)
+            : v.getFloat64(at, true);
+      case 'string':
+        return index < 0 ? this.string(`value of ${key}`) : this.string(key, index);
       default:
         throw new InputError(`${this.source}: metadata ${key} has unknown value type ${type}`);
     }
@@ -170,7 +210,11 @@ class Reader {
 }
 
 /** Reads a GGUF header from the first bytes of a file (throws GgufTruncatedError if they are too few). */
-export function parseGgufHeader(bytes: Uint8Array, source = 'GGUF file'): GgufHeader {
+export function parseGgufHeader(
+  bytes: Uint8Array,
+  source = 'GGUF file',
+  opts: GgufParseOptions = {},
+): GgufHeader {
   const r = new Reader(bytes, source);
   if (bytes.byteLength >= 4 && new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true) !== MAGIC) {
     throw new InputError(`${source} is not a GGUF file (it does not start with "GGUF")`);
@@ -194,10 +238,15 @@ export function parseGgufHeader(bytes: Uint8Array, source = 'GGUF file'): GgufHe
     if (elemType === 9)
       throw new InputError(`${source}: metadata ${key} is a nested array, which is not supported`);
     const length = r.size(`length of ${key}`);
-    const keep = length <= ARRAY_KEEP_MAX;
+    const keep = length <= ARRAY_KEEP_MAX || opts.keepArray?.(key) === true;
+    if (keep && opts.keptArrayMax !== undefined && length > opts.keptArrayMax) {
+      throw new InputError(
+        `${source}: metadata ${key} claims ${length} elements, more than the ${opts.keptArrayMax} this reader accepts`,
+      );
+    }
     const values: GgufScalar[] = [];
     for (let j = 0; j < length; j++) {
-      const value = r.scalar(elemType, key);
+      const value = r.scalar(elemType, key, j);
       if (keep) values.push(value);
     }
     metadata.set(key, { array: keep ? values : null, length });
@@ -246,12 +295,13 @@ export async function readGgufHeader(
   source: string,
   first = 1 << 20,
   max = 1 << 30,
+  opts: GgufParseOptions = {},
 ): Promise<GgufHeader> {
   let length = first;
   for (;;) {
     const bytes = await read(length);
     try {
-      return parseGgufHeader(bytes, source);
+      return parseGgufHeader(bytes, source, opts);
     } catch (e) {
       if (!(e instanceof GgufTruncatedError) || bytes.byteLength < length) {
         if (e instanceof GgufTruncatedError)

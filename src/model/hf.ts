@@ -4,7 +4,7 @@ import { ConfigError, WeightsError } from '../errors.ts';
  * the tensors of a `model.safetensors` that `LlamaForCausalLM.from_pretrained` loads. Tensor names
  * and [out, in] shapes already follow HF (see `tensorSpecs`), so only presence and shape are checked.
  */
-import { type ModelConfig, parseModelConfig } from './config.ts';
+import { type Architecture, type ModelConfig, parseModelConfig, type RopeScaling } from './config.ts';
 import { type NamedTensor, parseSafetensors, serializeSafetensors } from './safetensors.ts';
 import { elementCount, get, type ModelWeights, tensorSpecs } from './weights.ts';
 
@@ -23,10 +23,40 @@ const HF_DEFAULTS = {
 export const MAX_SEQ_LEN_CAP = HF_DEFAULTS.maxSeqLenCap;
 
 /**
- * `model_type`s whose checkpoints compute what our Llama forward computes, up to the warnings
- * `fromHfConfig` gives (Qwen2's q/k/v biases, Mistral's sliding window).
+ * `model_type`s whose checkpoints compute what our forward computes, each with the architecture it
+ * is (Mistral is Llama; its sliding window is warned about, see fromHfConfig).
  */
-const LLAMA_FAMILY = ['llama', 'mistral', 'qwen2'] as const;
+const HF_MODEL_TYPES: Record<string, Architecture> = {
+  llama: 'llama',
+  mistral: 'llama',
+  qwen2: 'qwen2',
+  qwen3: 'qwen3',
+};
+
+/** transformers' class for each architecture, as config.json's `architectures` names it. */
+const HF_CLASSES: Record<Architecture, string> = {
+  llama: 'LlamaForCausalLM',
+  qwen2: 'Qwen2ForCausalLM',
+  qwen3: 'Qwen3ForCausalLM',
+};
+
+/** HF's `rope_scaling` object for our RoPE scaling (null when none). */
+function hfRopeScaling(s: RopeScaling | undefined): Record<string, unknown> | null {
+  if (!s) return null;
+  if (s.type === 'linear') return { rope_type: 'linear', factor: s.factor };
+  if (s.type === 'llama3')
+    return {
+      rope_type: 'llama3',
+      factor: s.factor,
+      low_freq_factor: s.lowFreqFactor,
+      high_freq_factor: s.highFreqFactor,
+      original_max_position_embeddings: s.originalMaxPositions,
+    };
+  // Per-pair factors (from a GGUF) have no HF rope_scaling form.
+  throw new ConfigError(
+    'RoPE frequency factors read from a GGUF file have no Hugging Face rope_scaling form; save it as GGUF',
+  );
+}
 
 /** transformers maps both names to nn.SiLU, the gate activation of SwiGLU. */
 const SILU_NAMES: readonly string[] = ['silu', 'swish'];
@@ -34,8 +64,8 @@ const SILU_NAMES: readonly string[] = ['silu', 'swish'];
 /** A config.json for `LlamaForCausalLM` with exactly our model's shape, weights stored as f32. */
 export function toHfConfig(config: ModelConfig): Record<string, unknown> {
   return {
-    architectures: ['LlamaForCausalLM'],
-    model_type: 'llama',
+    architectures: [HF_CLASSES[config.arch ?? 'llama']],
+    model_type: config.arch ?? 'llama',
     vocab_size: config.vocabSize,
     hidden_size: config.hiddenSize,
     intermediate_size: config.intermediateSize,
@@ -47,7 +77,8 @@ export function toHfConfig(config: ModelConfig): Record<string, unknown> {
     max_position_embeddings: config.maxSeqLen,
     rms_norm_eps: config.rmsNormEps,
     rope_theta: config.ropeTheta,
-    rope_scaling: null,
+    rope_scaling: hfRopeScaling(config.ropeScaling),
+    // Qwen2 has its q/k/v biases whatever this says; Llama and Qwen3 have none.
     attention_bias: false,
     mlp_bias: false,
     tie_word_embeddings: config.tieWordEmbeddings,
@@ -65,10 +96,34 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** Our RoPE scaling from HF's `rope_scaling` (null or absent: none); kinds we cannot compute are refused. */
+function ropeScalingFromHf(v: unknown, bad: (problem: string) => Error): RopeScaling | undefined {
+  if (v == null) return undefined;
+  if (!isRecord(v)) throw bad(`rope_scaling must be an object or null, got ${JSON.stringify(v)}`);
+  const kind = v.rope_type ?? v.type;
+  const field = (name: string, fallback?: number) => {
+    const x = v[name] ?? fallback;
+    if (typeof x !== 'number' || !Number.isFinite(x) || x <= 0)
+      throw bad(`rope_scaling.${name} must be a positive number, got ${JSON.stringify(x)}`);
+    return x;
+  };
+  if (kind === 'default') return undefined;
+  if (kind === 'linear') return { type: 'linear', factor: field('factor') };
+  if (kind === 'llama3')
+    return {
+      type: 'llama3',
+      factor: field('factor'),
+      lowFreqFactor: field('low_freq_factor', 1),
+      highFreqFactor: field('high_freq_factor', 4),
+      originalMaxPositions: field('original_max_position_embeddings', 8192),
+    };
+  throw bad(`rope_scaling type ${JSON.stringify(kind)} is not supported (llama3 and linear are)`);
+}
+
 /**
- * Reads a Llama-family HF config.json into our ModelConfig. Features we cannot compute exactly are
- * rejected (non-SiLU activation, attention or MLP biases); features we approximate are reported in
- * `warnings` (RoPE scaling, Qwen2 biases, sliding window) so the caller can show them.
+ * Reads a Llama-family HF config.json (llama, mistral, qwen2, qwen3) into our ModelConfig. Features
+ * we cannot compute exactly are rejected (non-SiLU activation, Llama attention or MLP biases, RoPE
+ * scaling other than llama3 and linear); a sliding window we do not apply is reported in `warnings`.
  */
 export function fromHfConfig(
   json: unknown,
@@ -94,23 +149,27 @@ export function fromHfConfig(
   };
 
   const modelType = json.model_type;
-  if (typeof modelType !== 'string' || !(LLAMA_FAMILY as readonly string[]).includes(modelType)) {
+  if (typeof modelType !== 'string' || !Object.hasOwn(HF_MODEL_TYPES, modelType)) {
     throw bad(
-      `model_type ${JSON.stringify(modelType)} is not a Llama-family model (supported: ${LLAMA_FAMILY.join(', ')})`,
+      `model_type ${JSON.stringify(modelType)} is not a Llama-family model (supported: ${Object.keys(HF_MODEL_TYPES).join(', ')})`,
     );
   }
+  const arch = HF_MODEL_TYPES[modelType];
   const hiddenAct = json.hidden_act ?? HF_DEFAULTS.hiddenAct;
   if (typeof hiddenAct !== 'string' || !SILU_NAMES.includes(hiddenAct)) {
     throw bad(`hidden_act ${JSON.stringify(hiddenAct)} is not supported (the SwiGLU MLP needs silu)`);
   }
-  for (const field of ['attention_bias', 'mlp_bias']) {
-    if (bool(field, false)) throw bad(`${field} is true, but biases are not modelled`);
+  // Qwen2's q/k/v biases are part of its architecture; any other bias is not modelled.
+  for (const field of arch === 'qwen2' ? ['mlp_bias'] : ['attention_bias', 'mlp_bias']) {
+    if (bool(field, false)) throw bad(`${field} is true, but ${arch} has no such biases here`);
   }
 
   const hiddenSize = num('hidden_size');
   const numHeads = num('num_attention_heads');
   const positions = num('max_position_embeddings', HF_DEFAULTS.maxSeqLenCap);
+  const ropeScaling = ropeScalingFromHf(json.rope_scaling, bad);
   const candidate = {
+    ...(arch === 'llama' ? {} : { arch }),
     vocabSize: num('vocab_size'),
     hiddenSize,
     intermediateSize: num('intermediate_size'),
@@ -120,6 +179,7 @@ export function fromHfConfig(
     // Derived outside `num`, so a bad num_attention_heads is reported by the schema, not as a bad head_dim.
     headDim: json.head_dim == null ? hiddenSize / numHeads : num('head_dim'),
     ropeTheta: num('rope_theta', HF_DEFAULTS.ropeTheta),
+    ...(ropeScaling ? { ropeScaling } : {}),
     rmsNormEps: num('rms_norm_eps', HF_DEFAULTS.rmsNormEps),
     tieWordEmbeddings: bool('tie_word_embeddings', HF_DEFAULTS.tieWordEmbeddings),
     maxSeqLen: opts.maxSeqLen ?? Math.min(positions, HF_DEFAULTS.maxSeqLenCap),
@@ -128,16 +188,6 @@ export function fromHfConfig(
   const config = parseModelConfig(candidate, `model config from ${source}`);
 
   const warnings: string[] = [];
-  if (json.rope_scaling != null) {
-    warnings.push(
-      `rope_scaling ${JSON.stringify(json.rope_scaling)} is ignored: plain RoPE is used, so rotary frequencies differ from the real model's`,
-    );
-  }
-  if (modelType === 'qwen2') {
-    warnings.push(
-      'qwen2 q/k/v projection biases are not modelled: the bias tensors are ignored, so logits differ',
-    );
-  }
   // Mistral sets sliding_window to use it; Qwen2 sets it but turns it off with use_sliding_window: false.
   // A window at least as long as the longest sequence we run masks nothing, so it needs no warning.
   const window = json.sliding_window;
@@ -161,8 +211,8 @@ function shapeText(shape: readonly number[]): string {
 
 /**
  * Picks out the tensors `config` needs, checking each is present with exactly the expected shape.
- * Anything else in the file (rotary inv_freq buffers, Qwen2 biases, a tied model's saved lm_head)
- * is ignored: the forward pass never reads it.
+ * Anything else in the file (rotary inv_freq buffers, a tied model's saved lm_head) is ignored:
+ * the forward pass never reads it.
  */
 export function weightsFromTensors(
   config: ModelConfig,

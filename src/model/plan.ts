@@ -1,6 +1,7 @@
 import { DeviceLimitError } from '../errors.ts';
 import { type KvCacheOptions, kvGeometry } from '../kv/cache.ts';
-import { BYTES, formatOf, packedLayout, type WeightFormats } from '../weight-format.ts';
+import { gpuLayout } from '../quant/formats.ts';
+import { BYTES, formatOf, type WeightFormats } from '../weight-format.ts';
 import { dims, type ModelConfig } from './config.ts';
 import { elementCount, LM_HEAD, tensorSpecs } from './weights.ts';
 
@@ -78,7 +79,7 @@ function weightBuffers(config: ModelConfig, formats: WeightFormats): PlannedBuff
   const weight = (name: string, shape: readonly number[], linear: boolean): PlannedBuffer[] => {
     const format = linear ? formatOf(formats, name) : 'f32';
     if (format === 'f32') return [{ name, bytes: elementCount(shape) * BYTES.f32, kind: 'weight' }];
-    const layout = packedLayout(format, shape[0], shape[1]);
+    const layout = gpuLayout(format, shape[0], shape[1], name);
     const out: PlannedBuffer[] = [{ name: `${name} (${format})`, bytes: 4 * layout.words, kind: 'weight' }];
     if (layout.scales > 0) out.push({ name: `${name} scales`, bytes: 4 * layout.scales, kind: 'weight' });
     return out;

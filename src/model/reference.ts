@@ -9,7 +9,7 @@ import {
   type Vec,
 } from '../kernels/reference.ts';
 import { type KvDtype, roundTripKv } from '../kv/format.ts';
-import { dims, type ModelConfig } from './config.ts';
+import { archFeatures, dims, type ModelConfig } from './config.ts';
 import { ropeTable } from './rope.ts';
 import { get, lmHeadWeight, type ModelWeights } from './weights.ts';
 
@@ -21,6 +21,12 @@ import { get, lmHeadWeight, type ModelWeights } from './weights.ts';
 
 function addInPlace(x: Float64Array, y: Vec): void {
   for (let i = 0; i < x.length; i++) x[i] += y[i];
+}
+
+/** x[r, n] += b[n] for every row r: a projection's bias (qwen2). */
+function addBias(x: Float64Array, b: Vec): Float64Array {
+  for (let i = 0; i < x.length; i++) x[i] += b[i % b.length];
+  return x;
 }
 
 /** How the engine's KV cache keeps K and V: its element type and sliding window (none: 0 or absent). */
@@ -41,6 +47,7 @@ export function referenceForward(
 ): Float64Array {
   const c: ModelConfig = w.config;
   const { d, ffn, vocab, heads, kvHeads, headDim, qWidth, kvWidth } = dims(c);
+  const { qkvBias, qkNorm } = archFeatures(c);
   const L = tokens.length;
   const positions = tokens.map((_, i) => i);
   const table = ropeTable(c);
@@ -52,9 +59,18 @@ export function referenceForward(
   for (let layer = 0; layer < c.numLayers; layer++) {
     const p = `model.layers.${layer}`;
     const h = rmsNormRef(x, get(w, `${p}.input_layernorm.weight`), L, d, c.rmsNormEps); // [L, d]
-    const q = matmulRef(h, get(w, `${p}.self_attn.q_proj.weight`), L, d, qWidth); // [L, heads, headDim]
-    const k = matmulRef(h, get(w, `${p}.self_attn.k_proj.weight`), L, d, kvWidth); // [L, kvHeads, headDim]
-    const v = matmulRef(h, get(w, `${p}.self_attn.v_proj.weight`), L, d, kvWidth); // [L, kvHeads, headDim]
+    const project = (name: 'q' | 'k' | 'v', width: number) => {
+      const y = matmulRef(h, get(w, `${p}.self_attn.${name}_proj.weight`), L, d, width);
+      return qkvBias ? addBias(y, get(w, `${p}.self_attn.${name}_proj.bias`)) : y;
+    };
+    let q = project('q', qWidth); // [L, heads, headDim]
+    let k = project('k', kvWidth); // [L, kvHeads, headDim]
+    const v = project('v', kvWidth); // [L, kvHeads, headDim]
+    if (qkNorm) {
+      // Qwen3: each head's q and k RMS-normalized over headDim, before RoPE.
+      q = rmsNormRef(q, get(w, `${p}.self_attn.q_norm.weight`), L * heads, headDim, c.rmsNormEps);
+      k = rmsNormRef(k, get(w, `${p}.self_attn.k_norm.weight`), L * kvHeads, headDim, c.rmsNormEps);
+    }
     ropeRef(q, positions, heads, headDim, table);
     ropeRef(k, positions, kvHeads, headDim, table);
     const attn = attentionRef(q, stored(k), stored(v), L, 0, shape); // [L, heads, headDim]

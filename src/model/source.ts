@@ -3,6 +3,7 @@ import { WeightsError } from '../errors.ts';
 import { presetConfig } from './config.ts';
 import { loadGgufModel } from './gguf-load.ts';
 import { loadHfModel } from './hf.ts';
+import type { Tokenizer } from './tokenizer/index.ts';
 import { type ModelWeights, randomWeights } from './weights.ts';
 
 /**
@@ -39,6 +40,8 @@ export interface LoadedModel {
   name: string;
   weights: ModelWeights;
   warnings: string[];
+  /** The file's own tokenizer (a GGUF that has one); a preset or safetensors model has none. */
+  tokenizer?: Tokenizer;
 }
 
 async function fetchOk(url: string): Promise<Response> {
@@ -69,8 +72,8 @@ export async function loadModel(source: ModelSource): Promise<LoadedModel> {
       const file = source.weightsFile ?? 'model.safetensors';
       if (isGgufName(file)) {
         const bytes = new Uint8Array(await (await fetchOk(`${base}${file}`)).arrayBuffer());
-        const { weights, warnings } = loadGgufModel(bytes, file);
-        return { name: file, weights, warnings };
+        const { weights, warnings, tokenizer } = loadGgufModel(bytes, file);
+        return { name: file, weights, warnings, tokenizer };
       }
       const config: unknown = await (await fetchOk(`${base}config.json`)).json();
       const bytes = new Uint8Array(await (await fetchOk(`${base}${file}`)).arrayBuffer());
@@ -80,8 +83,8 @@ export async function loadModel(source: ModelSource): Promise<LoadedModel> {
     case 'files': {
       if (isGgufName(source.name)) {
         const bytes = new Uint8Array(await source.weights.arrayBuffer());
-        const { weights, warnings } = loadGgufModel(bytes, source.name);
-        return { name: source.name, weights, warnings };
+        const { weights, warnings, tokenizer } = loadGgufModel(bytes, source.name);
+        return { name: source.name, weights, warnings, tokenizer };
       }
       if (!source.config) throw new WeightsError(`${source.name}: a safetensors model needs its config.json`);
       const config: unknown = JSON.parse(await source.config.text());

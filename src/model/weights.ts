@@ -1,6 +1,6 @@
 import { WeightsError } from '../errors.ts';
-import { type PackedTensor, packTensor, unpackTensor, type WeightFormat } from '../weight-format.ts';
-import { dims, type ModelConfig } from './config.ts';
+import { type PackedTensor, packTensor, type RunWeightFormat, unpackTensor, type WeightFormat } from '../weight-format.ts';
+import { archFeatures, dims, type ModelConfig } from './config.ts';
 
 /** One weight tensor, named and shaped as Hugging Face's `LlamaForCausalLM` names it. Linear weights are [out, in]. */
 export interface TensorSpec {
@@ -8,12 +8,16 @@ export interface TensorSpec {
   readonly shape: readonly number[];
   /** Uniform init half-width, chosen so activations stay O(1) through the stack. Norm weights use 1 ± this. */
   readonly initScale: number;
-  readonly kind: 'linear' | 'norm' | 'embedding';
+  readonly kind: 'linear' | 'norm' | 'bias' | 'embedding';
 }
 
-/** Every tensor of the model in the order HF writes them. The LM head exists only when embeddings are untied. */
+/**
+ * Every tensor of the model in the order HF writes them. The LM head exists only when embeddings are
+ * untied; q/k/v biases only for qwen2, the per-head q/k norms only for qwen3 (archFeatures).
+ */
 export function tensorSpecs(config: ModelConfig): TensorSpec[] {
-  const { d, ffn, vocab, layers, qWidth, kvWidth } = dims(config);
+  const { d, ffn, vocab, layers, qWidth, kvWidth, headDim } = dims(config);
+  const { qkvBias, qkNorm } = archFeatures(config);
   // Uniform(-a, a) has variance a²/3; a = sqrt(3 / fanIn) gives unit-variance outputs for unit-variance inputs.
   const linear = (name: string, out: number, inp: number): TensorSpec => ({
     name,
@@ -21,7 +25,10 @@ export function tensorSpecs(config: ModelConfig): TensorSpec[] {
     initScale: Math.sqrt(3 / inp),
     kind: 'linear',
   });
-  const norm = (name: string): TensorSpec => ({ name, shape: [d], initScale: 0.1, kind: 'norm' });
+  const norm = (name: string, width = d): TensorSpec => ({ name, shape: [width], initScale: 0.1, kind: 'norm' });
+  // Biases of ±0.5 beside the projections' unit-variance outputs: large enough that a kernel that
+  // dropped them would fail the reference check, small enough to keep attention O(1).
+  const bias = (name: string, width: number): TensorSpec => ({ name, shape: [width], initScale: 0.5, kind: 'bias' });
   const specs: TensorSpec[] = [
     // Embeddings get std 1/sqrt(d), small beside the layers' O(1) outputs, as in trained models. With
     // unit-variance tied embeddings the input token's own logit (d·σ²) would dwarf every other and
@@ -33,9 +40,15 @@ export function tensorSpecs(config: ModelConfig): TensorSpec[] {
     specs.push(
       norm(`${p}.input_layernorm.weight`),
       linear(`${p}.self_attn.q_proj.weight`, qWidth, d),
+      ...(qkvBias ? [bias(`${p}.self_attn.q_proj.bias`, qWidth)] : []),
       linear(`${p}.self_attn.k_proj.weight`, kvWidth, d),
+      ...(qkvBias ? [bias(`${p}.self_attn.k_proj.bias`, kvWidth)] : []),
       linear(`${p}.self_attn.v_proj.weight`, kvWidth, d),
+      ...(qkvBias ? [bias(`${p}.self_attn.v_proj.bias`, kvWidth)] : []),
       linear(`${p}.self_attn.o_proj.weight`, d, qWidth),
+      ...(qkNorm
+        ? [norm(`${p}.self_attn.q_norm.weight`, headDim), norm(`${p}.self_attn.k_norm.weight`, headDim)]
+        : []),
       norm(`${p}.post_attention_layernorm.weight`),
       linear(`${p}.mlp.gate_proj.weight`, ffn, d),
       linear(`${p}.mlp.up_proj.weight`, ffn, d),
@@ -115,7 +128,7 @@ export function weightFormatOf(w: ModelWeights): WeightFormat | 'mixed' {
  */
 export function quantizeWeights(
   w: ModelWeights,
-  format: WeightFormat,
+  format: RunWeightFormat,
   onProgress?: (done: number, name: string) => void,
 ): ModelWeights {
   if (format === 'f32') return w;

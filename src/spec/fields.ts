@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { WEIGHT_FORMATS } from '../weight-format.ts';
+import { TENSOR_FORMATS } from '../weight-format.ts';
 
 export const finite = z.number().finite();
 
@@ -24,7 +24,7 @@ export const TimebaseSchema = z.enum(['gpu', 'wall']);
 export type Timebase = z.infer<typeof TimebaseSchema>;
 
 /** A model's weight format; "mixed" when its linear layers differ (a GGUF file may mix types). */
-export const WeightFormatSchema = z.enum([...WEIGHT_FORMATS, 'mixed']);
+export const WeightFormatSchema = z.enum([...TENSOR_FORMATS, 'mixed']);
 
 /** A model's graph: the fused one (6 dispatches per layer) or the unfused reference (16). */
 export const GraphSchema = z.enum(['fused', 'unfused']);

@@ -5,7 +5,7 @@ import { Model } from '../model/forward.ts';
 import { validateModel } from '../model/verify.ts';
 import { quantizeWeights, weightFormatOf, weightFormatsOf, widenWeights } from '../model/weights.ts';
 import type { QualitySlice } from '../spec/workloads/formats.ts';
-import type { WeightFormat } from '../weight-format.ts';
+import type { RunWeightFormat, WeightFormat } from '../weight-format.ts';
 import { decodeSweep } from './decode.ts';
 import { formatSummary, formatTargets, type QualityRecord } from './formats-section.ts';
 import { prefillSweep } from './prefill.ts';
@@ -95,7 +95,7 @@ async function sliceLogits(model: Model, s: SliceInputs, forced: number[][] | nu
  * on every slice are compared with f32's. One model lives at a time.
  */
 export const formatSweep: WorkloadRunner<'formats', QualityRecord> = async (ctx, w) => {
-  const formats: WeightFormat[] = ['f32', ...w.formats.filter((f) => f !== 'f32')];
+  const formats: RunWeightFormat[] = ['f32', ...w.formats.filter((f) => f !== 'f32')];
   const units = formats.length * (2 + (w.quality ? 1 : 0));
   let done = 0;
   const slices = qualitySlices(ctx.config.vocabSize, ctx.config.maxSeqLen);

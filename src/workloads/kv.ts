@@ -13,6 +13,7 @@ import { decodePrompt } from '../spec/workload.ts';
 import type { WorkloadOf } from '../spec/workloads/index.ts';
 import { ERROR_BUCKETS, type KvCell, type KvError, type KvSection } from '../spec/workloads/kv-result.ts';
 import { percentile } from '../stats.ts';
+import { isQuantFormat } from '../weight-format.ts';
 import { verifySlots } from './capacity.ts';
 import { promptTokens } from './prompts.ts';
 import type { WorkloadContext, WorkloadEngine, WorkloadRunner } from './workload.ts';
@@ -167,7 +168,10 @@ export const kvMatrix: WorkloadRunner<'kv', KvRecord> = async (ctx, w) => {
 function variantWeights(ctx: WorkloadContext<KvRecord>, kvHeads: number): ModelWeights {
   if (kvHeads === ctx.config.numKvHeads) return ctx.weights;
   const variant = withKvHeads(widenWeights(ctx.weights), kvHeads, VARIANT_SEED);
-  return ctx.weightFormat === 'mixed' ? variant : quantizeWeights(variant, ctx.weightFormat);
+  // A mixed file, or a GGUF type the engine cannot quantize to, keeps the new K/V projections in f32.
+  return ctx.weightFormat === 'mixed' || isQuantFormat(ctx.weightFormat)
+    ? variant
+    : quantizeWeights(variant, ctx.weightFormat);
 }
 
 async function buildModel(

@@ -15,7 +15,7 @@ import { quantizeWeights } from '../../model/weights.ts';
 import { warmUp } from '../../serve/driver.ts';
 import { OnlineEngine } from '../../serve/online.ts';
 import { VALIDATION_TOKENS } from '../../spec/workload.ts';
-import type { WeightFormat } from '../../weight-format.ts';
+import type { RunWeightFormat } from '../../weight-format.ts';
 import { promptTokens } from '../../workloads/prompts.ts';
 import { buildApiServer, epochMs } from './api-server.ts';
 import { dawnInstance } from './dawn-globals.ts';
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   const maxBatch = Number(values['max-batch']);
   const gpu = await acquireGpu({ gpu: dawnInstance(values.backend as string) });
   const loaded = await loadModel({ kind: 'preset', preset, seed: Number(values.seed) });
-  const format = values.weights as WeightFormat;
+  const format = values.weights as RunWeightFormat;
   const weights = format === 'f32' ? loaded.weights : quantizeWeights(loaded.weights, format);
   const config = weights.config;
   const software = isSoftwareAdapter(gpu.adapter);

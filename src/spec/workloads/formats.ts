@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { escapeMarkdown, fixed, formatMs, MISSING, markdownDelimiter, markdownRow } from '../../markdown.ts';
 import { PRESETS } from '../../model/config.ts';
-import { WEIGHT_FORMATS, type WeightFormat } from '../../weight-format.ts';
+import { type RunWeightFormat, WEIGHT_FORMATS } from '../../weight-format.ts';
 import { nonNegative } from '../fields.ts';
 import {
   type CommonOptions,
@@ -119,7 +119,7 @@ export const formats = {
     defaults: FORMATS_SUITE,
     weightList: true,
     // --prefill and --depth name the one L and the one depth each format is timed at.
-    build: (o: CommonOptions & { weights?: WeightFormat[]; quality: boolean }): FormatsWorkload[] => [
+    build: (o: CommonOptions & { weights?: RunWeightFormat[]; quality: boolean }): FormatsWorkload[] => [
       {
         kind: 'formats',
         formats: o.weights ?? [...WEIGHT_FORMATS],

@@ -21,7 +21,7 @@ import type { BenchSpec } from '../../spec/schema.ts';
 import { SPEC_DEFAULTS } from '../../spec/suites.ts';
 import { windowErrors } from '../../spec/workload.ts';
 import { parseDuration } from '../../spec/workloads/sustained.ts';
-import { BYTES, WEIGHT_FORMATS, type WeightFormat } from '../../weight-format.ts';
+import { BYTES, type RunWeightFormat, WEIGHT_FORMATS } from '../../weight-format.ts';
 import { h } from '../dom.ts';
 import { formatCount } from '../format.ts';
 import { type FieldName, Fields, isField, parseList, parseNumber } from './fields.ts';
@@ -42,8 +42,8 @@ import {
  * The formats to sweep as typed, comma- or space-separated. The names go to the spec schema as
  * they are (as drafter names do): it is the one that knows the formats and rejects a stranger.
  */
-function parseFormats(text: string): WeightFormat[] {
-  return text.split(/[\s,;]+/).filter(Boolean) as WeightFormat[];
+function parseFormats(text: string): RunWeightFormat[] {
+  return text.split(/[\s,;]+/).filter(Boolean) as RunWeightFormat[];
 }
 
 /** A request rate as typed: empty for the calibrated rate, `inf` for all at once, else requests/s. */
@@ -260,7 +260,7 @@ export class ConfigForm {
       // The weights option is the list field while the format sweep is chosen, the choice otherwise.
       weights: shows(suite, 'weightsList')
         ? parseFormats(this.fields.value('weightsList'))
-        : [this.fields.value('weights') as WeightFormat],
+        : [this.fields.value('weights') as RunWeightFormat],
     };
     if (suite === 'spec') {
       // The speculative suite's own fields; its depths, tokens and repetitions are sent as typed.

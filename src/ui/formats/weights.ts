@@ -4,7 +4,7 @@
  */
 
 import type { BenchResult, Point } from '../../results/schema.ts';
-import { WEIGHT_FORMATS, type WeightFormat } from '../../weight-format.ts';
+import { TENSOR_FORMATS } from '../../weight-format.ts';
 
 export type PointFormat = NonNullable<Point['weightFormat']>;
 
@@ -12,16 +12,16 @@ export function pointFormat(p: Pick<Point, 'weightFormat'>): PointFormat {
   return p.weightFormat ?? 'f32';
 }
 
-/** The formats among `points`, widest first (f32, f16, int8, int4, then mixed). */
+/** The formats among `points`, widest first (f32, f16, int8, int4, the GGUF types, then mixed). */
 export function formatsIn(points: readonly Pick<Point, 'weightFormat'>[]): PointFormat[] {
-  const order: readonly PointFormat[] = [...WEIGHT_FORMATS, 'mixed'];
+  const order: readonly PointFormat[] = [...TENSOR_FORMATS, 'mixed'];
   const present = new Set(points.map(pointFormat));
   return order.filter((f) => present.has(f));
 }
 
 /** Rank of a format in the sweep's order, so a series runs from the widest format to the narrowest. */
 export function formatRank(f: PointFormat): number {
-  return f === 'mixed' ? WEIGHT_FORMATS.length : WEIGHT_FORMATS.indexOf(f as WeightFormat);
+  return f === 'mixed' ? TENSOR_FORMATS.length : TENSOR_FORMATS.indexOf(f);
 }
 
 /**

@@ -1,0 +1,33 @@
+import { f16Values } from '../weight-format.ts';
+import { halfBits } from './half.ts';
+import type { QuantType } from './types.ts';
+
+/**
+ * Q4_0 (block_q4_0): 32 weights as an f16 scale d and 16 bytes of 4-bit quants. Byte j holds weight
+ * j in its low nibble and weight j + 16 in its high one; a weight is (q − 8) · d.
+ *
+ *   [0, 2) d   [2, 18) qs
+ */
+export const Q4_0: QuantType = {
+  name: 'Q4_0',
+  ggml: 2,
+  blockElems: 32,
+  blockBytes: 18,
+  quants: [[2, 18]],
+  header: [[0, 2, 0]],
+  headerWords: 1,
+  dequantize(src, offset, blocks, out, outOffset) {
+    const half = f16Values();
+    for (let b = 0; b < blocks; b++) {
+      const at = offset + b * 18;
+      const y = outOffset + b * 32;
+      const d = half[halfBits(src, at)];
+      for (let j = 0; j < 16; j++) {
+        const byte = src[at + 2 + j];
+        // An int times an f32 in C: exact in a double, then rounded once to f32.
+        out[y + j] = ((byte & 0xf) - 8) * d;
+        out[y + j + 16] = ((byte >> 4) - 8) * d;
+      }
+    }
+  },
+};
