@@ -29,7 +29,9 @@ export function qkvPrepBuffers(
   if (prep.bias !== Boolean(a.bias))
     throw new KernelError(`${name}: ${prep.bias ? 'needs a bias buffer' : 'was built without biases'}`);
   if (prep.norm !== Boolean(a.norm))
-    throw new KernelError(`${name}: ${prep.norm ? 'needs the head-norm weights' : 'was built without head norms'}`);
+    throw new KernelError(
+      `${name}: ${prep.norm ? 'needs the head-norm weights' : 'was built without head norms'}`,
+    );
   return [a.bias, a.norm];
 }
 
@@ -41,7 +43,13 @@ export function qkvPrepSlots(prep: QkvPrep): { qkv_bias: WgslLibraryName; head_n
   };
 }
 
-const HEAD_PREP_PARAMS = defineParams({ rows: 'u32', heads: 'u32', headDim: 'u32', normAt: 'u32', eps: 'f32' });
+const HEAD_PREP_PARAMS = defineParams({
+  rows: 'u32',
+  heads: 'u32',
+  headDim: 'u32',
+  normAt: 'u32',
+  eps: 'f32',
+});
 
 const HEAD_PREP_SHADER = composedOnce(
   (prep: QkvPrep) => `${prep.bias}:${prep.norm}`,

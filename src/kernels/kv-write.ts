@@ -126,7 +126,14 @@ export class RopeKvWriteKernel {
       name: 'rope_kv_write',
       pipeline: this.pipeline,
       params: ROPE_KV_PARAMS,
-      values: { rows: a.rows, heads: a.heads, kvHeads: a.kvHeads, half, pageSize: a.pageSize, eps: a.eps ?? 0 },
+      values: {
+        rows: a.rows,
+        heads: a.heads,
+        kvHeads: a.kvHeads,
+        half,
+        pageSize: a.pageSize,
+        eps: a.eps ?? 0,
+      },
       buffers: [
         a.qkv,
         a.positions,

@@ -8,6 +8,8 @@ export const KERNEL_ROLES = {
   embedding: 'embedding',
   norm: 'rmsnorm',
   qkv: 'qkv proj',
+  /** The unfused graph's q/k/v bias (qwen2) and per-head q/k RMSNorm (qwen3), in place (head_prep.wgsl). */
+  qkvPrep: 'q/k/v prep',
   rope: 'rope',
   kvWrite: 'kv write',
   /** The fused graph's RoPE of q and k and KV write, one dispatch (rope_kv_write.wgsl). */

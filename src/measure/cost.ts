@@ -6,7 +6,7 @@ import {
 import { KERNEL_ROLES, type KernelRole } from '../kernels/roles.ts';
 import type { AttentionVariant } from '../kernels/variants.ts';
 import { type KvDtype, kvRowBytes } from '../kv/format.ts';
-import { dims, type ModelConfig } from '../model/config.ts';
+import { archFeatures, dims, type ModelConfig } from '../model/config.ts';
 import { LM_HEAD } from '../model/weights.ts';
 import { weightBytes } from '../quant/formats.ts';
 import { BYTES, formatOf, type WeightFormat, type WeightFormats } from '../weight-format.ts';
@@ -126,6 +126,35 @@ export function attentionCost(
   };
 }
 
+/**
+ * What an architecture adds between the q/k/v projections and RoPE, over `rows` tokens: qwen2's
+ * biases (an add per element of q, k and v, and the biases read) and qwen3's per-head RMSNorm of q
+ * and k (4 per element, as rmsNormCost, and the two weight rows read). `inPlace`: the unfused graph
+ * does it in its own dispatches (head_prep.wgsl), reading and writing each prepared projection; the
+ * fused one inside its RoPE + KV write, at no extra activation traffic.
+ */
+export function qkvPrepCost(c: ModelConfig, rows: number, inPlace: boolean): Cost & { dispatches: number } {
+  const { qWidth, kvWidth, headDim } = dims(c);
+  const { qkvBias, qkNorm } = archFeatures(c);
+  const qkWidth = qWidth + kvWidth;
+  let flops = 0;
+  let bytes = 0;
+  let touched = 0;
+  if (qkvBias) {
+    flops += rows * (qkWidth + kvWidth);
+    bytes += (qkWidth + kvWidth) * F32;
+    touched = qkWidth + kvWidth;
+  }
+  if (qkNorm) {
+    flops += 4 * rows * qkWidth;
+    bytes += 2 * headDim * F32;
+    touched = Math.max(touched, qkWidth);
+  }
+  if (inPlace) bytes += 2 * rows * touched * F32;
+  const dispatches = inPlace ? (qkvBias || qkNorm ? 2 : 0) + (qkvBias ? 1 : 0) : 0;
+  return { flops, bytes, dispatches };
+}
+
 /** x += y over n elements. */
 export function residualCost(n: number): Cost {
   return { flops: n, bytes: 3 * n * F32 };
@@ -222,6 +251,8 @@ function forwardCost(
       ),
     );
     add(k, KERNEL_ROLES.qkv, qkv, 3);
+    const prep = qkvPrepCost(c, rows, true);
+    if (prep.dispatches > 0) add(k, KERNEL_ROLES.qkvPrep, prep, prep.dispatches);
     add(k, KERNEL_ROLES.rope, both(ropeCost(rows, heads, headDim), ropeCost(rows, kvHeads, headDim)), 2);
     add(k, KERNEL_ROLES.kvWrite, kvWriteCost(rows, kvWidth, headDim, kv));
     const att = attentionCost(dm, rows, pairs, kvTokensRead, kvRowLoads, kv);
@@ -305,11 +336,13 @@ function fusedLayers(
         d,
       ),
     );
+    const prep = qkvPrepCost(c, rows, false);
     add(k, KERNEL_ROLES.ropeKvWrite, {
-      flops: 6 * rows * (heads + kvHeads) * half,
+      flops: 6 * rows * (heads + kvHeads) * half + prep.flops,
       bytes:
         (rows * qkvWidth + rows * qWidth + 2 * rows + 2 * rows * half) * F32 +
-        2 * rows * kvHeads * rowBytes(headDim, kv),
+        2 * rows * kvHeads * rowBytes(headDim, kv) +
+        prep.bytes,
     });
     const att = attentionCost(dm, rows, pairs, kvTokensRead, kvRowLoads, kv);
     att.bytesAsImplemented += attention.partialBytes;

@@ -28,7 +28,9 @@ export const RopeScalingSchema = z.discriminatedUnion('type', [
       originalMaxPositions: z.number().int().positive(),
     })
     .strict(),
-  z.object({ type: z.literal('factors'), factors: z.array(z.number().positive().finite()).max(128) }).strict(),
+  z
+    .object({ type: z.literal('factors'), factors: z.array(z.number().positive().finite()).max(128) })
+    .strict(),
   z.object({ type: z.literal('linear'), factor: z.number().positive() }).strict(),
 ]);
 export type RopeScaling = z.infer<typeof RopeScalingSchema>;

@@ -8,7 +8,7 @@ import { MAX_DECODE_BATCH } from '../kernels/limits.ts';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../kernels/variants.ts';
 import { KvCache, type KvCacheOptions } from '../kv/cache.ts';
 import { BYTES } from '../weight-format.ts';
-import { dims, type ModelConfig } from './config.ts';
+import { archFeatures, dims, type ModelConfig } from './config.ts';
 import { graphFusions } from './graph.ts';
 import { createKernels, LinearKernels } from './kernel-set.ts';
 import { checkPlanFits, planMemory } from './plan.ts';
@@ -170,7 +170,8 @@ export class Model {
       kvDtype: kv.dtype,
       window: kv.window,
     };
-    const kernels = await createKernels(ctx, variants, attention);
+    const { qkvBias, qkNorm } = archFeatures(config);
+    const kernels = await createKernels(ctx, variants, attention, { bias: qkvBias, norm: qkNorm });
     // The linear kernels are compiled as the plans need them (LinearKernels).
     const linear = new LinearKernels(
       ctx,

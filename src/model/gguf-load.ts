@@ -13,7 +13,13 @@ import {
   ModelConfigSchema,
   type RopeScaling,
 } from './config.ts';
-import { type GgufHeader, type GgufTensorInfo, GgufTruncatedError, type GgufValue, parseGgufHeader } from './gguf.ts';
+import {
+  type GgufHeader,
+  type GgufTensorInfo,
+  GgufTruncatedError,
+  type GgufValue,
+  parseGgufHeader,
+} from './gguf.ts';
 import { MAX_SEQ_LEN_CAP } from './hf.ts';
 import { type Tokenizer, tokenizerFromGguf } from './tokenizer/index.ts';
 import { LM_HEAD, type ModelWeights, tensorSpecs } from './weights.ts';
@@ -137,7 +143,9 @@ const CONFIG_KEYS: Record<keyof ModelConfig, string> = {
 function architectureOf(h: GgufHeader, source: string): Architecture {
   const arch = h.metadata.get('general.architecture');
   if (arch === undefined)
-    throw new ConfigError(`Invalid ${source}: general.architecture is missing (it names the model's architecture)`);
+    throw new ConfigError(
+      `Invalid ${source}: general.architecture is missing (it names the model's architecture)`,
+    );
   if (typeof arch !== 'string' || !(ARCHITECTURES as readonly string[]).includes(arch)) {
     throw new ConfigError(
       `Invalid ${source}: general.architecture is ${JSON.stringify(String(arch))}; supported: ${ARCHITECTURES.join(', ')}`,
@@ -312,7 +320,9 @@ class TensorDecoder {
     if (!type) throw unsupportedTypeError(t.name, t.type);
     const { quants, headers } = repackTensor(type, b, at, N, K, t.name);
     const format = formatOfQuantType(type);
-    return { packed: { format, N, K, words: moveRows(quants, N, rowOf), scales: moveRows(headers, N, rowOf) } };
+    return {
+      packed: { format, N, K, words: moveRows(quants, N, rowOf), scales: moveRows(headers, N, rowOf) },
+    };
   }
 
   /** The exact dequantization of a block-type tensor, in file row order (ggml's, bit for bit). */
@@ -323,7 +333,11 @@ class TensorDecoder {
 }
 
 /** `words` as N equal rows, row r moved to rowOf(r) (the identity returns `words` itself). */
-function moveRows(words: Uint32Array<ArrayBuffer>, N: number, rowOf: (r: number) => number): Uint32Array<ArrayBuffer> {
+function moveRows(
+  words: Uint32Array<ArrayBuffer>,
+  N: number,
+  rowOf: (r: number) => number,
+): Uint32Array<ArrayBuffer> {
   let identity = true;
   for (let r = 0; r < N && identity; r++) identity = rowOf(r) === r;
   if (identity) return words;
@@ -334,7 +348,11 @@ function moveRows(words: Uint32Array<ArrayBuffer>, N: number, rowOf: (r: number)
 }
 
 /** f32 rows [N, K] with row r moved to rowOf(r). */
-function moveFloatRows(values: Float32Array<ArrayBuffer>, N: number, rowOf: (r: number) => number): Float32Array<ArrayBuffer> {
+function moveFloatRows(
+  values: Float32Array<ArrayBuffer>,
+  N: number,
+  rowOf: (r: number) => number,
+): Float32Array<ArrayBuffer> {
   const per = values.length / N;
   const out = new Float32Array(values.length);
   for (let r = 0; r < N; r++) out.set(values.subarray(r * per, (r + 1) * per), rowOf(r) * per);
@@ -409,7 +427,8 @@ function wantedTensors(
       );
     }
     const float = t.type === GGML.F32 || t.type === GGML.F16 || t.type === GGML.BF16;
-    if (!float && !quantTypeByCode(t.type)) throw new InputError(`${source}: ${unsupportedTypeError(gguf, t.type).message}`);
+    if (!float && !quantTypeByCode(t.type))
+      throw new InputError(`${source}: ${unsupportedTypeError(gguf, t.type).message}`);
     wanted.push({ hf: spec.name, gguf, info: t, kind: spec.kind });
   }
   return wanted;
@@ -423,7 +442,11 @@ export interface LoadedGguf {
 }
 
 /** Loads a whole GGUF file (llama, qwen2 or qwen3) as ModelWeights; `source` names it in every error. */
-export function loadGgufModel(bytes: Uint8Array, source = 'GGUF file', opts: GgufLoadOptions = {}): LoadedGguf {
+export function loadGgufModel(
+  bytes: Uint8Array,
+  source = 'GGUF file',
+  opts: GgufLoadOptions = {},
+): LoadedGguf {
   let h: GgufHeader;
   try {
     h = parseGgufHeader(bytes, source, { keepArray: (key) => key.startsWith('tokenizer.') });

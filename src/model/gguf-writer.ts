@@ -1,7 +1,9 @@
 import { InputError } from '../errors.ts';
 import { f32ToF16Bits } from '../weight-format.ts';
-import type { GgufTensorInfo } from './gguf.ts';
+import { archFeatures } from './config.ts';
+import type { GgufHeader, GgufTensorInfo } from './gguf.ts';
 import { ggufName } from './gguf-load.ts';
+import { llama3FreqFactors } from './rope.ts';
 import { get, type ModelWeights, type TensorSpec, tensorSpecs } from './weights.ts';
 
 /**
@@ -11,7 +13,9 @@ import { get, type ModelWeights, type TensorSpec, tensorSpecs } from './weights.
  * its model with it, so llama.cpp and this engine load the same file; the tests use it so that the
  * loader in gguf-load.ts is tested against files it did not write itself. It is written from the
  * format's description, not from the loader's code: the permutation is numpy's reshape/swapaxes
- * spelled out, not the loader's inverse. Three levels: `writeGguf` (a model's whole file),
+ * spelled out, not the loader's inverse. It writes the three architectures the loader reads, as
+ * the converter does: llama (Q/K permuted; Llama 3 scaling as rope_freqs.weight), qwen2 (q/k/v
+ * biases) and qwen3 (q/k head norms), the last two unpermuted (llama.cpp's NEOX RoPE). Three levels: `writeGguf` (a model's whole file),
  * `encodeGguf` (a file from parts a test may edit first, to break it) and `encodeGgufHeader` (the
  * header alone, for the header reader in gguf.ts and the capacity estimator, which read no weights).
  */
@@ -338,9 +342,53 @@ export interface GgufWriteOptions {
   /**
    * Write the tokenizer block llama.cpp needs to load the file (see tokenizerMeta). true demands it
    * (and throws for a vocabulary too small to hold one); by default it is written where it fits, so
-   * the loader's tests may still use vocabularies of a few tokens.
+   * the loader's tests may still use vocabularies of a few tokens. A list of entries is a real
+   * tokenizer block to write instead (tokenizerBlockOf: a vocab GGUF's own).
    */
-  tokenizer?: boolean;
+  tokenizer?: boolean | MetaEntry[];
+}
+
+/** The types of the tokenizer keys llama.cpp reads (llama-vocab.cpp), for copying a block across files. */
+const TOKENIZER_KEY_TYPES: Record<string, 'str' | 'strs' | 'f32s' | 'i32s' | 'u32' | 'bool'> = {
+  'tokenizer.ggml.model': 'str',
+  'tokenizer.ggml.pre': 'str',
+  'tokenizer.ggml.tokens': 'strs',
+  'tokenizer.ggml.token_type': 'i32s',
+  'tokenizer.ggml.scores': 'f32s',
+  'tokenizer.ggml.merges': 'strs',
+  'tokenizer.ggml.bos_token_id': 'u32',
+  'tokenizer.ggml.eos_token_id': 'u32',
+  'tokenizer.ggml.eot_token_id': 'u32',
+  'tokenizer.ggml.eom_token_id': 'u32',
+  'tokenizer.ggml.unknown_token_id': 'u32',
+  'tokenizer.ggml.seperator_token_id': 'u32',
+  'tokenizer.ggml.padding_token_id': 'u32',
+  'tokenizer.ggml.add_bos_token': 'bool',
+  'tokenizer.ggml.add_eos_token': 'bool',
+  'tokenizer.ggml.add_space_prefix': 'bool',
+  'tokenizer.ggml.remove_extra_whitespaces': 'bool',
+};
+
+/**
+ * The tokenizer block of a parsed GGUF header (read with its tokenizer arrays kept whole), as
+ * metadata entries another file can carry: the vocabulary of a real model family, for a model of
+ * that family's shape. Keys llama.cpp does not read (a chat template) are left out.
+ */
+export function tokenizerBlockOf(h: GgufHeader): MetaEntry[] {
+  const out: MetaEntry[] = [];
+  for (const [key, type] of Object.entries(TOKENIZER_KEY_TYPES)) {
+    const v = h.metadata.get(key);
+    if (v === undefined) continue;
+    const list = typeof v === 'object' && v !== null && 'array' in v ? v.array : null;
+    if (type === 'str' && typeof v === 'string') out.push([key, { str: v }]);
+    else if (type === 'u32' && typeof v === 'number') out.push([key, { u32: v }]);
+    else if (type === 'bool' && typeof v === 'boolean') out.push([key, { bool: v }]);
+    else if (type === 'strs' && list) out.push([key, { strs: list.map(String) }]);
+    else if (type === 'f32s' && list) out.push([key, { f32s: list.map(Number) }]);
+    else if (type === 'i32s' && list) out.push([key, { i32s: list.map(Number) }]);
+    else throw new InputError(`${key}: not the ${type} llama.cpp reads, or an array the header did not keep`);
+  }
+  return out;
 }
 
 /** GGUF token types, as llama.cpp's vocabulary reads them. */
@@ -408,38 +456,50 @@ export function tokenizerMeta(vocabSize: number): MetaEntry[] {
 /** The parts of a llama GGUF holding `w` (f32 values of `w.tensors`), ready to edit or encode. */
 export function ggufParts(w: ModelWeights, opts: GgufWriteOptions = {}): GgufParts {
   const c = w.config;
+  const arch = c.arch ?? 'llama';
+  const { neoxRope } = archFeatures(c);
+  // Norms and biases stay F32, as llama.cpp's quantizer keeps 1-D tensors.
   const typeOf =
     typeof opts.type === 'function'
       ? opts.type
       : (_: string, kind: TensorSpec['kind']) =>
-          kind === 'norm' ? 'F32' : ((opts.type as GgufType) ?? 'F32');
+          kind === 'norm' || kind === 'bias' ? 'F32' : ((opts.type as GgufType) ?? 'F32');
   const alignment = opts.alignment ?? 32;
   const meta: MetaEntry[] = [
-    ['general.architecture', { str: 'llama' }],
+    ['general.architecture', { str: arch }],
     ['general.name', { str: opts.name ?? 'test model' }],
-    ['llama.context_length', { u32: c.maxSeqLen }],
-    ['llama.embedding_length', { u32: c.hiddenSize }],
-    ['llama.block_count', { u32: c.numLayers }],
-    ['llama.feed_forward_length', { u32: c.intermediateSize }],
-    ['llama.attention.head_count', { u32: c.numHeads }],
-    ['llama.attention.head_count_kv', { u32: c.numKvHeads }],
-    ['llama.rope.freq_base', { f32: c.ropeTheta }],
-    ['llama.attention.layer_norm_rms_epsilon', { f32: c.rmsNormEps }],
-    ['llama.rope.dimension_count', { u32: c.headDim }],
-    ['llama.vocab_size', { u32: c.vocabSize }],
+    [`${arch}.context_length`, { u32: c.maxSeqLen }],
+    [`${arch}.embedding_length`, { u32: c.hiddenSize }],
+    [`${arch}.block_count`, { u32: c.numLayers }],
+    [`${arch}.feed_forward_length`, { u32: c.intermediateSize }],
+    [`${arch}.attention.head_count`, { u32: c.numHeads }],
+    [`${arch}.attention.head_count_kv`, { u32: c.numKvHeads }],
+    [`${arch}.rope.freq_base`, { f32: c.ropeTheta }],
+    [`${arch}.attention.layer_norm_rms_epsilon`, { f32: c.rmsNormEps }],
+    [`${arch}.rope.dimension_count`, { u32: c.headDim }],
+    [`${arch}.vocab_size`, { u32: c.vocabSize }],
   ];
   if (c.headDim * c.numHeads !== c.hiddenSize) {
-    meta.push(['llama.attention.key_length', { u32: c.headDim }]);
-    meta.push(['llama.attention.value_length', { u32: c.headDim }]);
+    meta.push([`${arch}.attention.key_length`, { u32: c.headDim }]);
+    meta.push([`${arch}.attention.value_length`, { u32: c.headDim }]);
+  }
+  if (c.ropeScaling?.type === 'linear') {
+    meta.push(
+      [`${arch}.rope.scaling.type`, { str: 'linear' }],
+      [`${arch}.rope.scaling.factor`, { f32: c.ropeScaling.factor }],
+    );
   }
   if (alignment !== 32) meta.push(['general.alignment', { u32: alignment }]);
-  if (opts.tokenizer ?? c.vocabSize >= MIN_TOKENIZER_VOCAB) meta.push(...tokenizerMeta(c.vocabSize));
+  if (Array.isArray(opts.tokenizer)) meta.push(...opts.tokenizer);
+  else if (opts.tokenizer ?? c.vocabSize >= MIN_TOKENIZER_VOCAB) meta.push(...tokenizerMeta(c.vocabSize));
   const tensors: RawTensor[] = tensorSpecs(c).map((spec) => {
     const name = ggufName(spec.name);
     let data = get(w, spec.name);
     const K = spec.shape[spec.shape.length - 1];
-    if (spec.name.endsWith('.q_proj.weight')) data = llamaCppPermute(data, spec.shape[0], K, c.numHeads);
-    if (spec.name.endsWith('.k_proj.weight')) data = llamaCppPermute(data, spec.shape[0], K, c.numKvHeads);
+    if (!neoxRope && spec.name.endsWith('.q_proj.weight'))
+      data = llamaCppPermute(data, spec.shape[0], K, c.numHeads);
+    if (!neoxRope && spec.name.endsWith('.k_proj.weight'))
+      data = llamaCppPermute(data, spec.shape[0], K, c.numKvHeads);
     const type = typeOf(spec.name, spec.kind);
     return {
       name,
@@ -448,6 +508,18 @@ export function ggufParts(w: ModelWeights, opts: GgufWriteOptions = {}): GgufPar
       data: encodeTensor(data, type, K, name),
     };
   });
+  // Llama 3's scaling goes in as the converter writes it: the frequency factors, one per pair.
+  const s = c.ropeScaling;
+  const factors = s?.type === 'llama3' ? llama3FreqFactors(c) : s?.type === 'factors' ? s.factors : undefined;
+  if (factors) {
+    const data = Float32Array.from(factors);
+    tensors.push({
+      name: 'rope_freqs.weight',
+      dims: [factors.length],
+      type: GGUF_TYPE_CODES.F32,
+      data: encodeTensor(data, 'F32', factors.length, 'rope_freqs.weight'),
+    });
+  }
   return { version: opts.version ?? 3, meta, tensors, alignment };
 }
 

@@ -2,6 +2,7 @@ import { InputError } from '../errors.ts';
 import type { PagedAttentionDecodeKernel, PagedAttentionPrefillKernel } from '../kernels/attention.ts';
 import type { EmbeddingKernel, ResidualAddKernel, RopeKernel, SwigluKernel } from '../kernels/elementwise.ts';
 import { type LinearFusion, PLAIN } from '../kernels/fuse.ts';
+import type { HeadPrepKernel } from '../kernels/head-prep.ts';
 import { type KernelCall, withRole } from '../kernels/kernel.ts';
 import type { KvWriteKernel, RopeKvWriteKernel } from '../kernels/kv-write.ts';
 import { KERNEL_ROLES } from '../kernels/roles.ts';
@@ -58,6 +59,9 @@ export type LinearCall = (
  * linear kernels are compiled per shape; a pass gets them as a LinearCall.
  */
 export interface Kernels {
+  /** The unfused graph's bias and head norm of q and k, and bias of v, where the architecture has them. */
+  headPrepQk?: HeadPrepKernel;
+  headPrepV?: HeadPrepKernel;
   embedding: EmbeddingKernel;
   rmsNorm: RmsNormKernel;
   rope: RopeKernel;
@@ -148,9 +152,11 @@ export function headInput(b: PassBuffers): GPUBuffer {
  *
  * Unfused, per layer (16 dispatches): RMSNorm, q, k and v projections, RoPE of q and of k, KV
  * write, attention, o projection, residual add, RMSNorm, gate and up projections, SwiGLU, down
- * projection, residual add. Fused (6): [norm → q/k/v] in one product, RoPE + KV write, attention,
- * [o projection → residual add], [norm → gate/up → SwiGLU], [down projection → residual add];
- * the final norm runs inside the LM head. The unfused graph is the fused one's reference.
+ * projection, residual add; a qwen2 adds its q, k and v biases (3 more), a qwen3 its q and k head
+ * norms (2 more), after the projections. Fused (6): [norm → q/k/v] in one product, RoPE + KV write
+ * (biases and head norms included), attention, [o projection → residual add], [norm → gate/up →
+ * SwiGLU], [down projection → residual add]; the final norm runs inside the LM head. The unfused
+ * graph is the fused one's reference.
  */
 export function bodyCalls(
   g: GraphModel,
@@ -191,6 +197,9 @@ export function bodyCalls(
         withRole(
           R.ropeKvWrite,
           k.ropeKvWrite.call({
+            bias: w.attn.bqkv,
+            norm: w.headNorm,
+            eps,
             qkv,
             positions: b.positions,
             cos: ropeCos,
@@ -218,11 +227,23 @@ export function bodyCalls(
     if (w.attn.kind !== 'split' || w.mlp.kind !== 'split' || !b.split)
       throw new InputError('a layer mixes the fused and unfused graphs');
     const { h, proj, gate, up } = b.split;
+    const a = w.attn;
+    // The architecture's bias and head norm, in place on each projection (head_prep.wgsl).
+    const prep: KernelCall[] = [];
+    if (k.headPrepQk) {
+      const common = { rows, headDim, norm: w.headNorm, eps };
+      prep.push(
+        k.headPrepQk.call({ ...common, x: q, heads, bias: a.bq, normAt: 0 }),
+        k.headPrepQk.call({ ...common, x: b.split.k, heads: kvHeads, bias: a.bk, normAt: headDim }),
+      );
+    }
+    if (k.headPrepV) prep.push(k.headPrepV.call({ x: b.split.v, rows, heads: kvHeads, headDim, bias: a.bv }));
     calls.push(
       withRole(R.norm, k.rmsNorm.call({ x, weight: w.inputNorm, out: h, rows, d, eps })),
-      withRole(R.qkv, linear(h, w.attn.wq, q, qWidth, d)),
-      withRole(R.qkv, linear(h, w.attn.wk, b.split.k, kvWidth, d)),
-      withRole(R.qkv, linear(h, w.attn.wv, b.split.v, kvWidth, d)),
+      withRole(R.qkv, linear(h, a.wq, q, qWidth, d)),
+      withRole(R.qkv, linear(h, a.wk, b.split.k, kvWidth, d)),
+      withRole(R.qkv, linear(h, a.wv, b.split.v, kvWidth, d)),
+      ...prep.map((call) => withRole(R.qkvPrep, call)),
       withRole(R.rope, rope(q, heads)),
       withRole(R.rope, rope(b.split.k, kvHeads)),
       withRole(

@@ -6,6 +6,7 @@ import {
 } from '../kernels/attention.ts';
 import { EmbeddingKernel, ResidualAddKernel, RopeKernel, SwigluKernel } from '../kernels/elementwise.ts';
 import { GemvKernel } from '../kernels/gemv.ts';
+import { HeadPrepKernel, type QkvPrep } from '../kernels/head-prep.ts';
 import type { KernelContext } from '../kernels/kernel.ts';
 import { KvWriteKernel, RopeKvWriteKernel } from '../kernels/kv-write.ts';
 import { MatmulKernel } from '../kernels/matmul.ts';
@@ -21,8 +22,13 @@ export async function createKernels(
   variants: KernelVariants,
   /** The attention kernels' shape: the model's heads and the KV cache's layout. */
   attention: AttentionConfig,
+  /** What the architecture does to q, k and v before RoPE (archFeatures): a bias, a head norm. */
+  prep: QkvPrep,
 ): Promise<Kernels> {
   return {
+    // The unfused graph's preparations: of q and k (the bias and the norm), and of v (its bias alone).
+    ...(prep.bias || prep.norm ? { headPrepQk: await HeadPrepKernel.create(ctx, prep) } : {}),
+    ...(prep.bias ? { headPrepV: await HeadPrepKernel.create(ctx, { bias: true, norm: false }) } : {}),
     embedding: await EmbeddingKernel.create(ctx),
     rmsNorm: await RmsNormKernel.create(ctx, variants.rmsnorm),
     rope: await RopeKernel.create(ctx),
@@ -30,7 +36,7 @@ export async function createKernels(
     swiglu: await SwigluKernel.create(ctx),
     argmax: await ArgmaxKernel.create(ctx),
     kvWrite: await KvWriteKernel.create(ctx, attention.kvDtype),
-    ropeKvWrite: await RopeKvWriteKernel.create(ctx, attention.kvDtype),
+    ropeKvWrite: await RopeKvWriteKernel.create(ctx, attention.kvDtype, prep),
     attentionPrefill: await PagedAttentionPrefillKernel.create(ctx, attention, variants.attentionPrefill),
     attentionDecode: await PagedAttentionDecodeKernel.create(ctx, attention, variants.attentionDecode),
   };

@@ -66,7 +66,9 @@ export function ropeTable(config: ModelConfig): {
  * (headDim/2 divisors, f32): 1 for short wavelengths, `factor` for long ones, 1 / ((1 − s) / factor
  * + s) between. What the GGUF writer stores for a llama3-scaled model.
  */
-export function llama3FreqFactors(config: Pick<ModelConfig, 'headDim' | 'ropeTheta' | 'ropeScaling'>): number[] {
+export function llama3FreqFactors(
+  config: Pick<ModelConfig, 'headDim' | 'ropeTheta' | 'ropeScaling'>,
+): number[] {
   const s = config.ropeScaling;
   if (s?.type !== 'llama3') throw new Error('llama3FreqFactors needs llama3 RoPE scaling');
   const plain = ropeInverseFrequencies({ ...config, ropeScaling: undefined });

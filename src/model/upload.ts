@@ -2,7 +2,7 @@ import { InputError } from '../errors.ts';
 import type { BufferPool } from '../gpu/buffers.ts';
 import { graphFuses, type KernelVariants } from '../kernels/variants.ts';
 import type { PackedFormat, WeightFormat } from '../weight-format.ts';
-import { dims } from './config.ts';
+import { archFeatures, dims } from './config.ts';
 import { concatRows, interleaveRows, type RowTensor } from './fused.ts';
 import { ropeTable } from './rope.ts';
 import { get, LM_HEAD, type ModelWeights, tensorSpecs } from './weights.ts';
@@ -23,9 +23,20 @@ export interface LinearWeight {
  */
 interface LayerBuffers {
   inputNorm: GPUBuffer; // [d]
+  /** qwen2's q/k/v biases: each apart (unfused), or one [q; k; v] buffer (fused). */
   attn:
-    | { kind: 'split'; wq: LinearWeight; wk: LinearWeight; wv: LinearWeight } // [qWidth | kvWidth, d]
-    | { kind: 'fused'; wqkv: LinearWeight }; // [qWidth + 2 kvWidth, d]
+    | {
+        kind: 'split';
+        wq: LinearWeight; // [qWidth, d]
+        wk: LinearWeight; // [kvWidth, d]
+        wv: LinearWeight; // [kvWidth, d]
+        bq?: GPUBuffer; // [qWidth]
+        bk?: GPUBuffer; // [kvWidth]
+        bv?: GPUBuffer; // [kvWidth]
+      }
+    | { kind: 'fused'; wqkv: LinearWeight; bqkv?: GPUBuffer }; // [qWidth + 2 kvWidth, d], [qWidth + 2 kvWidth]
+  /** qwen3's per-head q and k norm weights, [2, headDim]: q's, then k's. */
+  headNorm?: GPUBuffer;
   wo: LinearWeight; // [d, qWidth]
   postNorm: GPUBuffer; // [d]
   mlp:
@@ -42,6 +53,17 @@ export interface GpuWeights {
   lmHead: LinearWeight; // [vocab, d]
   ropeCos: GPUBuffer; // [maxSeqLen, headDim/2]
   ropeSin: GPUBuffer; // [maxSeqLen, headDim/2]
+}
+
+/** Float arrays end to end, in one new array. */
+function concatFloats(parts: readonly Float32Array[]): Float32Array<ArrayBuffer> {
+  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }
 
 /** The packed formats a model's weights hold. */
@@ -83,6 +105,7 @@ export async function uploadWeights(
 ): Promise<GpuWeights> {
   const config = weights.config;
   const { layers } = dims(config);
+  const { qkvBias, qkNorm } = archFeatures(config);
   const upload = (tensor: string) => buffers.upload(tensor, get(weights, tensor));
   // A linear weight goes up in its format: the packed words and scales when it has them.
   const uploadRows = async (label: string, t: RowTensor): Promise<LinearWeight> => {
@@ -113,14 +136,34 @@ export async function uploadWeights(
     const p = `model.layers.${l}`;
     const [q, k, v] = ['q', 'k', 'v'].map((n) => `${p}.self_attn.${n}_proj.weight`);
     const [gate, up] = ['gate', 'up'].map((n) => `${p}.mlp.${n}_proj.weight`);
+    const [bq, bk, bv] = ['q', 'k', 'v'].map((n) => `${p}.self_attn.${n}_proj.bias`);
+    const biases = qkvBias ? [bq, bk, bv].map((name) => get(weights, name)) : undefined;
     layerBuffers.push({
       inputNorm: await upload(`${p}.input_layernorm.weight`),
       attn: fused
         ? {
             kind: 'fused',
             wqkv: await uploadRows(`${p} qkv`, concatRows(`${p} q/k/v`, [q, k, v].map(rowsOf))),
+            ...(biases ? { bqkv: await buffers.upload(`${p} qkv bias`, concatFloats(biases)) } : {}),
           }
-        : { kind: 'split', wq: await linear(q), wk: await linear(k), wv: await linear(v) },
+        : {
+            kind: 'split',
+            wq: await linear(q),
+            wk: await linear(k),
+            wv: await linear(v),
+            ...(biases ? { bq: await upload(bq), bk: await upload(bk), bv: await upload(bv) } : {}),
+          },
+      ...(qkNorm
+        ? {
+            headNorm: await buffers.upload(
+              `${p} q/k head norm`,
+              concatFloats([
+                get(weights, `${p}.self_attn.q_norm.weight`),
+                get(weights, `${p}.self_attn.k_norm.weight`),
+              ]),
+            ),
+          }
+        : {}),
       wo: await linear(`${p}.self_attn.o_proj.weight`),
       postNorm: await upload(`${p}.post_attention_layernorm.weight`),
       mlp: fused

@@ -1,5 +1,11 @@
 import { WeightsError } from '../errors.ts';
-import { type PackedTensor, packTensor, type RunWeightFormat, unpackTensor, type WeightFormat } from '../weight-format.ts';
+import {
+  type PackedTensor,
+  packTensor,
+  type RunWeightFormat,
+  unpackTensor,
+  type WeightFormat,
+} from '../weight-format.ts';
 import { archFeatures, dims, type ModelConfig } from './config.ts';
 
 /** One weight tensor, named and shaped as Hugging Face's `LlamaForCausalLM` names it. Linear weights are [out, in]. */
@@ -25,10 +31,20 @@ export function tensorSpecs(config: ModelConfig): TensorSpec[] {
     initScale: Math.sqrt(3 / inp),
     kind: 'linear',
   });
-  const norm = (name: string, width = d): TensorSpec => ({ name, shape: [width], initScale: 0.1, kind: 'norm' });
+  const norm = (name: string, width = d): TensorSpec => ({
+    name,
+    shape: [width],
+    initScale: 0.1,
+    kind: 'norm',
+  });
   // Biases of ±0.5 beside the projections' unit-variance outputs: large enough that a kernel that
   // dropped them would fail the reference check, small enough to keep attention O(1).
-  const bias = (name: string, width: number): TensorSpec => ({ name, shape: [width], initScale: 0.5, kind: 'bias' });
+  const bias = (name: string, width: number): TensorSpec => ({
+    name,
+    shape: [width],
+    initScale: 0.5,
+    kind: 'bias',
+  });
   const specs: TensorSpec[] = [
     // Embeddings get std 1/sqrt(d), small beside the layers' O(1) outputs, as in trained models. With
     // unit-variance tied embeddings the input token's own logit (d·σ²) would dwarf every other and

@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { buildC, llamaLibDir } from '../c-build.ts';
 import { llamaPath } from '../llama-bundle.ts';
 
 /**
@@ -11,71 +10,24 @@ import { llamaPath } from '../llama-bundle.ts';
  * own machine code, not a copy of its source.
  */
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const HARNESS_SOURCE = join(import.meta.dirname, 'harness.c');
-const BINS = join(ROOT, 'node_modules/@node-llama-cpp/linux-x64/bins');
-
-/** The folder holding node-llama-cpp's prebuilt libggml-base.so for linux-x64 (CPU build). */
-export function ggmlLibDir(): string {
-  if (!existsSync(BINS)) {
-    throw new Error(`${BINS} is missing: run npm ci (node-llama-cpp's optional linux-x64 binaries)`);
-  }
-  const found = readdirSync(BINS, { recursive: true, encoding: 'utf8' })
-    .filter((p) => p.endsWith('/libggml-base.so') || p === 'libggml-base.so')
-    .sort();
-  if (found.length === 0) throw new Error(`no libggml-base.so under ${BINS}`);
-  return dirname(join(BINS, found[0]));
-}
 
 let built: string | undefined;
 
-/**
- * The harness binary, built once per (source, header, library) under node_modules/.cache and
- * reused after. Parallel test workers each build into a folder of their own and rename it into
- * place; a loser of the race keeps the winner's.
- */
+/** The harness binary (test-support/c-build.ts builds and caches it). */
 export function ggmlHarness(): string {
   if (built) return built;
   const include = llamaPath('ggml/include');
-  const lib = ggmlLibDir();
-  const key = createHash('sha256')
-    .update(readFileSync(HARNESS_SOURCE))
-    .update(readFileSync(join(include, 'ggml.h')))
-    .update(lib)
-    .digest('hex')
-    .slice(0, 16);
-  const cache = join(ROOT, 'node_modules/.cache/ggml-quants');
-  const target = join(cache, key);
-  const binary = join(target, 'harness');
-  if (!existsSync(binary)) {
-    mkdirSync(cache, { recursive: true });
-    const scratch = mkdtempSync(join(cache, 'build-'));
-    execFileSync(
-      'gcc',
-      [
-        '-O1',
-        '-std=c11',
-        '-Wall',
-        '-Werror',
-        `-I${include}`,
-        HARNESS_SOURCE,
-        `-L${lib}`,
-        '-l:libggml-base.so',
-        `-Wl,-rpath,${lib}`,
-        '-o',
-        join(scratch, 'harness'),
-      ],
-      { stdio: 'pipe' },
-    );
-    try {
-      renameSync(scratch, target);
-    } catch (e) {
-      if (!existsSync(binary)) throw e;
-      rmSync(scratch, { recursive: true, force: true });
-    }
-  }
-  built = binary;
-  return binary;
+  const lib = llamaLibDir(/^libggml-base\.so$/);
+  built = buildC({
+    name: 'ggml-quants',
+    source: HARNESS_SOURCE,
+    includes: [include],
+    headers: [join(include, 'ggml.h')],
+    libDir: lib.dir,
+    library: lib.file,
+  });
+  return built;
 }
 
 function run(args: string[], input: Uint8Array): Buffer {

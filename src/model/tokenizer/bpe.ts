@@ -2,13 +2,15 @@ import { InternalError } from '../../errors.ts';
 import { Heap } from './heap.ts';
 import { splitWords } from './pretokenize.ts';
 import { BYTE_TO_CHAR, pushUtf8 } from './unicode.ts';
-import type { Vocab } from './vocab.ts';
+import { mergeKey, type Vocab } from './vocab.ts';
 
 /**
  * Byte-level BPE as llama.cpp runs it (llm_tokenizer_bpe_session): the pre-tokenizer cuts the text
  * into words, each word's UTF-8 bytes are spelled in GPT-2's byte characters, and within a word the
  * adjacent pair of lowest merge rank (the leftmost of equal ranks) is merged until no pair has a
- * rank. Each GPT-2 byte character is one UTF-16 unit, so a symbol is a range of units.
+ * rank. Each GPT-2 byte character is one UTF-16 unit, so a symbol is a range of units; it carries
+ * its token id, since merges are looked up by the ids of the pair (llama.cpp looks them up by text,
+ * to the same effect: every merge names two tokens).
  */
 
 interface BpeSymbol {
@@ -16,6 +18,8 @@ interface BpeSymbol {
   len: number;
   prev: number;
   next: number;
+  /** The token the symbol spells, if it is one; merges name only tokens, so no other merges. */
+  id: number | undefined;
 }
 
 interface BpeBigram {
@@ -48,16 +52,21 @@ export function bpeTokenize(vocab: Vocab, cpts: readonly number[], out: number[]
 function mergeWord(vocab: Vocab, word: string, out: number[]): void {
   const symbols: BpeSymbol[] = [];
   for (let i = 0; i < word.length; i++) {
-    symbols.push({ start: i, len: 1, prev: i - 1, next: i + 1 < word.length ? i + 1 : -1 });
+    symbols.push({
+      start: i,
+      len: 1,
+      prev: i - 1,
+      next: i + 1 < word.length ? i + 1 : -1,
+      id: vocab.ids.get(word[i]),
+    });
   }
   const queue = new Heap<BpeBigram>(before);
   const tryAdd = (left: number, right: number) => {
     if (left < 0 || right < 0) return;
     const l = symbols[left];
     const r = symbols[right];
-    const rank = vocab.mergeRanks.get(
-      `${word.slice(l.start, l.start + l.len)} ${word.slice(r.start, r.start + r.len)}`,
-    );
+    if (l.id === undefined || r.id === undefined) return;
+    const rank = vocab.mergeRanks.get(mergeKey(l.id, r.id));
     if (rank !== undefined) queue.push({ left, right, rank, size: l.len + r.len });
   };
   for (let i = 1; i < symbols.length; i++) tryAdd(i - 1, i);
@@ -69,6 +78,7 @@ function mergeWord(vocab: Vocab, word: string, out: number[]): void {
     // mean the same text.
     if (left.len === 0 || right.len === 0 || left.len + right.len !== bigram.size) continue;
     left.len += right.len;
+    left.id = vocab.ids.get(word.slice(left.start, left.start + left.len));
     right.len = 0;
     left.next = right.next;
     if (right.next >= 0) symbols[right.next].prev = bigram.left;
@@ -78,12 +88,11 @@ function mergeWord(vocab: Vocab, word: string, out: number[]): void {
 
   for (const s of symbols) {
     if (s.len === 0) continue;
-    const piece = word.slice(s.start, s.start + s.len);
-    const id = vocab.ids.get(piece);
-    if (id !== undefined) {
-      out.push(id);
+    if (s.id !== undefined) {
+      out.push(s.id);
       continue;
     }
+    const piece = word.slice(s.start, s.start + s.len);
     // llama.cpp then looks up each byte of the piece as a one-byte token: only an ASCII byte can be
     // one (a lone byte above 0x7F is not UTF-8), and the others are dropped, as there.
     for (const ch of piece) {

@@ -107,12 +107,13 @@ const PRE_ENTRIES: [name: string, pre: { type: string; regexes: readonly string[
   ['exaone', { type: 'EXAONE', regexes: REGEXES.starcoder }],
   ['exaone4', { type: 'GPT2', regexes: REGEXES.gpt2 }],
   ['minerva-7b', { type: 'MINERVA', regexes: REGEXES.starcoder }],
-  ['megrez', { type: 'QWEN2', regexes: REGEXES.qwen2, cleanSpaces: false }],
+  ['megrez', { type: 'QWEN2', regexes: REGEXES.qwen2 }],
   ['trillion', { type: 'TRILLION', regexes: REGEXES.gpt2, cleanSpaces: false }],
   ['granite-docling', { type: 'GRANITE_DOCLING', regexes: REGEXES.gpt2, cleanSpaces: false }],
   ['hunyuan', { type: 'HUNYUAN', regexes: REGEXES.qwen2, cleanSpaces: false }],
   ['grok-2', { type: 'GROK_2', regexes: REGEXES.qwen2, cleanSpaces: false }],
   ['solar-open', { type: 'SOLAR_OPEN', regexes: REGEXES.qwen2, cleanSpaces: false }],
+  ['mellum2', { type: 'MELLUM2', regexes: REGEXES.starcoder }],
 ];
 
 /** Each supported `tokenizer.ggml.pre` name; a file without one gets `default`, as in llama.cpp. */

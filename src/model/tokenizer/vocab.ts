@@ -38,6 +38,9 @@ const ATTR_OF_TYPE: Readonly<Record<number, number>> = {
 
 export type TokenizerModel = 'llama' | 'gpt2';
 
+/** The key of the merge of tokens `left` and `right` in Vocab.mergeRanks: a number, cheaper than "left right". */
+export const mergeKey = (left: number, right: number) => left * MAX_VOCAB + right;
+
 export interface Vocab {
   /** `llama`: SentencePiece (SPM); `gpt2`: byte-level BPE. */
   readonly model: TokenizerModel;
@@ -50,8 +53,12 @@ export interface Vocab {
   readonly attrs: Uint16Array;
   /** Token text → id. */
   readonly ids: ReadonlyMap<string, number>;
-  /** BPE merge "left right" → rank (its index; the first of two equal lines counts). */
-  readonly mergeRanks: ReadonlyMap<string, number>;
+  /**
+   * BPE merges: mergeKey(left id, right id) → rank (the merge's index; of two equal merges the
+   * first counts). Every merge names two tokens (checked on load), so a pair of symbols that are
+   * not both tokens has no rank, by id as by text.
+   */
+  readonly mergeRanks: ReadonlyMap<number, number>;
   readonly bos: number | undefined;
   readonly eos: number | undefined;
   readonly addBos: boolean;
@@ -248,22 +255,28 @@ export function readVocab(header: GgufHeader, source: string): Vocab | undefined
     ids.set(texts[i], i);
   }
 
-  const mergeRanks = new Map<string, number>();
+  const mergeRanks = new Map<number, number>();
   if (model === 'gpt2') {
     const merges = meta.array(`${KEY}.merges`, 'a string', isString);
     if (merges === undefined) meta.fail(`it has a gpt2 tokenizer but no ${KEY}.merges`);
+    const token = (i: number, line: string, part: string) => {
+      const id = ids.get(part);
+      if (id === undefined) {
+        meta.fail(
+          `element ${i} of ${KEY}.merges (${JSON.stringify(line)}) names ${JSON.stringify(part)}, which is not a token`,
+        );
+      }
+      return id;
+    };
     for (let i = 0; i < merges.length; i++) {
       const line = merges[i];
+      // llama.cpp splits at the first space after the first character.
       const space = line.indexOf(' ', 1);
       if (space < 0) meta.fail(`element ${i} of ${KEY}.merges (${JSON.stringify(line)}) is not two tokens`);
-      for (const part of [line.slice(0, space), line.slice(space + 1)]) {
-        if (!ids.has(part)) {
-          meta.fail(
-            `element ${i} of ${KEY}.merges (${JSON.stringify(line)}) names ${JSON.stringify(part)}, which is not a token`,
-          );
-        }
-      }
-      if (!mergeRanks.has(line)) mergeRanks.set(line, i);
+      const left = token(i, line, line.slice(0, space));
+      const right = token(i, line, line.slice(space + 1));
+      const key = mergeKey(left, right);
+      if (!mergeRanks.has(key)) mergeRanks.set(key, i);
     }
   }
 
