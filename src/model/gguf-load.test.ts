@@ -193,7 +193,7 @@ describe('ggml block quantization, by hand', () => {
     ]);
   });
 
-  it('the loader repacks hand-made Q4_0 and Q8_0 blocks into element order with f32 scales', () => {
+  it('the loader keeps hand-made Q4_0 and Q8_0 blocks as the file stores them: quant bytes, header words', () => {
     const w = randomWeights(SMALL, 3);
     const tensors = new Map(w.tensors);
     const up = Float32Array.from(tensors.get('model.layers.0.mlp.up_proj.weight')!);
@@ -215,12 +215,13 @@ describe('ggml block quantization, by hand', () => {
 
     const { weights } = loadGgufModel(file, 'hand.gguf');
     const p = weights.packed!.get('model.layers.0.mlp.up_proj.weight')!;
-    expect(p.format).toBe('int4');
-    // Nibble e of word j is element 8j + e: block A's q are 0…15, 0…15; block B's worked above.
-    expect([...p.words.subarray(0, 4)]).toEqual([0x76543210, 0xfedcba98, 0x76543210, 0xfedcba98]);
-    expect([...p.words.subarray(8, 12)]).toEqual([0x8888f8f0, 0x88888888, 0x888888b6, 0x88888888]);
-    expect(p.scales[0]).toBe(1);
-    expect(p.scales[2]).toBe(-0.5);
+    expect(p.format).toBe('q4_0');
+    // A block's 16 quant bytes as four little-endian words (block A's bytes j | j << 4; row 1
+    // starts at block 2, block B's bytes above), its f16 d alone in a header word.
+    expect([...p.words.subarray(0, 4)]).toEqual([0x33221100, 0x77665544, 0xbbaa9988, 0xffeeddcc]);
+    expect([...p.words.subarray(8, 12)]).toEqual([0x8f88bf60, 0x88888888, 0x88888888, 0x88888888]);
+    expect(p.scales[0]).toBe(0x3c00);
+    expect(p.scales[2]).toBe(0xb800);
     const upW = weights.tensors.get('model.layers.0.mlp.up_proj.weight')!;
     expect([...upW.subarray(0, 32)]).toEqual([...blockA]);
     // (q − 8) · −0.5: x[3] = −4 came back as −3.5 (clamped), −1.3 as −1.5, and 0.2 as 0 · −0.5 = −0.
@@ -228,8 +229,8 @@ describe('ggml block quantization, by hand', () => {
     expect([...upW.subarray(K + 16, K + 18)]).toEqual([1, -1.5]);
 
     const g = weights.packed!.get('model.layers.0.mlp.gate_proj.weight')!;
-    expect(g.format).toBe('int8');
-    expect(g.scales[0]).toBe(0.00787353515625);
+    expect(g.format).toBe('q8_0');
+    expect(g.scales[0]).toBe(0x2008);
     expect(g.words[0]).toBe(0xe07f); // bytes 0x7F, 0xE0, 0, 0
     const gateW = weights.tensors.get('model.layers.0.mlp.gate_proj.weight')!;
     expect(gateW[0]).toBe(Math.fround(127 * 0.00787353515625));
@@ -282,13 +283,13 @@ describe('GGUF round trips', () => {
     ['Q8_0', true],
     ['Q4_0', false],
   ] as const) {
-    it(`${type} (${tied ? 'tied' : 'untied'}): repacked losslessly, rows back in HF order`, () => {
+    it(`${type} (${tied ? 'tied' : 'untied'}): kept in its blocks, rows back in HF order`, () => {
       const config = { ...SMALL, tieWordEmbeddings: tied };
       const w = randomWeights(config, 5);
       const file = writeGguf(w, { type });
       const { weights } = loadGgufModel(file, `small-${type}.gguf`);
       expect(weights.config).toEqual(asStored(config));
-      expect(weightFormatOf(weights)).toBe(type === 'Q8_0' ? 'int8' : 'int4');
+      expect(weightFormatOf(weights)).toBe(type === 'Q8_0' ? 'q8_0' : 'q4_0');
       for (const spec of tensorSpecs(config)) {
         const got = weights.tensors.get(spec.name)!;
         if (spec.kind === 'norm') {
@@ -312,7 +313,7 @@ describe('GGUF round trips', () => {
         }
       }
       const head = weights.packed!.get(LM_HEAD)!;
-      expect(head.format).toBe(type === 'Q8_0' ? 'int8' : 'int4');
+      expect(head.format).toBe(type === 'Q8_0' ? 'q8_0' : 'q4_0');
       expect(weights.packed!.has('model.embed_tokens.weight')).toBe(false);
       if (tied)
         expect(weights.tensors.get(LM_HEAD)).toEqual(weights.tensors.get('model.embed_tokens.weight'));
@@ -326,27 +327,109 @@ describe('GGUF round trips', () => {
       kind === 'linear' ? 'Q4_0' : kind === 'embedding' ? 'Q8_0' : 'F16';
     const { weights } = loadGgufModel(writeGguf(w, { type }), 'mixed.gguf');
     expect(weightFormatOf(weights)).toBe('mixed');
-    expect(weights.packed!.get(LM_HEAD)!.format).toBe('int8');
-    expect(weights.packed!.get('model.layers.1.self_attn.o_proj.weight')!.format).toBe('int4');
+    expect(weights.packed!.get(LM_HEAD)!.format).toBe('q8_0');
+    expect(weights.packed!.get('model.layers.1.self_attn.o_proj.weight')!.format).toBe('q4_0');
     expect([...weights.tensors.get('model.norm.weight')!]).toEqual(
       [...w.tensors.get('model.norm.weight')!].map(roundToF16),
     );
   });
 
-  it('caps the context length at 2048 unless told, and warns about what it ignores', () => {
+  it('caps the context length at 2048 unless told, and warns about the tensors it ignores', () => {
     const w = randomWeights({ ...SMALL, maxSeqLen: 8192 }, 7);
     const parts = ggufParts(w);
-    parts.meta.push(['llama.rope.scaling.type', { str: 'linear' }]);
-    parts.tensors.push({ name: 'rope_freqs.weight', dims: [8], type: 0, data: new Uint8Array(32) });
     parts.tensors.push({ name: 'extra.bias', dims: [4], type: 0, data: new Uint8Array(16) });
     const file = encodeGguf(parts);
     const { weights, warnings } = loadGgufModel(file, 'long.gguf');
     expect(weights.config.maxSeqLen).toBe(2048);
     expect(loadGgufModel(file, 'long.gguf', { maxSeqLen: 300 }).weights.config.maxSeqLen).toBe(300);
-    expect(warnings).toHaveLength(3);
-    expect(warnings[0]).toMatch(/rope.scaling.type "linear" is ignored/);
-    expect(warnings[1]).toMatch(/rope_freqs.weight .* is ignored/);
-    expect(warnings[2]).toMatch(/Ignored tensors .*: extra.bias$/);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/Ignored tensors .*: extra.bias$/);
+  });
+
+  it("RoPE scaling: Llama 3's rope_freqs.weight as the frequency factors, linear as a factor, yarn refused", () => {
+    const w = randomWeights(SMALL, 7);
+    // headDim 16: 8 pairs, divisors 1 … 8.
+    const factors = Float32Array.from({ length: 8 }, (_, i) => i + 1);
+    const parts = ggufParts(w);
+    parts.tensors.push({
+      name: 'rope_freqs.weight',
+      dims: [8],
+      type: 0,
+      data: new Uint8Array(factors.buffer),
+    });
+    const { weights, warnings } = loadGgufModel(encodeGguf(parts), 'llama3.gguf');
+    expect(warnings).toEqual([]);
+    expect(weights.config.ropeScaling).toEqual({ type: 'factors', factors: [1, 2, 3, 4, 5, 6, 7, 8] });
+    const linear = ggufParts(w);
+    linear.meta.push(
+      ['llama.rope.scaling.type', { str: 'linear' }],
+      ['llama.rope.scaling.factor', { f32: 4 }],
+    );
+    expect(loadGgufModel(encodeGguf(linear), 'linear.gguf').weights.config.ropeScaling).toEqual({
+      type: 'linear',
+      factor: 4,
+    });
+    const yarn = ggufParts(w);
+    yarn.meta.push(['llama.rope.scaling.type', { str: 'yarn' }]);
+    expect(() => loadGgufModel(encodeGguf(yarn), 'yarn.gguf')).toThrow(
+      /llama.rope.scaling.type "yarn" is not supported \(linear and Llama 3's rope_freqs.weight are\)/,
+    );
+    const short = ggufParts(w);
+    short.tensors.push({
+      name: 'rope_freqs.weight',
+      dims: [4],
+      type: 0,
+      data: new Uint8Array(16).fill(0x3f),
+    });
+    expect(() => loadGgufModel(encodeGguf(short), 'short.gguf')).toThrow(
+      /holds 4 RoPE frequency factors; a head of 16 has 8 pairs/,
+    );
+  });
+
+  it('qwen2 and qwen3: biases and head norms round trip, q/k rows unpermuted (NEOX RoPE)', () => {
+    for (const arch of ['qwen2', 'qwen3'] as const) {
+      const config: ModelConfig = { ...SMALL, arch };
+      const w = randomWeights(config, 11);
+      const file = writeGguf(w, { type: 'F32' });
+      const h = parseGgufHeader(file);
+      expect(h.metadata.get('general.architecture')).toBe(arch);
+      expect(h.metadata.get(`${arch}.block_count`)).toBe(2);
+      const names = h.tensors.map((t) => t.name);
+      expect(names.includes('blk.0.attn_q.bias')).toBe(arch === 'qwen2');
+      expect(names.includes('blk.1.attn_k_norm.weight')).toBe(arch === 'qwen3');
+      const { weights } = loadGgufModel(file, `${arch}.gguf`);
+      expect(weights.config).toEqual(asStored(config));
+      for (const spec of tensorSpecs(config))
+        expect(weights.tensors.get(spec.name)).toEqual(w.tensors.get(spec.name));
+      // Unpermuted in the file: q_proj's rows are HF's, in HF's order.
+      const q = 'model.layers.0.self_attn.q_proj.weight';
+      const bytes = tensorBytes(file, 'blk.0.attn_q.weight').slice(0, 4 * 64 * 64);
+      expect(new Float32Array(bytes.buffer)).toEqual(w.tensors.get(q));
+    }
+  });
+
+  it('Llama 3: the writer stores its scaling as rope_freqs.weight, which loads as the same factors', () => {
+    const ropeScaling = {
+      type: 'llama3',
+      factor: 8,
+      lowFreqFactor: 1,
+      highFreqFactor: 4,
+      originalMaxPositions: 64,
+    } as const;
+    const w = randomWeights({ ...SMALL, ropeScaling }, 12);
+    const { weights } = loadGgufModel(writeGguf(w), 'llama3.gguf');
+    const got = weights.config.ropeScaling;
+    if (got?.type !== 'factors') throw new Error(`expected factors, got ${JSON.stringify(got)}`);
+    // headDim 16, theta 10000: pair i has wavelength 2π · 10000^(i/8): 6.3, 19.9, 62.8, 198.7 …
+    // Under 64/4 = 16: factor 1 (i = 0); over 64/1: factor 8 (i ≥ 3); pairs 1 and 2 are smoothed,
+    // s = (64 / wavelength − 1) / 3 and factor 1 / ((1 − s) / 8 + s): 1.294 and 7.667.
+    const smoothed = (i: number) => {
+      const s = (64 / (2 * Math.PI * 10000 ** (i / 8)) - 1) / 3;
+      return Math.fround(1 / ((1 - s) / 8 + s));
+    };
+    expect(got.factors).toEqual([1, smoothed(1), smoothed(2), 8, 8, 8, 8, 8]);
+    expect(got.factors[1]).toBeCloseTo(1.294, 3);
+    expect(got.factors[2]).toBeCloseTo(7.667, 3);
   });
 
   it('the writer refuses Q8_0/Q4_0 for rows that are not whole blocks (ci-tiny ffn 344)', () => {
@@ -407,7 +490,7 @@ describe('bad GGUF files', () => {
   it('tensor data past the end: a truncated file, an offset out of range', () => {
     const file = encodeGguf(good());
     expect(() => load(file.subarray(0, file.length - 100))).toThrow(
-      /tensor output_norm.weight's data .* runs past the end of the \d+-byte file \(truncated\?\)/,
+      /tensor output_norm.weight's data .* runs past the end of the \d+-byte file \(truncated, or its byte size disagrees with its shape\)/,
     );
     const far = good();
     tensor(far, 'blk.1.attn_v.weight').offset = 1 << 24;
@@ -428,7 +511,9 @@ describe('bad GGUF files', () => {
     expect(() => load(twice)).toThrow(/tensor output_norm.weight appears twice/);
     const rows = good();
     rows.tensors.push({ name: 'extra.weight', dims: [48, 2], type: 8, data: new Uint8Array(3 * 34) });
-    expect(() => load(rows)).toThrow(/extra.weight has rows of 48, not whole Q8_0 blocks of 32/);
+    expect(() => load(rows)).toThrow(
+      /extra.weight: rows of 48 elements are not a whole number of Q8_0 blocks \(32 each\)/,
+    );
   });
 
   it('a missing tensor, a shape the config disagrees with', () => {
@@ -449,17 +534,19 @@ describe('bad GGUF files', () => {
   });
 
   it('unsupported and unknown tensor types, a quantized norm', () => {
-    const q5 = good();
-    Object.assign(tensor(q5, 'blk.0.ffn_gate.weight'), {
-      type: 6,
-      data: new Uint8Array((64 * 128 * 22) / 32),
-    });
-    expect(() => load(q5)).toThrow(
-      /tensor blk.0.ffn_gate.weight has type Q5_0, which is not supported \(F32, F16, BF16, Q8_0 and Q4_0 are\)/,
+    // IQ4_NL (code 20): blocks of 32 in 18 bytes, sized but not read; refused by its name, at the
+    // first tensor that has it, before anything is decoded.
+    const iq = good();
+    for (const name of ['blk.0.ffn_gate.weight', 'blk.1.ffn_gate.weight'])
+      Object.assign(tensor(iq, name), { type: 20, data: new Uint8Array((64 * 128 * 18) / 32) });
+    expect(() => load(iq)).toThrow(
+      /tensor blk.0.ffn_gate.weight has type IQ4_NL, which this engine does not read/,
     );
     const unknown = good();
     tensor(unknown, 'blk.0.ffn_up.weight').type = 99;
-    expect(() => load(unknown)).toThrow(/tensor blk.0.ffn_up.weight has unknown ggml type 99/);
+    expect(() => load(unknown)).toThrow(
+      /tensor blk.0.ffn_up.weight has type code 99, which ggml does not define/,
+    );
     const norm = ggufParts(w, { type: (_, kind) => (kind === 'norm' ? 'Q8_0' : 'F32') });
     expect(() => load(norm)).toThrow(
       /blk.0.attn_norm.weight has type Q8_0, but a norm weight must be F32, F16 or BF16/,
@@ -467,8 +554,11 @@ describe('bad GGUF files', () => {
   });
 
   it('another architecture, mixture of experts, a missing or bad key', () => {
-    expect(() => load(setMeta(good(), 'general.architecture', { str: 'qwen2' }))).toThrow(
-      /general.architecture is "qwen2"; only llama is supported/,
+    expect(() => load(setMeta(good(), 'general.architecture', { str: 'phi3' }))).toThrow(
+      /general.architecture is "phi3"; supported: llama, qwen2, qwen3/,
+    );
+    expect(() => load(setMeta(good(), 'general.architecture', undefined))).toThrow(
+      /general.architecture is missing/,
     );
     expect(() => load(setMeta(good(), 'llama.expert_count', { u32: 8 }))).toThrow(/mixture-of-experts/);
     expect(() => load(setMeta(good(), 'llama.attention.layer_norm_rms_epsilon', undefined))).toThrow(
@@ -493,7 +583,7 @@ describe('loadModel with a GGUF source', () => {
   it('a picked file: no config.json needed', async () => {
     const loaded = await loadModel({ kind: 'files', weights: new Blob([file]), name: 'picked.gguf' });
     expect(loaded.name).toBe('picked.gguf');
-    expect(weightFormatOf(loaded.weights)).toBe('int4');
+    expect(weightFormatOf(loaded.weights)).toBe('q4_0');
   });
 
   it('a served file: fetched alone, without config.json', async () => {

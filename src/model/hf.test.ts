@@ -126,19 +126,40 @@ describe('toHfConfig / fromHfConfig', () => {
     expect(warnings).toEqual([]);
   });
 
-  it('reads Qwen2.5-0.5B with a warning about the biases it ignores', () => {
+  it('reads Qwen2.5-0.5B as qwen2 (its q/k/v biases part of the architecture), no warnings', () => {
     const { config, warnings } = fromHfConfig(qwen25Config, { maxSeqLen: 512 });
     expect(config).toEqual({ ...PRESETS['qwen2.5-0.5b'].config, maxSeqLen: 512 });
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/bias/);
+    expect(warnings).toEqual([]);
   });
 
-  it('warns about rope_scaling and a sliding window shorter than maxSeqLen', () => {
+  it('reads llama3 and linear rope_scaling, refuses yarn, and warns about a sliding window shorter than maxSeqLen', () => {
     const llama3 = {
       ...smollm2Config,
       rope_scaling: { factor: 32.0, rope_type: 'llama3', original_max_position_embeddings: 8192 },
     };
-    expect(fromHfConfig(llama3).warnings).toEqual([expect.stringMatching(/rope_scaling.*llama3.*ignored/)]);
+    const read = fromHfConfig(llama3);
+    expect(read.warnings).toEqual([]);
+    // HF's defaults for the two it omits: low 1, high 4.
+    expect(read.config.ropeScaling).toEqual({
+      type: 'llama3',
+      factor: 32,
+      lowFreqFactor: 1,
+      highFreqFactor: 4,
+      originalMaxPositions: 8192,
+    });
+    expect(toHfConfig(read.config).rope_scaling).toEqual({
+      rope_type: 'llama3',
+      factor: 32,
+      low_freq_factor: 1,
+      high_freq_factor: 4,
+      original_max_position_embeddings: 8192,
+    });
+    const linear = { ...smollm2Config, rope_scaling: { type: 'linear', factor: 2 } };
+    expect(fromHfConfig(linear).config.ropeScaling).toEqual({ type: 'linear', factor: 2 });
+    const yarn = { ...smollm2Config, rope_scaling: { rope_type: 'yarn', factor: 4 } };
+    expect(() => fromHfConfig(yarn)).toThrow(
+      /rope_scaling type "yarn" is not supported \(llama3 and linear are\)/,
+    );
 
     const mistral = { ...smollm2Config, model_type: 'mistral', sliding_window: 4096 };
     expect(fromHfConfig(mistral).warnings).toEqual([]);
