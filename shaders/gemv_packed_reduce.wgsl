@@ -82,10 +82,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   // early: every invocation must reach the barriers below.
   let row = min(n, p.N - 1u);
   let k4 = p.K / 4u;
-  let groups = (p.K + W_GROUP - 1u) / W_GROUP;
+  let blocks = (p.K + W_GROUP * W_SUBS - 1u) / (W_GROUP * W_SUBS);
   // Word vectors holding any weight below K; word vector v of a row meets x vec4s v · X_PER_W_VEC on.
   let nvec = (k4 + X_PER_W_VEC - 1u) / X_PER_W_VEC;
-  let base = row * groups;
+  let base = row * blocks;
   var a0 = 0.0;
   var a1 = 0.0;
   var a2 = 0.0;
@@ -95,9 +95,12 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   var a6 = 0.0;
   var a7 = 0.0;
   for (var v = lane; v < nvec; v += LANES) {
-    let g = base + v / W_VECS_PER_GROUP;
-    let d = wvec_decode(w_load_group(g, v % W_VECS_PER_GROUP));
-    let f = group_affine(g);
+    // Word vector v is WVec u of group g of the row: group s of block g / W_SUBS.
+    let g = v / W_VECS_PER_GROUP;
+    let b = base + g / W_SUBS;
+    let s = g % W_SUBS;
+    let d = wvec_decode(w_load_sub(b, s, v % W_VECS_PER_GROUP));
+    let f = head_affine(w_head(b), s);
     let xo = v * X_PER_W_VEC;
     let count = min(X_PER_W_VEC, k4 - xo);
     a0 += wvec_term(d, xo, count, f);

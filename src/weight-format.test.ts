@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { presetConfig } from './model/config.ts';
 import { LM_HEAD, quantizeWeights, randomWeights, weightFormatOf, widenWeights } from './model/weights.ts';
+import { dequantizePacked, weightBytes } from './quant/formats.ts';
 import {
   checkPackable,
   f16BitsToF32,
@@ -9,7 +10,6 @@ import {
   packTensor,
   unpackTensor,
 } from './weight-format.ts';
-import { dequantizePacked, weightBytes } from './quant/formats.ts';
 
 describe('f16 conversion', () => {
   it('rounds to nearest even and keeps the special values', () => {

@@ -45,7 +45,18 @@ export type RunWeightFormat = (typeof WEIGHT_FORMATS)[number];
  * llama.cpp names them, lower case. They are never produced by quantizing here: a tensor has one
  * only because its file does.
  */
-export const QUANT_FORMATS = ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q8_0', 'q2_k', 'q3_k', 'q4_k', 'q5_k', 'q6_k'] as const;
+export const QUANT_FORMATS = [
+  'q4_0',
+  'q4_1',
+  'q5_0',
+  'q5_1',
+  'q8_0',
+  'q2_k',
+  'q3_k',
+  'q4_k',
+  'q5_k',
+  'q6_k',
+] as const;
 export type QuantFormat = (typeof QUANT_FORMATS)[number];
 
 /** Every format a weight tensor can be in. */
@@ -120,7 +131,6 @@ export function packedLayout(format: OwnPackedFormat, N: number, K: number): Pac
   const scales = format === 'f16' ? 0 : N * groups;
   return { groups, words, scales, bytes: 4 * (words + scales) };
 }
-
 
 /** Rejects a shape the format cannot hold, naming the tensor. */
 export function checkPackable(format: RunWeightFormat, name: string, N: number, K: number): void {

@@ -13,8 +13,8 @@
 // A column's sum runs over the groups in order, and within a group over the x vec4 positions in
 // order, whatever ROWS is: a row's result does not depend on the rows computed beside it.
 // The shader declares `override ROWS`, `override COLS`, `x: array<vec4<f32>>`, `y: array<f32>` and
-// includes a weights_* snippet (w_load_group, w_raw, w_step, w_offset, W_AFFINE, group_affine,
-// W_GROUP, W_HAS_MIN, W_VECS_PER_GROUP, X_PER_W_VEC), and the fusions of src/kernels/fuse.ts: a `prologue` snippet
+// includes a weights_* snippet (w_load_sub, w_raw, w_step, w_offset, W_AFFINE, sub_affine,
+// W_GROUP, W_SUBS, W_HAS_MIN, W_VECS_PER_GROUP, X_PER_W_VEC), and the fusions of src/kernels/fuse.ts: a `prologue` snippet
 // (each x vec4 is multiplied by fuse_gamma as it is loaded; tile_rinv gives the rows' norm factors)
 // and linear_epilogue (tile_store writes through epi_store4).
 
@@ -85,18 +85,19 @@ fn tile_wvec(q: array<WVec, 8>, count: u32, xa: vec4<u32>, xb: vec4<u32>, p: u32
   if (count > 7u) { tile_decoded(q, 7u, xa, xb, p + 7u, G); }
 }
 
-// WVec u of the current group of each column (ga, gb: the columns' group indices).
-fn tile_words(ga: vec4<u32>, gb: vec4<u32>, u: u32) -> array<WVec, 8> {
+// WVec u of group s of the current block of each column (ba, bb: the columns' block indices; s is
+// the same for every column).
+fn tile_words(ba: vec4<u32>, bb: vec4<u32>, s: u32, u: u32) -> array<WVec, 8> {
   var q = array<WVec, 8>();
-  q[0] = w_load_group(ga.x, u);
-  q[1] = w_load_group(ga.y, u);
-  q[2] = w_load_group(ga.z, u);
-  q[3] = w_load_group(ga.w, u);
+  q[0] = w_load_sub(ba.x, s, u);
+  q[1] = w_load_sub(ba.y, s, u);
+  q[2] = w_load_sub(ba.z, s, u);
+  q[3] = w_load_sub(ba.w, s, u);
   if (COLS > 4u) {
-    q[4] = w_load_group(gb.x, u);
-    q[5] = w_load_group(gb.y, u);
-    q[6] = w_load_group(gb.z, u);
-    q[7] = w_load_group(gb.w, u);
+    q[4] = w_load_sub(bb.x, s, u);
+    q[5] = w_load_sub(bb.y, s, u);
+    q[6] = w_load_sub(bb.z, s, u);
+    q[7] = w_load_sub(bb.w, s, u);
   }
   return q;
 }
@@ -107,21 +108,38 @@ struct QuadAffine {
   m: vec4<f32>,
 }
 
-fn quad_affine(g: vec4<u32>) -> QuadAffine {
-  let a0 = group_affine(g.x);
-  let a1 = group_affine(g.y);
-  let a2 = group_affine(g.z);
-  let a3 = group_affine(g.w);
+// The block headers of the tile's columns (ba: columns 0-3, bb: 4-7), read once per block: a GGUF
+// K-type's groups take their scales from it without reading and unpacking them again.
+fn tile_heads(ba: vec4<u32>, bb: vec4<u32>) -> array<WHead, 8> {
+  var h = array<WHead, 8>();
+  h[0] = w_head(ba.x);
+  h[1] = w_head(ba.y);
+  h[2] = w_head(ba.z);
+  h[3] = w_head(ba.w);
+  if (COLS > 4u) {
+    h[4] = w_head(bb.x);
+    h[5] = w_head(bb.y);
+    h[6] = w_head(bb.z);
+    h[7] = w_head(bb.w);
+  }
+  return h;
+}
+
+fn quad_affine(h0: WHead, h1: WHead, h2: WHead, h3: WHead, s: u32) -> QuadAffine {
+  let a0 = head_affine(h0, s);
+  let a1 = head_affine(h1, s);
+  let a2 = head_affine(h2, s);
+  let a3 = head_affine(h3, s);
   return QuadAffine(vec4<f32>(a0.x, a1.x, a2.x, a3.x), vec4<f32>(a0.y, a1.y, a2.y, a3.y));
 }
 
 // Adds each group's sums plus the zero points' share, times its columns' scales, and (formats with
 // a min) the min times the group's sum of x, to the running sums a (columns 0-3) and b (4-7).
-fn tile_scale(ga: vec4<u32>, gb: vec4<u32>, G: ptr<function, TileGroup>,
+fn tile_scale(h: array<WHead, 8>, s: u32, G: ptr<function, TileGroup>,
               a: ptr<function, TileSums>, b: ptr<function, TileSums>) {
-  let fa = quad_affine(ga);
+  let fa = quad_affine(h[0], h[1], h[2], h[3], s);
   var fb = QuadAffine(vec4<f32>(), vec4<f32>());
-  if (COLS > 4u) { fb = quad_affine(gb); }
+  if (COLS > 4u) { fb = quad_affine(h[4], h[5], h[6], h[7], s); }
   tile_scale_row(0u, fa, fb, G, a, b);
   if (ROWS > 1u) { tile_scale_row(1u, fa, fb, G, a, b); }
   if (ROWS > 2u) { tile_scale_row(2u, fa, fb, G, a, b); }
@@ -150,44 +168,59 @@ fn tile_scale_row(r: u32, fa: QuadAffine, fb: QuadAffine, G: ptr<function, TileG
   }
 }
 
+// One whole group s of the blocks ba, bb (headers h), whose x vec4s start at xg: its WVecs, then
+// its scales. The WVecs are unrolled: even a loop of one trip (int4) made this body run 2x slower
+// on SwiftShader.
+fn tile_group(ba: vec4<u32>, bb: vec4<u32>, s: u32, h: array<WHead, 8>, xa: vec4<u32>, xb: vec4<u32>,
+              xg: u32, a: ptr<function, TileSums>, b: ptr<function, TileSums>) {
+  // Initialized explicitly: a bare `var G: TileGroup;` in a loop body was not zeroed again on each
+  // trip on Dawn with SwiftShader, so each group added the earlier groups' sums once more.
+  var G = TileGroup();
+  tile_wvec(tile_words(ba, bb, s, 0u), X_PER_W_VEC, xa, xb, xg, &G);
+  if (W_VECS_PER_GROUP > 1u) {
+    tile_wvec(tile_words(ba, bb, s, 1u), X_PER_W_VEC, xa, xb, xg + X_PER_W_VEC, &G);
+  }
+  if (W_VECS_PER_GROUP > 2u) {
+    tile_wvec(tile_words(ba, bb, s, 2u), X_PER_W_VEC, xa, xb, xg + 2u * X_PER_W_VEC, &G);
+    tile_wvec(tile_words(ba, bb, s, 3u), X_PER_W_VEC, xa, xb, xg + 3u * X_PER_W_VEC, &G);
+  }
+  tile_scale(h, s, &G, a, b);
+}
+
 // The tile's sums over all of K. na, nb: the weight rows (output columns) of the tile, clamped into
 // range; xa, xb: each tile row's first x vec4. A row's last group, when K is no multiple of 32,
 // takes only the x vec4s below K (the weights past K are zero padding; x past K is never read).
 fn tile_run(na: vec4<u32>, nb: vec4<u32>, xa: vec4<u32>, xb: vec4<u32>, K: u32,
             a: ptr<function, TileSums>, b: ptr<function, TileSums>) {
-  let groups = (K + W_GROUP - 1u) / W_GROUP;
-  let full = K / W_GROUP;
-  for (var g = 0u; g < full; g++) {
-    // Initialized explicitly: a bare `var G: TileGroup;` in this loop body was not zeroed again on
-    // each trip on Dawn with SwiftShader, so each group added the earlier groups' sums once more.
-    var G = TileGroup();
-    let ga = na * groups + g;
-    let gb = nb * groups + g;
-    let xg = (W_GROUP / 4u) * g;
-    // The group's WVecs, unrolled: even a loop of one trip (int4) made this body run 2x slower on
-    // SwiftShader.
-    tile_wvec(tile_words(ga, gb, 0u), X_PER_W_VEC, xa, xb, xg, &G);
-    if (W_VECS_PER_GROUP > 1u) {
-      tile_wvec(tile_words(ga, gb, 1u), X_PER_W_VEC, xa, xb, xg + X_PER_W_VEC, &G);
+  // Blocks along a row: a GGUF type's rows are whole blocks; the project's formats have blocks of one
+  // group (W_SUBS = 1), the last one possibly part full.
+  let blockElems = W_GROUP * W_SUBS;
+  let blocks = (K + blockElems - 1u) / blockElems;
+  let full = K / blockElems;
+  for (var bk = 0u; bk < full; bk++) {
+    let ba = na * blocks + bk;
+    let bb = nb * blocks + bk;
+    let h = tile_heads(ba, bb);
+    if (W_SUBS == 1u) {
+      tile_group(ba, bb, 0u, h, xa, xb, (W_GROUP / 4u) * bk, a, b);
+    } else {
+      for (var s = 0u; s < W_SUBS; s++) {
+        tile_group(ba, bb, s, h, xa, xb, (W_GROUP / 4u) * (bk * W_SUBS + s), a, b);
+      }
     }
-    if (W_VECS_PER_GROUP > 2u) {
-      tile_wvec(tile_words(ga, gb, 2u), X_PER_W_VEC, xa, xb, xg + 2u * X_PER_W_VEC, &G);
-      tile_wvec(tile_words(ga, gb, 3u), X_PER_W_VEC, xa, xb, xg + 3u * X_PER_W_VEC, &G);
-    }
-    tile_scale(ga, gb, &G, a, b);
   }
-  // A part group: only the project's own formats (f16, int8, int4) allow K to end inside one.
-  if (full < groups) {
+  // A part group: only the project's own formats (f16, int8, int4; W_SUBS = 1) allow K to end inside one.
+  if (full < blocks) {
     var G = TileGroup();
-    let ga = na * groups + full;
-    let gb = nb * groups + full;
+    let ba = na * blocks + full;
+    let bb = nb * blocks + full;
     let xg = (W_GROUP / 4u) * full;
     let nx = K / 4u - xg;
     for (var u = 0u; u * X_PER_W_VEC < nx; u++) {
       let first = u * X_PER_W_VEC;
-      tile_wvec(tile_words(ga, gb, u), min(X_PER_W_VEC, nx - first), xa, xb, xg + first, &G);
+      tile_wvec(tile_words(ba, bb, 0u, u), min(X_PER_W_VEC, nx - first), xa, xb, xg + first, &G);
     }
-    tile_scale(ga, gb, &G, a, b);
+    tile_scale(tile_heads(ba, bb), 0u, &G, a, b);
   }
 }
 

@@ -35,17 +35,24 @@ fn group_scale(i: u32) -> f32 {
   return 1.0;
 }
 
-// The group interface the packed kernels read every format through (see weights_int4.wgsl): groups
-// of W_GROUP weights along K, group g (in [N, groups] order) read as W_VECS_PER_GROUP WVecs, and its
-// affine (scale, min): w = scale · (raw · step + offset) + min.
+// The block interface the packed kernels read every format through (see weights_int4.wgsl): a
+// block is one group of 32 here (W_SUBS = 1), its scale the group's.
 alias SElem = f32;
 const W_GROUP: u32 = 32u;
+const W_SUBS: u32 = 1u;
 const W_HAS_MIN = false;
 
-fn w_load_group(g: u32, u: u32) -> WVec {
-  return w_load(g * W_VECS_PER_GROUP + u);
+fn w_load_sub(b: u32, s: u32, u: u32) -> WVec {
+  return w_load(b * W_VECS_PER_GROUP + u);
 }
 
-fn group_affine(g: u32) -> vec2<f32> {
-  return vec2<f32>(group_scale(g), 0.0);
+// The block header: the group's (scale, min), read once per group.
+alias WHead = vec2<f32>;
+
+fn w_head(b: u32) -> WHead {
+  return vec2<f32>(group_scale(b), 0.0);
+}
+
+fn head_affine(h: WHead, s: u32) -> vec2<f32> {
+  return h;
 }

@@ -3,11 +3,14 @@
 // scale per group in `scales` [N, groups].
 //
 // Every weights_* snippet defines this interface, and the packed kernels are written against it only:
-//   WElem              the element type of the shader's `w` binding
-//   WVec               what w_load returns: one vec4<u32> of words (16 bytes), held in registers
-//   W_VECS_PER_GROUP   WVecs per group of 32 (f16 4, int8 2, int4 1)
-//   X_PER_W_VEC        x vec4s one WVec meets (f16 2, int8 4, int4 8), so the two multiply to 8
-//   w_load(v)          the v-th vec4<u32> of the packed buffer (v counts 16 bytes whatever WElem is)
+//   WElem, SElem       the element types of the shader's `w` and `scales` bindings
+//   W_GROUP            weights per group along K, each group with one scale (and min): 32, or 16
+//   W_SUBS             groups per block (a GGUF K-quant block of 256 holds 8 or 16; here 1), so that
+//                      group g of a row is group s = g % W_SUBS of block g / W_SUBS
+//   WVec               what w_load_sub returns: one vec4<u32> of words (16 bytes), held in registers
+//   W_VECS_PER_GROUP   WVecs per group (f16 4, int8 2, int4 1)
+//   X_PER_W_VEC        x vec4s one WVec meets (f16 2, int8 4, int4 8), so the two multiply to W_GROUP / 4
+//   w_load_sub(b, s, u) WVec u of group s of block b (blocks in [N, blocks per row] order)
 //   w_raw(q, j)        q's four weights that meet x vec4 j (j < X_PER_W_VEC, a literal at every call
 //                      site, so the word and masks it picks fold away), in a raw form r: the weight,
 //                      unscaled (q − 8, q or the half), is r · w_step(j) + w_offset(j), exactly
@@ -15,9 +18,11 @@
 //   w_offset(j)        per component the zero point (f16: 0); depends on j & 1 only
 //   W_AFFINE           false when w_step is 1 and w_offset 0 (f16), so kernels skip both
 //   w_unpack(q, j)     the weights themselves: w_raw · w_step + w_offset
-//   group_scale(i)     the scale of group i in [N, groups] order (f16: 1.0, and no `scales` read)
+//   sub_affine(b, s)   group s of block b's (scale, min): w = scale · w_unpack + min (f16: (1, 0),
+//                      and no `scales` read); W_HAS_MIN false when every min is 0
 // A kernel may apply step and offset to x instead of the weights, once per x vec4 for all the
-// columns it computes: dot(x, w) = dot(x · w_step, w_raw) + dot(x, w_offset). The raw forms cost a
+// columns it computes: dot(x, w) = dot(x · w_step, w_raw) + dot(x, w_offset); and the min once per
+// group: Σ x · min. The raw forms cost a
 // mask and a conversion per weight; SwiftShader has no vector shift by per-component amounts, and
 // the shift-based decode this replaced ran 8x slower there.
 // It reads the shader's `w: array<WElem>` and, for int8 and int4, `scales: array<f32>`.
@@ -62,17 +67,24 @@ fn group_scale(i: u32) -> f32 {
   return scales[i];
 }
 
-// The group interface the packed kernels read every format through (see weights_int4.wgsl): groups
-// of W_GROUP weights along K, group g (in [N, groups] order) read as W_VECS_PER_GROUP WVecs, and its
-// affine (scale, min): w = scale · (raw · step + offset) + min.
+// The block interface the packed kernels read every format through (see weights_int4.wgsl): a
+// block is one group of 32 here (W_SUBS = 1), its scale the group's.
 alias SElem = f32;
 const W_GROUP: u32 = 32u;
+const W_SUBS: u32 = 1u;
 const W_HAS_MIN = false;
 
-fn w_load_group(g: u32, u: u32) -> WVec {
-  return w_load(g * W_VECS_PER_GROUP + u);
+fn w_load_sub(b: u32, s: u32, u: u32) -> WVec {
+  return w_load(b * W_VECS_PER_GROUP + u);
 }
 
-fn group_affine(g: u32) -> vec2<f32> {
-  return vec2<f32>(group_scale(g), 0.0);
+// The block header: the group's (scale, min), read once per group.
+alias WHead = vec2<f32>;
+
+fn w_head(b: u32) -> WHead {
+  return vec2<f32>(group_scale(b), 0.0);
+}
+
+fn head_affine(h: WHead, s: u32) -> vec2<f32> {
+  return h;
 }

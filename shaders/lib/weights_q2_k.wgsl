@@ -7,19 +7,27 @@
 
 const W_GROUP: u32 = 16u;
 const W_VECS_PER_GROUP: u32 = 1u;
+const W_SUBS: u32 = 16u;
 const W_HAS_MIN = true;
 const W_OFFSET = vec4<f32>(0.0);
 
-fn w_load_group(g: u32, u: u32) -> WVec {
-  let j = g % 16u;
-  let v = w[4u * (g / 16u) + 2u * (j / 8u) + j % 2u];
-  return (v >> vec4<u32>(2u * ((j % 8u) / 2u))) & vec4<u32>(0x03030303u);
+fn w_load_sub(b: u32, s: u32, u: u32) -> WVec {
+  let v = w[4u * b + 2u * (s / 8u) + s % 2u];
+  return (v >> vec4<u32>(2u * ((s % 8u) / 2u))) & vec4<u32>(0x03030303u);
 }
 
-fn group_affine(g: u32) -> vec2<f32> {
-  let at = 5u * (g / 16u);
-  let j = g % 16u;
-  let sc = qb_byte(scales[at + j / 4u], j % 4u);
-  let dm = unpack2x16float(scales[at + 4u]);
-  return vec2<f32>(dm.x * f32(sc & 15u), -(dm.y * f32(sc >> 4u)));
+// The block header: its 16 scale/min bytes (low nibble scale, high min) and (d, dmin).
+struct WHead {
+  sc: vec4<u32>,
+  dm: vec2<f32>,
+}
+
+fn w_head(b: u32) -> WHead {
+  let at = 5u * b;
+  return WHead(vec4<u32>(scales[at], scales[at + 1u], scales[at + 2u], scales[at + 3u]), unpack2x16float(scales[at + 4u]));
+}
+
+fn head_affine(h: WHead, s: u32) -> vec2<f32> {
+  let sc = qb_byte(h.sc[s / 4u], s % 4u);
+  return vec2<f32>(h.dm.x * f32(sc & 15u), -(h.dm.y * f32(sc >> 4u)));
 }

@@ -8,28 +8,40 @@
 
 const W_GROUP: u32 = 16u;
 const W_VECS_PER_GROUP: u32 = 1u;
+const W_SUBS: u32 = 16u;
 const W_HAS_MIN = false;
 const W_OFFSET = vec4<f32>(-4.0);
 
-fn w_load_group(g: u32, u: u32) -> WVec {
-  let b = 6u * (g / 16u);
-  let j = g % 16u;
-  let h = j / 8u;
-  let r = (j % 8u) / 2u;
-  let lo = (w[b + 2u + 2u * h + j % 2u] >> vec4<u32>(2u * r)) & vec4<u32>(0x03030303u);
-  let hi = (w[b + j % 2u] >> vec4<u32>(4u * h + r)) & vec4<u32>(0x01010101u);
+fn w_load_sub(b: u32, s: u32, u: u32) -> WVec {
+  let at = 6u * b;
+  let h = s / 8u;
+  let r = (s % 8u) / 2u;
+  let lo = (w[at + 2u + 2u * h + s % 2u] >> vec4<u32>(2u * r)) & vec4<u32>(0x03030303u);
+  let hi = (w[at + s % 2u] >> vec4<u32>(4u * h + r)) & vec4<u32>(0x01010101u);
   return lo | (hi << vec4<u32>(2u));
 }
 
 // Scale j of the block's sixteen: ggml unpacks the 12 bytes as four words, word k holding scales
 // 4k … 4k + 3: the low nibbles (k = 0, 1) or high nibbles (k = 2, 3) of the first two words, with
 // two more bits each from the third word, at 2k.
-fn group_affine(g: u32) -> vec2<f32> {
-  let at = 4u * (g / 16u);
-  let j = g % 16u;
-  let k = j / 4u;
-  let low = select(scales[at], scales[at + 1u], (k & 1u) == 1u);
-  let word = ((low >> (4u * (k >> 1u))) & 0x0F0F0F0Fu) | (((scales[at + 2u] >> (2u * k)) & 0x03030303u) << 4u);
-  let sc = i32(qb_byte(word, j % 4u)) - 32;
-  return vec2<f32>(qb_half(scales[at + 3u], false) * f32(sc), 0.0);
+// The block header: the 16 six-bit scales unpacked to bytes (ggml unpacks the 12 bytes as four
+// words, word k holding scales 4k … 4k + 3: the low nibbles (k = 0, 1) or high nibbles (k = 2, 3)
+// of the first two words, with two more bits each from the third word, at 2k), and d.
+struct WHead {
+  sc: vec4<u32>,
+  d: f32,
+}
+
+fn w_head(b: u32) -> WHead {
+  let at = 4u * b;
+  let a0 = scales[at];
+  let a1 = scales[at + 1u];
+  let t = scales[at + 2u];
+  let lo = vec4<u32>(a0, a1, a0 >> 4u, a1 >> 4u) & vec4<u32>(0x0F0F0F0Fu);
+  let hi = (vec4<u32>(t, t >> 2u, t >> 4u, t >> 6u) & vec4<u32>(0x03030303u)) << vec4<u32>(4u);
+  return WHead(lo | hi, qb_half(scales[at + 3u], false));
+}
+
+fn head_affine(h: WHead, s: u32) -> vec2<f32> {
+  return vec2<f32>(h.d * f32(i32(qb_byte(h.sc[s / 4u], s % 4u)) - 32), 0.0);
 }

@@ -8,15 +8,21 @@
 
 const W_GROUP: u32 = 32u;
 const W_VECS_PER_GROUP: u32 = 2u;
+const W_SUBS: u32 = 8u;
 const W_HAS_MIN = true;
 const W_OFFSET = vec4<f32>(0.0);
 
-fn w_load_group(g: u32, u: u32) -> WVec {
-  let s = g % 8u;
-  let v = w[8u * (g / 8u) + 2u * (s / 2u) + u];
+fn w_load_sub(b: u32, s: u32, u: u32) -> WVec {
+  let v = w[8u * b + 2u * (s / 2u) + u];
   return (v >> vec4<u32>(4u * (s % 2u))) & vec4<u32>(0x0F0F0F0Fu);
 }
 
-fn group_affine(g: u32) -> vec2<f32> {
-  return k_scale_min(4u * (g / 8u), g % 8u);
+alias WHead = KHead;
+
+fn w_head(b: u32) -> WHead {
+  return k_head(4u * b);
+}
+
+fn head_affine(h: WHead, s: u32) -> vec2<f32> {
+  return k_affine(h, s);
 }

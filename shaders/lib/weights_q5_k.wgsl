@@ -7,17 +7,23 @@
 
 const W_GROUP: u32 = 32u;
 const W_VECS_PER_GROUP: u32 = 2u;
+const W_SUBS: u32 = 8u;
 const W_HAS_MIN = true;
 const W_OFFSET = vec4<f32>(0.0);
 
-fn w_load_group(g: u32, u: u32) -> WVec {
-  let b = 10u * (g / 8u);
-  let s = g % 8u;
-  let lo = (w[b + 2u + 2u * (s / 2u) + u] >> vec4<u32>(4u * (s % 2u))) & vec4<u32>(0x0F0F0F0Fu);
-  let hi = (w[b + u] >> vec4<u32>(s)) & vec4<u32>(0x01010101u);
+fn w_load_sub(b: u32, s: u32, u: u32) -> WVec {
+  let at = 10u * b;
+  let lo = (w[at + 2u + 2u * (s / 2u) + u] >> vec4<u32>(4u * (s % 2u))) & vec4<u32>(0x0F0F0F0Fu);
+  let hi = (w[at + u] >> vec4<u32>(s)) & vec4<u32>(0x01010101u);
   return lo | (hi << vec4<u32>(4u));
 }
 
-fn group_affine(g: u32) -> vec2<f32> {
-  return k_scale_min(4u * (g / 8u), g % 8u);
+alias WHead = KHead;
+
+fn w_head(b: u32) -> WHead {
+  return k_head(4u * b);
+}
+
+fn head_affine(h: WHead, s: u32) -> vec2<f32> {
+  return k_affine(h, s);
 }

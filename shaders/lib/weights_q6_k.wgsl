@@ -8,21 +8,30 @@
 
 const W_GROUP: u32 = 16u;
 const W_VECS_PER_GROUP: u32 = 1u;
+const W_SUBS: u32 = 16u;
 const W_HAS_MIN = false;
 const W_OFFSET = vec4<f32>(-32.0);
 
-fn w_load_group(g: u32, u: u32) -> WVec {
-  let b = 12u * (g / 16u);
-  let j = g % 16u;
-  let h = j / 8u;
-  let i = (j % 8u) / 2u;
-  let lo = (w[b + 4u * h + 2u * (i % 2u) + j % 2u] >> vec4<u32>(4u * (i / 2u))) & vec4<u32>(0x0F0F0F0Fu);
-  let hi = (w[b + 8u + 2u * h + j % 2u] >> vec4<u32>(2u * i)) & vec4<u32>(0x03030303u);
+fn w_load_sub(b: u32, s: u32, u: u32) -> WVec {
+  let at = 12u * b;
+  let h = s / 8u;
+  let i = (s % 8u) / 2u;
+  let lo = (w[at + 4u * h + 2u * (i % 2u) + s % 2u] >> vec4<u32>(4u * (i / 2u))) & vec4<u32>(0x0F0F0F0Fu);
+  let hi = (w[at + 8u + 2u * h + s % 2u] >> vec4<u32>(2u * i)) & vec4<u32>(0x03030303u);
   return lo | (hi << vec4<u32>(4u));
 }
 
-fn group_affine(g: u32) -> vec2<f32> {
-  let at = 5u * (g / 16u);
-  let j = g % 16u;
-  return vec2<f32>(qb_half(scales[at + 4u], false) * f32(qb_int8(scales[at + j / 4u], j % 4u)), 0.0);
+// The block header: its 16 int8 scales and d.
+struct WHead {
+  sc: vec4<u32>,
+  d: f32,
+}
+
+fn w_head(b: u32) -> WHead {
+  let at = 5u * b;
+  return WHead(vec4<u32>(scales[at], scales[at + 1u], scales[at + 2u], scales[at + 3u]), qb_half(scales[at + 4u], false));
+}
+
+fn head_affine(h: WHead, s: u32) -> vec2<f32> {
+  return vec2<f32>(h.d * f32(qb_int8(h.sc[s / 4u], s % 4u)), 0.0);
 }

@@ -6,13 +6,21 @@
 
 const W_GROUP: u32 = 32u;
 const W_VECS_PER_GROUP: u32 = 2u;
+const W_SUBS: u32 = 1u;
 const W_HAS_MIN = false;
 const W_OFFSET = vec4<f32>(-128.0, -128.0, -128.0, 0.0);
 
-fn w_load_group(g: u32, u: u32) -> WVec {
-  return w[2u * g + u] ^ vec4<u32>(0x00808080u);
+fn w_load_sub(b: u32, s: u32, u: u32) -> WVec {
+  return w[2u * b + u] ^ vec4<u32>(0x00808080u);
 }
 
-fn group_affine(g: u32) -> vec2<f32> {
-  return vec2<f32>(qb_half(scales[g], false), 0.0);
+// A block is one group: its header is the group's (scale, min).
+alias WHead = vec2<f32>;
+
+fn w_head(b: u32) -> WHead {
+  return vec2<f32>(qb_half(scales[b], false), 0.0);
+}
+
+fn head_affine(h: WHead, s: u32) -> vec2<f32> {
+  return h;
 }

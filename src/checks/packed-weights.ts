@@ -34,7 +34,12 @@ const HALVES: Record<QuantFormat, readonly number[]> = {
  * f16 scale between 2⁻¹⁰ and 2⁻⁶ (and a random sign on the "_1" types' mins), so every dequantized
  * weight is O(0.01…1) whatever the type's integer ranges.
  */
-export function seededBlocks(format: QuantFormat, N: number, K: number, seed: number): Uint8Array<ArrayBuffer> {
+export function seededBlocks(
+  format: QuantFormat,
+  N: number,
+  K: number,
+  seed: number,
+): Uint8Array<ArrayBuffer> {
   const type = quantTypeOf(format);
   const blocks = (N * K) / type.blockElems;
   const bytes = new Uint8Array(blocks * type.blockBytes);

@@ -1,4 +1,4 @@
-import type { WeightFormat } from '../weight-format.ts';
+import { QUANT_FORMATS, type QuantFormat, type WeightFormat } from '../weight-format.ts';
 import type { Agreement } from './schema.ts';
 
 /**
@@ -19,6 +19,10 @@ export const AGREEMENT_TOLERANCES: Record<WeightFormat, Agreement['tolerance']> 
   f16: { top1: 0.95, maxAbsLogprobDiff: 5e-2 },
   int8: { top1: 0.95, maxAbsLogprobDiff: 0.15 },
   int4: { top1: 0.95, maxAbsLogprobDiff: 0.15 },
+  ...(Object.fromEntries(QUANT_FORMATS.map((f) => [f, { top1: 0.95, maxAbsLogprobDiff: 0.15 }])) as Record<
+    QuantFormat,
+    Agreement['tolerance']
+  >),
 };
 
 /** log-softmax of a row of logits, in float64. */

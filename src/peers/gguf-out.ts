@@ -1,9 +1,10 @@
 import { type GgufType, writeGguf } from '../model/gguf-writer.ts';
 import type { ModelWeights } from '../model/weights.ts';
-import type { WeightFormat } from '../weight-format.ts';
+import { ggmlTypeName } from '../quant/ggml-types.ts';
+import type { RunWeightFormat } from '../weight-format.ts';
 
 /** The GGUF tensor type of each weight format (int8 and int4 come back through the lossless Q8_0/Q4_0 repack). */
-export const GGUF_TYPE: Record<WeightFormat, GgufType> = {
+export const GGUF_TYPE: Record<RunWeightFormat, GgufType> = {
   f32: 'F32',
   f16: 'F16',
   int8: 'Q8_0',
@@ -17,7 +18,7 @@ export const GGUF_TYPE: Record<WeightFormat, GgufType> = {
  */
 export function peerGguf(
   weights: ModelWeights,
-  format: WeightFormat,
+  format: RunWeightFormat,
   name: string,
 ): { bytes: Uint8Array<ArrayBuffer>; fileType: GgufType; fileName: string } {
   const type = GGUF_TYPE[format];
@@ -30,5 +31,5 @@ export function peerGguf(
 
 /** The name of a GGML tensor type code, as a GGUF header stores it. */
 export function ggmlName(code: number): string {
-  return { 0: 'F32', 1: 'F16', 2: 'Q4_0', 8: 'Q8_0', 30: 'BF16' }[code] ?? `type ${code}`;
+  return ggmlTypeName(code);
 }

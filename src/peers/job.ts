@@ -20,9 +20,17 @@ export interface PeerJobResult {
   logprobs: Float64Array[];
 }
 
-/** What the peer's clock is: the binding gives no llama.cpp counters, so wall time around each call. */
+/**
+ * What the native peer's figures are timed with: llama.cpp's own counters, read through
+ * node-llama-cpp's printTimings (see PerfCounters in llama-cpp.ts), with the wall clock around each
+ * call kept beside them in each point.
+ */
 export const LLAMA_CPP_CLOCK =
-  'wall clock (performance.now() in the peer process) around each node-llama-cpp call; includes the binding’s batching, no counters of llama.cpp’s own';
+  'llama.cpp’s own counters (llama_perf_context via node-llama-cpp’s printTimings): a prefill’s prompt eval time; a decode sample is the eval time of the gen − 1 decodes of one generation, per token. Wall ms: performance.now() around the same call';
+
+/** The native peer's clock where llama.cpp's counters could not be read (its record's note says why). */
+export const LLAMA_CPP_WALL_CLOCK =
+  'wall clock (performance.now() in the peer process) around each node-llama-cpp call (a decode sample: one generation of gen tokens, per step after the first); includes the binding’s scheduling and sampling';
 
 /** What wllama in a page is asked: the backend, the plan and the agreement text (the file comes beside it). */
 export interface WllamaJob {

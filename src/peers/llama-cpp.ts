@@ -1,6 +1,6 @@
 import { cpus } from 'node:os';
-import type { PeerDriver } from './measure.ts';
-import type { LlamaCppBackend } from './schema.ts';
+import type { PeerDriver, PeerTiming } from './measure.ts';
+import type { LlamaCppBackend, PeerPointClock } from './schema.ts';
 
 /**
  * llama.cpp through node-llama-cpp (its prebuilt binaries), on the CPU or its GPU backend. Node
@@ -23,12 +23,130 @@ export interface LlamaCppInfo {
   threads: number;
   /** The thread counts tried, each with its probe's time (see pickThreads). */
   threadTrials: { threads: number; ms: number }[];
+  /**
+   * The clock of the timed points: llama.cpp's own counters where they could be read, else the
+   * wall clock around each call (and `note` says why). Absent for peers that name none (wllama).
+   */
+  clock?: PeerPointClock;
+  note?: string;
 }
 
 async function timed(work: () => Promise<unknown>): Promise<number> {
   const t0 = performance.now();
   await work();
   return performance.now() - t0;
+}
+
+/**
+ * llama.cpp's per-context counters since their last reset, as `llama_perf_context_print` prints
+ * them. llama.cpp adds a `llama_decode` call to them when it synchronizes after it (node-llama-cpp's
+ * decode worker calls `llama_synchronize` right after `llama_decode`), from the start of the decode
+ * to the end of that synchronize: the span llama-bench times. A call of more than one token counts
+ * as "prompt eval", a call of one token as "eval".
+ */
+export interface LlamaPerfReading {
+  promptEvalMs: number;
+  promptTokens: number;
+  evalMs: number;
+  evalRuns: number;
+}
+
+const PERF_PREFIX = 'llama_perf_context_print:';
+
+/**
+ * Reads the counters out of `llama_perf_context_print`'s lines (other lines are skipped), or null
+ * when either line is missing. Its format, from llama.cpp's llama-context.cpp:
+ *   `…: prompt eval time = %10.2f ms / %5d tokens (…)` and `…:        eval time = %10.2f ms / %5d runs   (…)`.
+ * Two things to know about it: times have 10 µs resolution, and a count of 0 prints as 1
+ * (`std::max(1, n)`), with 0.00 ms, which is why the callers check counts against what they ran.
+ */
+export function parseLlamaPerf(lines: readonly string[]): LlamaPerfReading | null {
+  let prompt: [number, number] | undefined;
+  let evals: [number, number] | undefined;
+  for (const line of lines.flatMap((l) => l.split('\n'))) {
+    const at = line.indexOf(PERF_PREFIX);
+    if (at < 0) continue;
+    const rest = line.slice(at + PERF_PREFIX.length).trim();
+    const m = /^(prompt eval|eval) time\s*=\s*(\d+(?:\.\d+)?) ms \/\s*(\d+) (tokens|runs)\b/.exec(rest);
+    if (!m) continue;
+    const pair: [number, number] = [Number(m[2]), Number(m[3])];
+    if (m[1] === 'prompt eval' && m[4] === 'tokens') prompt = pair;
+    else if (m[1] === 'eval' && m[4] === 'runs') evals = pair;
+  }
+  if (!prompt || !evals) return null;
+  return { promptEvalMs: prompt[0], promptTokens: prompt[1], evalMs: evals[0], evalRuns: evals[1] };
+}
+
+/**
+ * A prefill's time by llama.cpp's counters, read after that prefill alone: its prompt eval time,
+ * or, for a one-token prompt (which llama.cpp counts as an eval run), its eval time. Throws when
+ * the counters saw other work than one decode of `tokens` tokens (a split batch, say), because
+ * the figure would then not be the prefill's.
+ */
+export function prefillMsFromPerf(r: LlamaPerfReading, tokens: number): number {
+  const ok =
+    tokens > 1 ? r.promptTokens === tokens && r.evalMs === 0 : r.evalRuns === 1 && r.promptEvalMs === 0;
+  if (!ok)
+    throw new Error(
+      `llama.cpp peer: its counters saw ${r.promptTokens} prompt tokens (${r.promptEvalMs} ms) and ${r.evalRuns} single-token runs (${r.evalMs} ms) for a prefill of ${tokens} tokens`,
+    );
+  return tokens > 1 ? r.promptEvalMs : r.evalMs;
+}
+
+/**
+ * One decode sample by llama.cpp's counters, read after `steps` single-token decodes of one
+ * generation: the eval time per step. Throws when the counters saw another count of decodes.
+ */
+export function decodeStepMsFromPerf(r: LlamaPerfReading, steps: number): number {
+  if (steps < 1 || r.evalRuns !== steps || r.promptEvalMs !== 0)
+    throw new Error(
+      `llama.cpp peer: its counters saw ${r.evalRuns} single-token runs and ${r.promptTokens} prompt tokens (${r.promptEvalMs} ms) for ${steps} decode steps`,
+    );
+  return r.evalMs / steps;
+}
+
+/**
+ * llama.cpp's own counters, read through node-llama-cpp 3.21's only door to them: a context made
+ * with `performanceTracking: true` has `printTimings()`, which calls `llama_perf_context_print` and
+ * then `llama_perf_context_reset`, printing at the info level through the Llama's logger. The
+ * binding has no call that returns `llama_perf_context`'s numbers. So the logger given to
+ * `getLlama` catches those lines while a reading is taken, and the log level is raised to info
+ * only for that moment: nothing is logged inside a timed span, and llama.cpp's other info lines
+ * stay quiet, as they did with the level at error.
+ */
+class PerfCounters {
+  private captured: string[] | null = null;
+
+  /** The Llama's logger: errors go to stderr, as node-llama-cpp's own logger printed them. */
+  readonly logger = (level: string, message: string): void => {
+    if (this.captured && message.includes(PERF_PREFIX)) {
+      this.captured.push(message);
+      return;
+    }
+    if (level === 'error' || level === 'fatal') console.warn(`[node-llama-cpp] ${message}`);
+  };
+
+  /** The counters since the last reading (or the context's creation), and a reset. */
+  async read(llama: Llama, context: Context): Promise<LlamaPerfReading> {
+    const lines: string[] = [];
+    this.captured = lines;
+    llama.logLevel = 'info';
+    try {
+      await context.printTimings();
+      // printTimings waits one macrotask for the lines; give the logger a few more, in case.
+      for (let i = 0; i < 20 && !parseLlamaPerf(lines); i++)
+        await new Promise((resolve) => setTimeout(resolve, 0));
+    } finally {
+      llama.logLevel = 'error';
+      this.captured = null;
+    }
+    const reading = parseLlamaPerf(lines);
+    if (!reading)
+      throw new Error(
+        `no llama_perf_context_print lines came through the logger (got ${lines.length} line${lines.length === 1 ? '' : 's'})`,
+      );
+    return reading;
+  }
 }
 
 /**
@@ -81,10 +199,18 @@ interface Sequence {
   controlledEvaluate(
     input: (number | [number, { generateNext: { token?: boolean; probabilities?: boolean } }])[],
   ): Promise<({ next: { token?: number | null; probabilities?: Map<number, number> } } | undefined)[]>;
+  /**
+   * A generation: decodes `tokens`, then each generated token, one decode per step, greedily
+   * (temperature 0 is its default), yielding each token; it stops at an end-of-generation token
+   * unless `yieldEogToken`.
+   */
+  evaluate(tokens: number[], options?: { yieldEogToken?: boolean }): AsyncGenerator<number, void, unknown>;
 }
 interface Context {
   getSequence(): Sequence;
   currentThreads: number;
+  /** Prints llama.cpp's counters (llama_perf_context_print) at the info level, then resets them. */
+  printTimings(): Promise<void>;
   dispose(): Promise<void>;
 }
 interface Model {
@@ -95,11 +221,15 @@ interface Model {
     experimentalKvCacheKeyType?: string;
     experimentalKvCacheValueType?: string;
     flashAttention?: boolean;
+    /** llama.cpp's `no_perf = false`: its counters run, and printTimings works. */
+    performanceTracking?: boolean;
   }): Promise<Context>;
   dispose(): Promise<void>;
 }
 interface Llama {
   gpu: string | false;
+  /** node-llama-cpp's LlamaLogLevel, a string enum ("error", "info", …); setting it reaches llama.cpp. */
+  logLevel: string;
   cpuMathCores: number;
   llamaCppRelease: { repo: string; release: string };
   getGpuDeviceNames(): Promise<string[]>;
@@ -157,6 +287,7 @@ export async function openLlamaCpp(
   vocabSize: number,
 ): Promise<LlamaCppSession> {
   const { binding, packageVersion } = await importBinding();
+  const counters = new PerfCounters();
   let llama: Llama;
   try {
     llama = await binding.getLlama({
@@ -164,6 +295,7 @@ export async function openLlamaCpp(
       // Never build llama.cpp from source at run time: a platform without a prebuilt binary is said so.
       build: 'never',
       logLevel: 'error',
+      logger: counters.logger,
     });
   } catch (e) {
     throw new PeerUnavailableError(
@@ -186,8 +318,26 @@ export async function openLlamaCpp(
   const contextFor = (threads: number) =>
     model.createContext({ contextSize, batchSize: contextSize, threads });
   const { threads, trials } = await pickThreads(llama.cpuMathCores, contextFor, vocabSize);
-  const context = await contextFor(threads);
+  // The timed context: as the probe's, with llama.cpp's counters on (a few clock reads per decode).
+  const context = await model.createContext({
+    contextSize,
+    batchSize: contextSize,
+    threads,
+    performanceTracking: true,
+  });
   const seq = context.getSequence();
+  // The points are timed by llama.cpp's counters where a first reading comes through (it also
+  // zeroes them); a binding where it does not (another install, by BENCH_LLAMA_CPP_MODULE) is timed
+  // by the wall clock around each call, and the record says why.
+  let clock: PeerPointClock = 'llama.cpp-perf';
+  let note: string | undefined;
+  try {
+    await counters.read(llama, context);
+  } catch (e) {
+    clock = 'wall';
+    note = `llama.cpp's own counters could not be read (${(e as Error).message.split('\n')[0]}), so its points are wall-clock times around each node-llama-cpp call`;
+  }
+  const perf = clock === 'llama.cpp-perf' ? () => counters.read(llama, context) : undefined;
   const device =
     llama.gpu === false
       ? `CPU: ${cpus()[0]?.model ?? 'unknown'}`
@@ -199,31 +349,40 @@ export async function openLlamaCpp(
       device,
       threads: context.currentThreads || threads,
       threadTrials: trials,
+      clock,
+      ...(note ? { note } : {}),
     },
-    async prefill(tokens) {
+    clock,
+    async prefill(tokens): Promise<number | PeerTiming> {
       await seq.clearHistory();
-      return timed(() => seq.evaluateWithoutGeneratingNewTokens([...tokens]));
+      // Zero the counters: what came before (the last sample's generation) is not this prefill.
+      await perf?.();
+      const wallMs = await timed(() => seq.evaluateWithoutGeneratingNewTokens([...tokens]));
+      if (!perf) return wallMs;
+      return { ms: prefillMsFromPerf(await perf(), tokens.length), wallMs };
     },
-    async decode(contextTokens, gen) {
+    async decode(contextTokens, steps): Promise<number[] | PeerTiming> {
       await seq.clearHistory();
-      const prompt = [...contextTokens];
-      // The prompt untimed, its last token asking for the first generated one.
-      const first = await seq.controlledEvaluate([
-        ...prompt.slice(0, -1),
-        [prompt[prompt.length - 1], { generateNext: { token: true } }],
-      ]);
-      let token = first[prompt.length - 1]?.next.token ?? 0;
-      const steps: number[] = [];
-      for (let i = 0; i < gen; i++) {
-        let out: Awaited<ReturnType<Sequence['controlledEvaluate']>> = [];
-        steps.push(
-          await timed(async () => {
-            out = await seq.controlledEvaluate([[token, { generateNext: { token: true } }]]);
-          }),
-        );
-        token = out[0]?.next.token ?? token;
+      // One generation in one call, as a user runs one: the prompt's decode gives the first token
+      // (untimed, as this engine counts a TPOT), then `steps` single-token decodes inside the
+      // binding, each feeding the last token back. llama.cpp's counters take the decodes alone;
+      // the binding's own work around each (scheduling the batch on the next event-loop turn,
+      // sampling, N-API calls: most of a ci-tiny step's wall time) is in the wall clock only.
+      const generation = seq.evaluate([...contextTokens], { yieldEogToken: true });
+      try {
+        if ((await generation.next()).done)
+          throw new Error('llama.cpp peer: the generation ended before its first token');
+        await perf?.();
+        const t0 = performance.now();
+        for (let i = 0; i < steps; i++)
+          if ((await generation.next()).done)
+            throw new Error(`llama.cpp peer: the generation ended after ${i + 1} of ${steps + 1} tokens`);
+        const wallMs = (performance.now() - t0) / Math.max(1, steps);
+        if (!perf) return [wallMs];
+        return { ms: decodeStepMsFromPerf(await perf(), steps), wallMs };
+      } finally {
+        await generation.return(undefined);
       }
-      return steps;
     },
     async logprobs(tokens) {
       // The cross-check compares the two engines' arithmetic, so llama.cpp holds its KV cache in

@@ -52,6 +52,57 @@ describe('measurePeer', () => {
   });
 });
 
+describe('measurePeer with a driver that names its clock', () => {
+  it('keeps the driver’s clock on each point and the wall clock beside it', async () => {
+    let call = 0;
+    const driver: PeerDriver = {
+      clock: 'llama.cpp-perf',
+      async prefill() {
+        call++;
+        return { ms: call, wallMs: 10 * call };
+      },
+      async decode() {
+        // A mean per step already, as llama.cpp's eval time over one generation gives it.
+        return { ms: 0.25, wallMs: 1 };
+      },
+    };
+    const [pp, tg] = await measurePeer(driver, {
+      prefill: [16],
+      depths: [16],
+      gen: 16,
+      reps: 3,
+      warmup: 1,
+      vocabSize: 509,
+    });
+    expect(pp).toEqual({
+      pass: 'prefill',
+      tokens: 16,
+      depth: 0,
+      samplesMs: [2, 3, 4],
+      medianMs: 3,
+      tokPerS: 16000 / 3,
+      clock: 'llama.cpp-perf',
+      wallSamplesMs: [20, 30, 40],
+      wallMedianMs: 30,
+    });
+    expect(tg).toMatchObject({ samplesMs: [0.25, 0.25, 0.25], tokPerS: 4000, wallMedianMs: 1 });
+  });
+
+  it('leaves both out for a driver that names no clock (wllama’s)', async () => {
+    const { driver } = fakeDriver();
+    const [p] = await measurePeer(driver, {
+      prefill: [4],
+      depths: [],
+      gen: 2,
+      reps: 1,
+      warmup: 0,
+      vocabSize: 500,
+    });
+    expect(p).not.toHaveProperty('clock');
+    expect(p).not.toHaveProperty('wallSamplesMs');
+  });
+});
+
 describe('promptTokens', () => {
   it('feeds ids past the specials and byte tokens, within the vocabulary, the same every time', () => {
     const t = promptTokens(64, 509);

@@ -1,18 +1,31 @@
 import { percentile } from '../stats.ts';
-import type { PeerPoint } from './schema.ts';
+import type { PeerPoint, PeerPointClock } from './schema.ts';
+
+/**
+ * One timed call in the driver's clock, with the wall clock around the same call beside it where
+ * the driver's clock is another (llama.cpp's counters): a prefill's whole time, or a decode's
+ * mean time per step.
+ */
+export interface PeerTiming {
+  ms: number;
+  wallMs?: number;
+}
 
 /**
  * What a peer engine offers the timing loop: one loaded model, one sequence at a time. Each call
  * returns the milliseconds of its own clock that the work took (the driver names that clock).
  */
 export interface PeerDriver {
+  /** The clock of what prefill and decode return, where the driver names one for each point. */
+  clock?: PeerPointClock;
   /** Prefills `tokens` into an empty context; returns the time of the prefill alone. */
-  prefill(tokens: readonly number[]): Promise<number>;
+  prefill(tokens: readonly number[]): Promise<number | PeerTiming>;
   /**
    * Prefills `context` (at least one token) untimed, then generates `gen` tokens greedily one step
-   * at a time; returns the time of each step, or their mean alone where the peer counts only the total.
+   * at a time; returns the time of each step, or their mean alone where the peer counts only the
+   * total (a PeerTiming is that mean).
    */
-  decode(context: readonly number[], gen: number): Promise<number[]>;
+  decode(context: readonly number[], gen: number): Promise<number[] | PeerTiming>;
 }
 
 /** What the peer runs: the same prompt lengths, depths, generation length and repetitions as the engine. */
@@ -43,31 +56,48 @@ export async function measurePeer(
   onPoint?: (p: PeerPoint) => void,
 ): Promise<PeerPoint[]> {
   const points: PeerPoint[] = [];
-  const finish = (p: Omit<PeerPoint, 'medianMs' | 'tokPerS'>, perTokenTokens: number) => {
-    const medianMs = percentile(p.samplesMs, 50);
-    const point = { ...p, medianMs, tokPerS: medianMs > 0 ? (perTokenTokens * 1000) / medianMs : 0 };
+  const finish = (
+    p: Pick<PeerPoint, 'pass' | 'tokens' | 'depth'>,
+    samples: PeerTiming[],
+    perTokenTokens: number,
+  ) => {
+    const samplesMs = samples.map((s) => s.ms);
+    const medianMs = percentile(samplesMs, 50);
+    const walls = samples.flatMap((s) => (s.wallMs === undefined ? [] : [s.wallMs]));
+    const point: PeerPoint = {
+      ...p,
+      samplesMs,
+      medianMs,
+      tokPerS: medianMs > 0 ? (perTokenTokens * 1000) / medianMs : 0,
+      ...(driver.clock ? { clock: driver.clock } : {}),
+      // The wall clock beside the driver's own, only where every sample has it.
+      ...(walls.length === samples.length && walls.length > 0
+        ? { wallSamplesMs: walls, wallMedianMs: percentile(walls, 50) }
+        : {}),
+    };
     points.push(point);
     onPoint?.(point);
   };
   for (const L of plan.prefill) {
     const tokens = promptTokens(L, plan.vocabSize);
-    const samples: number[] = [];
+    const samples: PeerTiming[] = [];
     for (let r = 0; r < plan.warmup + plan.reps; r++) {
-      const ms = await driver.prefill(tokens);
-      if (r >= plan.warmup) samples.push(ms);
+      const t = await driver.prefill(tokens);
+      if (r >= plan.warmup) samples.push(typeof t === 'number' ? { ms: t } : t);
     }
-    finish({ pass: 'prefill', tokens: L, depth: 0, samplesMs: samples }, L);
+    finish({ pass: 'prefill', tokens: L, depth: 0 }, samples, L);
   }
   for (const depth of plan.depths) {
     // Depth 0 is a one-token prompt, as in this engine's decode sweep.
     const context = promptTokens(Math.max(1, depth), plan.vocabSize, 1);
-    const samples: number[] = [];
+    const samples: PeerTiming[] = [];
     for (let r = 0; r < plan.warmup + plan.reps; r++) {
       // As this engine counts a TPOT: the first token comes from the prompt's prefill, then gen − 1 steps.
-      const steps = await driver.decode(context, plan.gen - 1);
-      if (r >= plan.warmup) samples.push(steps.reduce((a, b) => a + b, 0) / steps.length);
+      const t = await driver.decode(context, plan.gen - 1);
+      if (r >= plan.warmup)
+        samples.push(Array.isArray(t) ? { ms: t.reduce((a, b) => a + b, 0) / t.length } : t);
     }
-    finish({ pass: 'decode', tokens: 1, depth, samplesMs: samples }, 1);
+    finish({ pass: 'decode', tokens: 1, depth }, samples, 1);
   }
   return points;
 }

@@ -1,7 +1,13 @@
 import type { BenchSpec } from '../spec/schema.ts';
 import type { WeightFormat } from '../weight-format.ts';
 import { AGREEMENT_TOLERANCES, agreement, agreementTopK, logSoftmax } from './agreement.ts';
-import { LLAMA_CPP_CLOCK, type PeerJobResult, WLLAMA_CLOCK, type WllamaJobResult } from './job.ts';
+import {
+  LLAMA_CPP_CLOCK,
+  LLAMA_CPP_WALL_CLOCK,
+  type PeerJobResult,
+  WLLAMA_CLOCK,
+  type WllamaJobResult,
+} from './job.ts';
 import type { PeerPlan } from './measure.ts';
 import { promptText, writerTokenIds } from './prompt-text.ts';
 import type { Agreement, PeerRecord, PeerRequest } from './schema.ts';
@@ -112,7 +118,8 @@ export function peerRecord(
     request,
     model,
     result,
-    LLAMA_CPP_CLOCK,
+    // 'wall' where llama.cpp's counters could not be read (the info's note says why).
+    result.info.clock === 'llama.cpp-perf' ? LLAMA_CPP_CLOCK : LLAMA_CPP_WALL_CLOCK,
     ours ? agreement(ours, comparedRows(result.logprobs), AGREEMENT_TOLERANCES[format]) : null,
   );
 }

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { makePeer } from '../../test-support/fixtures/peers.ts';
-import { llamaBenchName, type OwnPoint, peersHeadline, peersReport, speedRatios } from './report.ts';
+import {
+  llamaBenchName,
+  type OwnPoint,
+  peerClockLine,
+  peerSpeedClock,
+  peersHeadline,
+  peersReport,
+  speedRatios,
+} from './report.ts';
 import type { PeerRecord } from './schema.ts';
 
 const own: OwnPoint[] = [
@@ -42,6 +50,24 @@ describe('the side-by-side report', () => {
     const text = peersReport(own, [peer([], 'not installed'), peer([pp64])], 16, 'SwiftShader', true);
     expect(text).toContain('Not measured: not installed');
     expect(text).toContain('| pp64 | 20.00 | 10.00 | 3200.0 | 6400.0 | 0.50× |');
+  });
+
+  it('names the clock of the speed column, and puts the wall clock beside llama.cpp’s own', () => {
+    const counted = peer([
+      { ...pp64, clock: 'llama.cpp-perf', wallSamplesMs: [14], wallMedianMs: 14 },
+      { ...tg, clock: 'llama.cpp-perf', wallSamplesMs: [3], wallMedianMs: 3 },
+    ]);
+    expect(peerSpeedClock(counted)).toMatch(/llama\.cpp’s own counters \(llama_perf_context\)/);
+    const text = peersReport(own, [counted], 16, 'SwiftShader', true);
+    expect(text).toContain(
+      '| test | this engine ms | llama.cpp cpu ms | llama.cpp cpu wall ms | this engine tok/s | llama.cpp cpu tok/s | speed (this ÷ peer) |',
+    );
+    // The speed column is taken from llama.cpp's time (10 ms), not the wall clock's (14 ms).
+    expect(text).toContain('| pp64 | 20.00 | 10.00 | 14.00 | 3200.0 | 6400.0 | 0.50× |');
+    expect(text).toMatch(/Speed column \(and llama\.cpp cpu ms, tok\/s\): llama\.cpp’s own counters/);
+    // Points from before they named a clock: the record's clock line alone, and no wall column.
+    expect(peerClockLine(peer([pp64]))).toBe('Clock: wall.');
+    expect(peerSpeedClock(peer([{ ...pp64, clock: 'wall' }]))).toMatch(/wall clock/);
   });
 
   it('names wllama by its backend, and prints its note and a top-K agreement as such', () => {

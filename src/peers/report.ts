@@ -53,6 +53,27 @@ const fmtX = (r: number) => (r >= 10 ? r.toFixed(0) : r >= 1 ? r.toFixed(2) : r.
 export const peerName = (p: PeerRecord) => `${p.engine} ${p.backend}`;
 
 /**
+ * The clock of a peer's ms, tok/s and speed columns, in words, where its points name one (files
+ * from before they did leave it to the record's `clock` line).
+ */
+export function peerSpeedClock(peer: PeerRecord): string | undefined {
+  const clocks = new Set(peer.points.map((p) => p.clock));
+  if (clocks.size !== 1) return undefined;
+  const [clock] = clocks;
+  return clock === 'llama.cpp-perf'
+    ? 'llama.cpp’s own counters (llama_perf_context), not the wall clock around the call'
+    : clock === 'wall'
+      ? 'the wall clock around each call into the peer'
+      : undefined;
+}
+
+/** The line under a peer's table: which clock the speed column is in, then the record's clock. */
+export function peerClockLine(peer: PeerRecord): string {
+  const speed = peerSpeedClock(peer);
+  return `${speed ? `Speed column (and ${peerName(peer)} ms, tok/s): ${speed}. ` : ''}Clock: ${peer.clock}.`;
+}
+
+/**
  * The headline: for each peer, how fast this adapter is against it in prefill and in decode (the
  * geometric mean of the per-point speed ratios), and what a user should act on.
  */
@@ -109,29 +130,33 @@ export function peersReport(
     if (peer.error) lines.push(`Not measured: ${escapeMarkdown(peer.error)}`, '');
     if (peer.points.length > 0) {
       const name = escapeMarkdown(peerName(peer));
+      // The wall clock around each call, beside llama.cpp's own, where the points carry it.
+      const wall = peer.points.some((p) => p.wallMedianMs !== undefined);
       lines.push(
         markdownRow([
           'test',
           'this engine ms',
           `${name} ms`,
+          ...(wall ? [`${name} wall ms`] : []),
           'this engine tok/s',
           `${name} tok/s`,
           'speed (this ÷ peer)',
         ]),
-        markdownDelimiter('lrrrrr'),
+        markdownDelimiter(wall ? 'lrrrrrr' : 'lrrrrr'),
         ...peer.points.map((p) => {
           const mine = ownPointFor(own, p);
           return markdownRow([
             llamaBenchName(p, gen),
             mine ? formatMs(mine.medianMs) : '–',
             formatMs(p.medianMs),
+            ...(wall ? [p.wallMedianMs === undefined ? '–' : formatMs(p.wallMedianMs)] : []),
             mine ? tokPerS(mine).toFixed(1) : '–',
             p.tokPerS.toFixed(1),
             mine ? `${fmtX(tokPerS(mine) / p.tokPerS)}×` : '–',
           ]);
         }),
         '',
-        `Clock: ${peer.clock}.`,
+        escapeMarkdown(peerClockLine(peer)),
         '',
       );
     }

@@ -31,6 +31,15 @@ export type PeerRequest =
   | { engine: 'wllama'; backend: WllamaBackend };
 
 /**
+ * The clock of a peer point's `samplesMs`, `medianMs` and `tokPerS` (so of the report's speed
+ * column): llama.cpp's own counters (`llama_perf_context`: the time from the start of each
+ * `llama_decode` to the end of the synchronize after it, the span llama-bench times), or the wall
+ * clock around each call into the peer.
+ */
+export const PEER_POINT_CLOCKS = ['llama.cpp-perf', 'wall'] as const;
+export type PeerPointClock = (typeof PEER_POINT_CLOCKS)[number];
+
+/**
  * One timed point of a peer, in llama-bench's terms: a prefill of `tokens` prompt tokens (pp), or
  * decode steps at context `depth` (tg @ d). `samplesMs` has one sample per repetition: the whole
  * prefill, or the mean time per generated token of that repetition (a TPOT, like this engine's
@@ -44,6 +53,18 @@ export const PeerPointSchema = z
     samplesMs: z.array(nonNegative).min(1),
     medianMs: nonNegative,
     tokPerS: nonNegative,
+    /**
+     * The clock of samplesMs, medianMs and tokPerS. Absent in files written before the native peer
+     * read llama.cpp's counters (its points were then wall-clock times), and for wllama, whose
+     * record's `clock` names its own.
+     */
+    clock: z.enum(PEER_POINT_CLOCKS).optional(),
+    /**
+     * The wall clock around the same calls (performance.now() in the peer's process), one per
+     * sample, where `clock` is llama.cpp's counters: what the binding adds on top, for reference.
+     */
+    wallSamplesMs: z.array(nonNegative).min(1).optional(),
+    wallMedianMs: nonNegative.optional(),
   })
   .strict();
 export type PeerPoint = z.infer<typeof PeerPointSchema>;

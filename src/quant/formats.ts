@@ -74,7 +74,6 @@ export function bitsPerWeight(format: WeightFormat): number {
   return (8 * layout.bytes) / 32;
 }
 
-
 /**
  * W[N, K] as the kernels see it, whatever the packed format: the project's formats dequantized
  * exactly (unpackTensor), a GGUF type's blocks put back together and dequantized as ggml does.
@@ -83,7 +82,11 @@ export function dequantizePacked(p: PackedTensor): Float32Array<ArrayBuffer> {
   if (!isQuantFormat(p.format)) return unpackTensor(p as Parameters<typeof unpackTensor>[0]);
   const type = quantTypeOf(p.format);
   const blocks = (p.N * p.K) / type.blockElems;
-  const bytes = unpackBlocks(type, { quants: p.words, headers: p.scales as Uint32Array<ArrayBuffer> }, blocks);
+  const bytes = unpackBlocks(
+    type,
+    { quants: p.words, headers: p.scales as Uint32Array<ArrayBuffer> },
+    blocks,
+  );
   const out = new Float32Array(p.N * p.K);
   type.dequantize(bytes, 0, blocks, out, 0);
   return out;

@@ -10,6 +10,7 @@ import {
   TimebaseSchema,
   WeightFormatSchema,
 } from '../spec/fields.ts';
+import { GenerationSchema, PromptTextSchema } from '../spec/prompt.ts';
 import { BenchSpecSchema } from '../spec/schema.ts';
 import { SECTIONS, WorkloadSchema } from '../spec/workloads/index.ts';
 
@@ -195,6 +196,11 @@ export const BenchResultSchema = z
         /** Whether the fused graph was asked for (`--no-fuse`: false; absent in older files). */
         fuse: z.boolean().optional(),
         workloads: z.array(WorkloadSchema).max(16),
+        /**
+         * The text the sweeps' prompt tokens were cut from (`--prompt`, `--prompt-file`), with the
+         * number of tokens the model's tokenizer made of it; absent: the stand-in tokens.
+         */
+        prompt: PromptTextSchema.extend({ tokens: z.number().int().positive() }).strict().optional(),
       })
       .strict(),
     env: z
@@ -316,6 +322,8 @@ export const BenchResultSchema = z
      * next-token agreement with this engine, or why they could not run. Absent when none was asked for.
      */
     peers: PeersSectionSchema.optional(),
+    /** Text generated greedily on the run's model after its workloads (the page's Prompt box). */
+    generation: GenerationSchema.optional(),
     /** Performance targets judged against this run's own roofs. */
     targets: z
       .array(

@@ -9,11 +9,15 @@ import type { AdapterRecord } from '../gpu/device.ts';
 import type { ModelSource } from '../model/source.ts';
 import type { VerifyOutcome } from '../model/verify.ts';
 import type { BenchResult } from '../results/schema.ts';
+import type { GenerateEvent, GenerateOutcome } from '../run/generate.ts';
 import type { ProbeOutcome, Progress } from '../run/run.ts';
+import type { GenerateRequest } from '../spec/prompt.ts';
 
 export type { ModelSource } from '../model/source.ts';
 export type { BenchResult } from '../results/schema.ts';
+export type { GenerateEvent, GenerateOutcome } from '../run/generate.ts';
 export type { ProbeOutcome, Progress } from '../run/run.ts';
+export type { GenerateRequest, Generation } from '../spec/prompt.ts';
 export type { BenchSpec } from '../spec/schema.ts';
 
 export interface GpuInfo {
@@ -34,6 +38,10 @@ export interface VerifyResult extends VerifyOutcome {
   warnings: string[];
 }
 
+export interface GenerateResult extends GenerateOutcome {
+  gpu: GpuInfo;
+}
+
 /** What the worker exposes. */
 export interface EngineApi {
   /** Acquires the adapter (once) and describes it. */
@@ -52,6 +60,18 @@ export interface EngineApi {
     runId?: string,
     probeTokens?: number[],
   ): Promise<BenchResult>;
+  /**
+   * Greedy generation from a text prompt with the model's own tokenizer (validated here): the
+   * model built once and checked against the CPU reference, then each token streamed to `onEvent`
+   * (wrapped in comlink's `proxy()`) as it is read back, with the text it completes. `runId` names
+   * it for `cancel`, which stops it between two tokens. A model without a tokenizer, or a prompt
+   * past the model's context, rejects with an InputError before anything is built.
+   */
+  generate(
+    request: GenerateRequest,
+    onEvent?: (e: GenerateEvent) => void,
+    runId?: string,
+  ): Promise<GenerateResult>;
   /** What run `runId`'s probe gave (given once, then forgotten); null when it took none. */
   takeProbe(runId: string): Promise<ProbeOutcome | null>;
   /**

@@ -1,10 +1,12 @@
 import { version } from '../../package.json';
-import { CancelledError } from '../errors.ts';
+import { CancelledError, SpecError } from '../errors.ts';
 import type { Gpu } from '../gpu/device.ts';
 import type { TuningStore } from '../measure/tuning-cache.ts';
 import { loadModel } from '../model/source.ts';
 import { verifyModel } from '../model/verify.ts';
+import { runGeneration } from '../run/generate.ts';
 import { type ProbeOutcome, type RunEnvironment, runBench } from '../run/run.ts';
+import { GenerateRequestSchema } from '../spec/prompt.ts';
 import { parseBenchSpec } from '../spec/schema.ts';
 import type { EngineApi, GpuInfo } from './api.ts';
 
@@ -40,6 +42,15 @@ export function createEngine(host: EngineHost): EngineApi {
     return gpuPromise as Promise<Gpu>;
   }
 
+  /** A run or generation by id, cancelled at once when its cancel came first. */
+  const track = (runId: string | undefined) => {
+    const id = runId ?? `run-${++anonymousRuns}`;
+    const controller = new AbortController();
+    running.set(id, controller);
+    if (cancelledEarly.delete(id)) controller.abort(new CancelledError('Cancelled before the run started.'));
+    return { id, controller };
+  };
+
   const gpuInfoOf = (g: Gpu): GpuInfo => ({
     adapter: g.adapter,
     features: g.features,
@@ -59,12 +70,28 @@ export function createEngine(host: EngineHost): EngineApi {
       return { ...outcome, gpu: gpuInfoOf(g), modelName: loaded.name, warnings: loaded.warnings };
     },
 
+    async generate(input, onEvent, runId) {
+      const parsed = GenerateRequestSchema.safeParse(input);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new SpecError(
+          `Invalid generate request: ${issue.path.join('.') || '(root)'}: ${issue.message}`,
+        );
+      }
+      const { id, controller } = track(runId);
+      try {
+        const g = await gpu();
+        // Events are advisory, as progress is: a caller that went away must not fail the generation.
+        const send = (e: Parameters<NonNullable<typeof onEvent>>[0]) =>
+          void Promise.resolve(onEvent?.(e)).catch(() => undefined);
+        return { ...(await runGeneration(g, parsed.data, send, controller.signal)), gpu: gpuInfoOf(g) };
+      } finally {
+        running.delete(id);
+      }
+    },
+
     async run(input, onProgress, runId, probeTokens) {
-      const id = runId ?? `run-${++anonymousRuns}`;
-      const controller = new AbortController();
-      running.set(id, controller);
-      if (cancelledEarly.delete(id))
-        controller.abort(new CancelledError('Cancelled before the run started.'));
+      const { id, controller } = track(runId);
       try {
         const spec = parseBenchSpec(input);
         const env: RunEnvironment = {

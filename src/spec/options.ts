@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SpecError } from '../errors.ts';
 import { KV_DTYPES } from '../kv/format.ts';
 import { WEIGHT_FORMATS } from '../weight-format.ts';
+import { GenerateSettingsSchema, PromptTextSchema } from './prompt.ts';
 import { type BenchSpec, BenchSpecSchema } from './schema.ts';
 import { ownSuite, SPEC_DEFAULTS, SUITE_NAMES, SUITES, type SuiteName } from './suites.ts';
 import { depth, kvWindow, length, repetitions } from './workload.ts';
@@ -24,6 +25,12 @@ import { SUSTAINED_DEFAULTS, SustainedWorkloadSchema } from './workloads/sustain
  * f32 without a window, and each cell carries its own.
  */
 const KV_SUITE = 'kv';
+
+/**
+ * The suites whose workloads take their prompts from a prompt text (see promptUnfit: the sweeps,
+ * and the fused-against-unfused pair); the other workloads make their own prompts.
+ */
+const PROMPT_SUITES: readonly string[] = ['quick', 'full', 'custom', 'fusion'];
 
 /** The suites where --weights takes a list, for the message that says where to go. */
 const WEIGHT_LIST_SUITES = WORKLOADS.flatMap((d) => (d.suite?.weightList ? [d.suite.name] : [])).join(' or ');
@@ -107,6 +114,10 @@ export const SpecOptionsSchema = z
     sweep: ServeWorkloadSchema.shape.sweep.default(0),
     solo: z.boolean().default(true),
     trace: z.array(TraceRequestSchema).min(1).max(5000).optional(),
+    /** --prompt, --prompt-file: the text the sweeps' prompt tokens are cut from. */
+    prompt: PromptTextSchema.optional(),
+    /** The page's Prompt box: text generated on the run's model after its workloads. */
+    generate: GenerateSettingsSchema.optional(),
   })
   .strict()
   .refine((o) => ownSuite(o.suite)?.weightList || (o.weights?.length ?? 1) === 1, {
@@ -138,6 +149,10 @@ export const SpecOptionsSchema = z
       path: ['windowS'],
     },
   )
+  .refine((o) => o.prompt === undefined || PROMPT_SUITES.includes(o.suite), {
+    message: `a prompt text (--prompt, --prompt-file) feeds the prefill and decode sweeps: suites ${PROMPT_SUITES.join(', ')}`,
+    path: ['prompt'],
+  })
   .refine((o) => o.rate === undefined || o.concurrency === undefined, {
     message: 'give --rate or --concurrency, not both',
     path: ['concurrency'],
@@ -200,6 +215,8 @@ export function buildSpec(model: unknown, options: SpecOptions): SpecBuild {
     fuse: o.fuse,
     weights: own?.weightList ? 'f32' : (o.weights?.[0] ?? 'f32'),
     workloads,
+    ...(o.prompt ? { prompt: o.prompt } : {}),
+    ...(o.generate ? { generate: o.generate } : {}),
   });
   if (spec.success) return { ok: true, spec: spec.data };
   // The options were validated above with the same field schemas, so what remains is the model

@@ -3,6 +3,7 @@ import { SpecError } from '../errors.ts';
 import { KV_DTYPES } from '../kv/format.ts';
 import { ModelSourceSchema } from '../model/source.ts';
 import { WEIGHT_FORMATS } from '../weight-format.ts';
+import { GenerateSettingsSchema, PromptTextSchema } from './prompt.ts';
 import { SUITE_NAMES } from './suites.ts';
 import { kvWindow, pageSize } from './workload.ts';
 import { WorkloadSchema } from './workloads/index.ts';
@@ -52,6 +53,14 @@ export const BenchSpecSchema = z
      */
     fuse: z.boolean().default(true),
     workloads: z.array(WorkloadSchema).min(1, 'nothing to measure: the workload list is empty').max(16),
+    /**
+     * The text the prefill and decode sweeps cut their prompt tokens from (`--prompt`,
+     * `--prompt-file`), tokenized with the model's own tokenizer; absent: deterministic stand-in
+     * tokens (src/workloads/prompts.ts).
+     */
+    prompt: PromptTextSchema.optional(),
+    /** Generate text greedily on the run's model once its workloads are done (the page's Prompt box). */
+    generate: GenerateSettingsSchema.optional(),
   })
   .strict();
 export type BenchSpec = z.infer<typeof BenchSpecSchema>;

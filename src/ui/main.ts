@@ -2,7 +2,14 @@ import './style.css';
 import { proxy, type Remote } from 'comlink';
 import { ensureIsolation, type IsolationState } from '../isolation/page.ts';
 import type { WllamaJob, WllamaJobResult } from '../peers/job.ts';
-import type { BenchResult, EngineApi, Progress } from '../runtime/api.ts';
+import type {
+  BenchResult,
+  EngineApi,
+  GenerateEvent,
+  GenerateRequest,
+  GenerateResult,
+  Progress,
+} from '../runtime/api.ts';
 import { startEngine } from '../runtime/browser/client.ts';
 import { App } from './app.ts';
 
@@ -16,6 +23,12 @@ declare global {
      */
     benchRun: (spec: unknown, runId: string, probeTokens?: number[]) => Promise<BenchResult>;
     benchProgress?: (p: Progress) => void;
+    /**
+     * Greedy generation under `runId`, each event forwarded to `window.benchGenerateEvent` when the
+     * CLI has exposed one (npm run generate in the browser runtime).
+     */
+    benchGenerate: (request: GenerateRequest, runId: string) => Promise<GenerateResult>;
+    benchGenerateEvent?: (e: GenerateEvent) => void;
     /** llama.cpp in this page (wllama), as `--peer wllama` runs it; loaded on first use. */
     wllamaPeer: (modelUrl: string, job: WllamaJob) => Promise<WllamaJobResult>;
     /** How the page is cross-origin isolated, or why not (src/isolation/page.ts). */
@@ -34,6 +47,13 @@ function boot(isolation: IsolationState): void {
       proxy((p: Progress) => window.benchProgress?.(p)),
       runId,
       probeTokens,
+    );
+
+  window.benchGenerate = (request, runId) =>
+    engine.generate(
+      request,
+      proxy((e: GenerateEvent) => window.benchGenerateEvent?.(e)),
+      runId,
     );
 
   // wllama and its 8.8 MB of WebAssembly come only when a peer is asked for.

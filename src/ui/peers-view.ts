@@ -4,7 +4,7 @@
  * the report's section says, as page elements.
  */
 import { isSoftwareAdapter } from '../gpu/device.ts';
-import { llamaBenchName, ownPointFor, peerName, peersHeadline } from '../peers/report.ts';
+import { llamaBenchName, ownPointFor, peerClockLine, peerName, peersHeadline } from '../peers/report.ts';
 import type { PeerPoint, PeerRecord } from '../peers/schema.ts';
 import { adapterLabel } from '../results/export.ts';
 import { decodeGen } from '../results/peer-compare.ts';
@@ -81,7 +81,7 @@ export class PeersView {
       ];
       out.push(
         sortableTable(columns, peer.points, { testId: `run-peers-table-${index}` }),
-        h('p', { className: 'muted small', text: `Clock: ${peer.clock}.` }),
+        h('p', { className: 'muted small', text: peerClockLine(peer) }),
       );
     }
     const a = peer.agreement;

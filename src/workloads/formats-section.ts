@@ -1,8 +1,8 @@
 import type { ModelConfig } from '../model/config.ts';
 import { linearNames, linearShape } from '../model/weights.ts';
+import { weightBytes } from '../quant/formats.ts';
 import type { BenchResult, Point, Target } from '../results/schema.ts';
 import { type FormatSummary, QUALITY_SLICES, type Quality } from '../spec/workloads/formats.ts';
-import { weightBytes } from '../quant/formats.ts';
 import { WEIGHT_FORMATS, type WeightFormat } from '../weight-format.ts';
 
 /**

@@ -63,7 +63,11 @@ function special(vocab: Vocab, which: 'bos' | 'eos'): number {
   return id;
 }
 
-export function tokenize(vocab: Vocab, text: string, addSpecial: boolean, parseSpecial: boolean): number[] {
+/** A lone surrogate, which UTF-8 (what llama.cpp would be given) can only spell as U+FFFD. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+export function tokenize(vocab: Vocab, raw: string, addSpecial: boolean, parseSpecial: boolean): number[] {
+  const text = raw.replace(LONE_SURROGATE, '\uFFFD');
   const out: number[] = [];
   const fragments = partition(vocab, text, parseSpecial);
   if (addSpecial && vocab.addBos) out.push(special(vocab, 'bos'));

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { llamaPath } from '../../../test-support/llama-bundle.ts';
 import { PRE_TOKENIZERS } from './pre.ts';
+import { HAND_WRITTEN } from './pretokenize.ts';
 
 /**
  * The pre-tokenizer table against llama.cpp's src/llama-vocab.cpp in the release bundle: the
@@ -78,6 +79,14 @@ function preNames(src: string): Map<string, NamedPre> {
   return names;
 }
 
+/** The regexes llama.cpp's unicode.cpp splits by hand (unicode_regex_split_custom). */
+function handWritten(): Set<string> {
+  const src = readFileSync(llamaPath('src/unicode.cpp'), 'utf8');
+  const start = src.indexOf('static std::vector<size_t> unicode_regex_split_custom(');
+  const body = src.slice(start, src.indexOf('return bpe_offsets;', start));
+  return new Set([...body.matchAll(/regex_expr == "((?:[^"\\]|\\.)*)"/g)].map((m) => cppString(m[1])));
+}
+
 describe("the pre-tokenizers, against llama.cpp's llama-vocab.cpp", () => {
   const src = source();
   const sets = regexSets(src);
@@ -110,6 +119,13 @@ describe("the pre-tokenizers, against llama.cpp's llama-vocab.cpp", () => {
       ).toEqual([]);
       expect(sets.get(pre.type), name).toEqual({ regexes: [...pre.regexes], byteEncode: true });
     }
+  });
+
+  it('split by hand exactly the regexes llama.cpp splits by hand', () => {
+    const theirs = handWritten();
+    expect(theirs.size).toBeGreaterThan(4);
+    const used = new Set([...PRE_TOKENIZERS.values()].flatMap((p) => p.regexes));
+    expect([...used].filter((r) => theirs.has(r)).sort()).toEqual([...HAND_WRITTEN].sort());
   });
 
   it('has every name whose regexes llama.cpp shares with a type here', () => {

@@ -60,6 +60,12 @@ describe('encode, as llama_tokenize', () => {
     ]);
   });
 
+  it('reads a lone surrogate as U+FFFD, as its UTF-8 encoding spells it', () => {
+    const qwen = vocab('qwen2');
+    expect(qwen.encode('a\ud800b')).toEqual(qwen.encode('a\ufffdb'));
+    expect(qwen.encode('\udc00')).toEqual(qwen.encode('\ufffd'));
+  });
+
   it("lets Phi-3's special tokens swallow the whitespace after them (rstrip)", () => {
     const phi = vocab('phi-3');
     expect(phi.encode('<|user|>\nhi<|end|>\n<|assistant|>', special)).toEqual([1, 32010, 7251, 32007, 32001]);

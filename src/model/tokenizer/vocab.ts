@@ -7,8 +7,9 @@ import { utf8Length } from './unicode.ts';
  * A GGUF file's vocabulary as llama.cpp loads it (llama_vocab::impl::load in its
  * src/llama-vocab.cpp): the tokens, their scores and attributes, the merges, the special ids with
  * llama.cpp's defaults and overrides, the end-of-generation set, and the special tokens that
- * tokenizing splits out first. Everything is checked before anything is built, and every problem is
- * a TokenizerError that names the key (and the element) at fault.
+ * tokenizing splits out first. Every key is checked before the tokenizer exists (the token map is
+ * built first, as checking the merges needs it), and every problem is a TokenizerError that names
+ * the key (and the element) at fault.
  */
 
 /** The most tokens a vocabulary may have; the GGUF reader refuses a longer claim before reading it. */
@@ -231,10 +232,21 @@ export function readVocab(header: GgufHeader, source: string): Vocab | undefined
     }
   }
 
+  const spm = model === 'llama';
+  const addBos = meta.bool(`${KEY}.add_bos_token`) ?? (spm || (preTokenizer?.addBos ?? false));
+  const addEos = meta.bool(`${KEY}.add_eos_token`) ?? false;
+  const addSpacePrefix = meta.bool(`${KEY}.add_space_prefix`) ?? spm;
+  const names = {
+    pre,
+    model: (meta.string('general.name') ?? '').toLowerCase(),
+    arch: meta.string('general.architecture') ?? '',
+  };
+
   const tokens = meta.array(`${KEY}.tokens`, 'a string', isString);
   if (tokens === undefined) meta.fail(`it has ${KEY}.model "${model}" but no ${KEY}.tokens`);
   const n = tokens.length;
   if (n === 0) meta.fail(`${KEY}.tokens is empty`);
+  const specials = specialIds(meta, model, preTokenizer, n);
   const scoreArray = meta.array(`${KEY}.scores`, 'a number', isNumber);
   const types = meta.array(`${KEY}.token_type`, 'an integer', isInteger);
   for (const [key, arr] of [
@@ -285,11 +297,9 @@ export function readVocab(header: GgufHeader, source: string): Vocab | undefined
   const attrs = new Uint16Array(n).fill(ATTR.normal);
   if (types) for (let i = 0; i < n; i++) attrs[i] = ATTR_OF_TYPE[types[i]] ?? 0;
 
-  const specials = specialIds(meta, model, preTokenizer, n);
   const eog = markSpecials(texts, ids, attrs, specials);
-  markStrips(meta, texts, ids, attrs, pre);
+  markStrips(names, texts, ids, attrs);
 
-  const spm = model === 'llama';
   const cache: number[] = [];
   for (let i = 0; i < n; i++) if (attrs[i] & (ATTR.control | ATTR.userDefined | ATTR.unknown)) cache.push(i);
   const bytes = new Map(cache.map((id) => [id, utf8Length(texts[id])]));
@@ -306,9 +316,9 @@ export function readVocab(header: GgufHeader, source: string): Vocab | undefined
     mergeRanks,
     bos: specials.bos,
     eos: specials.eos,
-    addBos: meta.bool(`${KEY}.add_bos_token`) ?? (spm || (preTokenizer?.addBos ?? false)),
-    addEos: meta.bool(`${KEY}.add_eos_token`) ?? false,
-    addSpacePrefix: meta.bool(`${KEY}.add_space_prefix`) ?? spm,
+    addBos,
+    addEos,
+    addSpacePrefix,
     cleanSpaces: !spm && (preTokenizer?.cleanSpaces ?? true),
     eog,
     specials: cache,
@@ -417,18 +427,17 @@ function markSpecials(
 }
 
 /**
- * llama.cpp's per-model strip attributes: a special token that swallows the whitespace beside it
- * when it is split out of a text (Phi-3's special tokens eat the spaces after them).
+ * llama.cpp's per-model strip attributes, by `tokenizer.ggml.pre`, `general.name` (lower-cased)
+ * and `general.architecture`: a special token that swallows the whitespace beside it when it is
+ * split out of a text (Phi-3's special tokens eat the spaces after them).
  */
 function markStrips(
-  meta: Metadata,
+  names: { pre: string; model: string; arch: string },
   texts: readonly string[],
   ids: ReadonlyMap<string, number>,
   attrs: Uint16Array,
-  pre: string,
 ) {
-  const name = (meta.string('general.name') ?? '').toLowerCase();
-  const arch = meta.string('general.architecture') ?? '';
+  const { pre, model: name, arch } = names;
   const set = (text: string, attr: number, on: boolean) => {
     const id = ids.get(text);
     if (id !== undefined) attrs[id] = on ? attrs[id] | attr : attrs[id] & ~attr;

@@ -46,6 +46,8 @@ serveIpc<HostRequest & { type: 'call' }>(
         return engine.gpuInfo();
       case 'verify':
         return engine.verify(args[0] as Parameters<typeof engine.verify>[0]);
+      case 'generate':
+        return engine.generate(args[0] as Parameters<typeof engine.generate>[0], progress, args[1] as string);
       case 'run':
         return engine.run(args[0], progress, args[1] as string, args[2] as number[] | undefined);
       case 'takeProbe':

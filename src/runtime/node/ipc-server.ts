@@ -1,15 +1,15 @@
-import type { Progress } from '../../run/run.ts';
 import { serializeError } from '../api.ts';
-import type { HostReply } from '../rpc.ts';
+import type { HostEvent, HostReply } from '../rpc.ts';
 
 /**
  * The child side of the IPC protocol (bench/ipc.ts is the parent's): each `{type: 'call', id, …}`
- * message is answered with its value or its error, by id, with progress in between; `{type:
+ * message is answered with its value or its error, by id, with progress (or a generation's events)
+ * in between; `{type:
  * 'exit'}`, or the parent going away, runs `shutdown` (which destroys the devices, so Dawn holds no
  * handle that keeps the process alive) and exits.
  */
 export function serveIpc<M extends { type: 'call'; id: number }>(
-  handle: (message: M, progress: (p: Progress) => void) => Promise<unknown>,
+  handle: (message: M, progress: (p: HostEvent) => void) => Promise<unknown>,
   shutdown: () => void,
 ): void {
   const send = (reply: HostReply) => process.send?.(reply);
