@@ -7,6 +7,7 @@ import { KERNEL_ROLES, type KernelRole } from '../kernels/roles.ts';
 import type { AttentionVariant } from '../kernels/variants.ts';
 import { type KvDtype, kvRowBytes } from '../kv/format.ts';
 import { archFeatures, dims, type ModelConfig } from '../model/config.ts';
+import { layerKinds } from '../model/fused.ts';
 import { LM_HEAD } from '../model/weights.ts';
 import { weightBytes } from '../quant/formats.ts';
 import { BYTES, formatOf, type WeightFormat, type WeightFormats } from '../weight-format.ts';
@@ -233,42 +234,57 @@ function forwardCost(
   const pairs = contexts.reduce((a, b) => a + b, 0); // (query, key) pairs per head
   const both = (a: Cost, b: Cost): Cost => ({ flops: a.flops + b.flops, bytes: a.bytes + b.bytes });
   add(k, KERNEL_ROLES.embedding, embeddingCost(rows, d));
-  if (graph === 'fused') {
-    fusedLayers(k, c, rows, pairs, kvTokensRead, kvRowLoads, formats, attention, kv);
-    // The final RMSNorm runs inside the LM head, on its rows only.
-    add(k, KERNEL_ROLES.lmHead, normed(linearCost(lmRows, vocab, d, formatOf(formats, LM_HEAD)), lmRows, d));
-    add(k, KERNEL_ROLES.argmax, argmaxCost(lmRows, vocab));
-    return total(k);
-  }
+  const fused = graph === 'fused';
   for (let l = 0; l < layers; l++) {
     const f = (proj: string) => formatOf(formats, `model.layers.${l}.${proj}.weight`);
-    add(k, KERNEL_ROLES.norm, rmsNormCost(rows, d));
-    const qkv = both(
-      linearCost(rows, qWidth, d, f('self_attn.q_proj')),
-      both(
-        linearCost(rows, kvWidth, d, f('self_attn.k_proj')),
-        linearCost(rows, kvWidth, d, f('self_attn.v_proj')),
-      ),
-    );
-    add(k, KERNEL_ROLES.qkv, qkv, 3);
-    const prep = qkvPrepCost(c, rows, true);
-    if (prep.dispatches > 0) add(k, KERNEL_ROLES.qkvPrep, prep, prep.dispatches);
-    add(k, KERNEL_ROLES.rope, both(ropeCost(rows, heads, headDim), ropeCost(rows, kvHeads, headDim)), 2);
-    add(k, KERNEL_ROLES.kvWrite, kvWriteCost(rows, kvWidth, headDim, kv));
+    const kinds = layerKinds(formats, fused, l);
+    if (kinds.attn === 'fused') fusedAttentionInput(k, c, rows, f, kv);
+    else {
+      add(k, KERNEL_ROLES.norm, rmsNormCost(rows, d));
+      const qkv = both(
+        linearCost(rows, qWidth, d, f('self_attn.q_proj')),
+        both(
+          linearCost(rows, kvWidth, d, f('self_attn.k_proj')),
+          linearCost(rows, kvWidth, d, f('self_attn.v_proj')),
+        ),
+      );
+      add(k, KERNEL_ROLES.qkv, qkv, 3);
+      const prep = qkvPrepCost(c, rows, true);
+      if (prep.dispatches > 0) add(k, KERNEL_ROLES.qkvPrep, prep, prep.dispatches);
+      add(k, KERNEL_ROLES.rope, both(ropeCost(rows, heads, headDim), ropeCost(rows, kvHeads, headDim)), 2);
+      add(k, KERNEL_ROLES.kvWrite, kvWriteCost(rows, kvWidth, headDim, kv));
+    }
     const att = attentionCost(dm, rows, pairs, kvTokensRead, kvRowLoads, kv);
     att.bytesAsImplemented += attention.partialBytes;
     add(k, KERNEL_ROLES.attention, att, attention.dispatches);
-    add(k, KERNEL_ROLES.oProj, linearCost(rows, d, qWidth, f('self_attn.o_proj')));
-    add(k, KERNEL_ROLES.residual, residualCost(rows * d));
-    add(k, KERNEL_ROLES.norm, rmsNormCost(rows, d));
-    const gu = both(linearCost(rows, ffn, d, f('mlp.gate_proj')), linearCost(rows, ffn, d, f('mlp.up_proj')));
-    add(k, KERNEL_ROLES.gateUp, gu, 2);
-    add(k, KERNEL_ROLES.swiglu, swigluCost(rows * ffn));
-    add(k, KERNEL_ROLES.down, linearCost(rows, d, ffn, f('mlp.down_proj')));
-    add(k, KERNEL_ROLES.residual, residualCost(rows * d));
+    // The o and down projections, with the residual add fused (fused graph) or after them.
+    const project = (role: KernelRole, N: number, K: number, format: WeightFormat) => {
+      if (fused) add(k, role, plusResidual(linearCost(rows, N, K, format), rows, d));
+      else {
+        add(k, role, linearCost(rows, N, K, format));
+        add(k, KERNEL_ROLES.residual, residualCost(rows * d));
+      }
+    };
+    project(KERNEL_ROLES.oProj, d, qWidth, f('self_attn.o_proj'));
+    if (kinds.mlp === 'fused') fusedMlp(k, rows, d, ffn, f);
+    else {
+      add(k, KERNEL_ROLES.norm, rmsNormCost(rows, d));
+      const gu = both(
+        linearCost(rows, ffn, d, f('mlp.gate_proj')),
+        linearCost(rows, ffn, d, f('mlp.up_proj')),
+      );
+      add(k, KERNEL_ROLES.gateUp, gu, 2);
+      add(k, KERNEL_ROLES.swiglu, swigluCost(rows * ffn));
+    }
+    project(KERNEL_ROLES.down, d, ffn, f('mlp.down_proj'));
   }
-  add(k, KERNEL_ROLES.norm, rmsNormCost(rows, d));
-  add(k, KERNEL_ROLES.lmHead, linearCost(lmRows, vocab, d, formatOf(formats, LM_HEAD)));
+  if (fused) {
+    // The final RMSNorm runs inside the LM head, on its rows only.
+    add(k, KERNEL_ROLES.lmHead, normed(linearCost(lmRows, vocab, d, formatOf(formats, LM_HEAD)), lmRows, d));
+  } else {
+    add(k, KERNEL_ROLES.norm, rmsNormCost(rows, d));
+    add(k, KERNEL_ROLES.lmHead, linearCost(lmRows, vocab, d, formatOf(formats, LM_HEAD)));
+  }
   add(k, KERNEL_ROLES.argmax, argmaxCost(lmRows, vocab));
   return total(k);
 }
@@ -293,82 +309,72 @@ function normed(linear: Cost, rows: number, d: number): Cost {
 }
 
 /**
- * The fused graph's layers (src/model/graph.ts, fuse.ts), per layer:
+ * A product with the residual add fused after it: one add per element, and the stream read back
+ * (y += v) and written, instead of the projection's output being written, read and added.
+ */
+function plusResidual(linear: Cost, rows: number, d: number): Cost {
+  return { flops: linear.flops + rows * d, bytes: linear.bytes + rows * d * F32 };
+}
+
+/**
+ * A fused layer's attention input (src/model/graph.ts, fuse.ts):
  * - norm → [Wq; Wk; Wv]: the three weights, x read once, q/k/v written side by side;
  * - RoPE + KV write: q/k/v read, q written, K and V written into the pool, positions and the
- *   angles of the rotated heads read;
- * - attention, as unfused;
- * - o projection → residual add: the product plus one add per element, and the stream read back
- *   (y += v) and written, instead of the projection's output being written, read and added;
- * - norm → gate/up → SwiGLU: both weights, x read once, only the activation written [rows, ffn];
- * - down projection → residual add, as the o projection.
+ *   angles of the rotated heads read, with the architecture's biases and head norms (qkvPrepCost).
  */
-function fusedLayers(
+function fusedAttentionInput(
   k: KernelCost[],
   c: ModelConfig,
   rows: number,
-  pairs: number,
-  kvTokensRead: number,
-  kvRowLoads: number,
-  formats: WeightFormats,
-  attention: { dispatches: number; partialBytes: number },
+  f: (proj: string) => WeightFormat,
   kv: KvStorage,
 ) {
-  const dm = dims(c);
-  const { d, ffn, layers, heads, kvHeads, headDim, qWidth, kvWidth } = dm;
+  const { d, heads, kvHeads, headDim, qWidth, kvWidth } = dims(c);
   const half = headDim / 2;
-  for (let l = 0; l < layers; l++) {
-    const f = (proj: string) => formatOf(formats, `model.layers.${l}.${proj}.weight`);
-    const qkvWidth = qWidth + 2 * kvWidth;
-    add(
-      k,
-      KERNEL_ROLES.qkv,
-      normed(
-        {
-          flops: 2 * rows * qkvWidth * d,
-          bytes:
-            weightBytes(f('self_attn.q_proj'), qWidth, d) +
-            weightBytes(f('self_attn.k_proj'), kvWidth, d) +
-            weightBytes(f('self_attn.v_proj'), kvWidth, d) +
-            (rows * d + rows * qkvWidth) * F32,
-        },
-        rows,
-        d,
-      ),
-    );
-    const prep = qkvPrepCost(c, rows, false);
-    add(k, KERNEL_ROLES.ropeKvWrite, {
-      flops: 6 * rows * (heads + kvHeads) * half + prep.flops,
-      bytes:
-        (rows * qkvWidth + rows * qWidth + 2 * rows + 2 * rows * half) * F32 +
-        2 * rows * kvHeads * rowBytes(headDim, kv) +
-        prep.bytes,
-    });
-    const att = attentionCost(dm, rows, pairs, kvTokensRead, kvRowLoads, kv);
-    att.bytesAsImplemented += attention.partialBytes;
-    add(k, KERNEL_ROLES.attention, att, attention.dispatches);
-    const plusResidual = (linear: Cost): Cost => ({
-      flops: linear.flops + rows * d,
-      bytes: linear.bytes + rows * d * F32,
-    });
-    add(k, KERNEL_ROLES.oProj, plusResidual(linearCost(rows, d, qWidth, f('self_attn.o_proj'))));
-    add(
-      k,
-      KERNEL_ROLES.gateUp,
-      normed(
-        {
-          flops: 2 * 2 * rows * ffn * d + 5 * rows * ffn,
-          bytes:
-            weightBytes(f('mlp.gate_proj'), ffn, d) +
-            weightBytes(f('mlp.up_proj'), ffn, d) +
-            (rows * d + rows * ffn) * F32,
-        },
-        rows,
-        d,
-      ),
-    );
-    add(k, KERNEL_ROLES.down, plusResidual(linearCost(rows, d, ffn, f('mlp.down_proj'))));
-  }
+  const qkvWidth = qWidth + 2 * kvWidth;
+  add(
+    k,
+    KERNEL_ROLES.qkv,
+    normed(
+      {
+        flops: 2 * rows * qkvWidth * d,
+        bytes:
+          weightBytes(f('self_attn.q_proj'), qWidth, d) +
+          weightBytes(f('self_attn.k_proj'), kvWidth, d) +
+          weightBytes(f('self_attn.v_proj'), kvWidth, d) +
+          (rows * d + rows * qkvWidth) * F32,
+      },
+      rows,
+      d,
+    ),
+  );
+  const prep = qkvPrepCost(c, rows, false);
+  add(k, KERNEL_ROLES.ropeKvWrite, {
+    flops: 6 * rows * (heads + kvHeads) * half + prep.flops,
+    bytes:
+      (rows * qkvWidth + rows * qWidth + 2 * rows + 2 * rows * half) * F32 +
+      2 * rows * kvHeads * rowBytes(headDim, kv) +
+      prep.bytes,
+  });
+}
+
+/** A fused layer's norm → gate/up → SwiGLU: both weights, x read once, only the activation written [rows, ffn]. */
+function fusedMlp(k: KernelCost[], rows: number, d: number, ffn: number, f: (proj: string) => WeightFormat) {
+  add(
+    k,
+    KERNEL_ROLES.gateUp,
+    normed(
+      {
+        flops: 2 * 2 * rows * ffn * d + 5 * rows * ffn,
+        bytes:
+          weightBytes(f('mlp.gate_proj'), ffn, d) +
+          weightBytes(f('mlp.up_proj'), ffn, d) +
+          (rows * d + rows * ffn) * F32,
+      },
+      rows,
+      d,
+    ),
+  );
 }
 
 /**

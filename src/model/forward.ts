@@ -177,7 +177,10 @@ export class Model {
       ctx,
       variants,
       packedFormatsOf(weights),
-      graphFusions(fused),
+      graphFusions(
+        fused,
+        gpuWeights.layers.some((w) => w.attn.kind === 'split' || w.mlp.kind === 'split'),
+      ),
       config.rmsNormEps,
     );
     const graph = { config, fused, kernels, weights: gpuWeights, kv };

@@ -1,5 +1,5 @@
 import { InputError } from '../errors.ts';
-import type { PackedTensor } from '../weight-format.ts';
+import { formatOf, type PackedTensor, type WeightFormats } from '../weight-format.ts';
 
 /**
  * Weight layouts of the fused graph (src/kernels/fuse.ts), built at load from the model's own
@@ -98,4 +98,29 @@ export function interleaveRows(what: string, gate: RowTensor, up: RowTensor): Ro
   const order: [number, number][] = [];
   for (let j = 0; j < gate.N; j++) order.push([0, j], [1, j]);
   return moveRows(what, [gate, up], order);
+}
+
+/** How one layer of the fused graph runs its attention input and its MLP: fused, or split as unfused. */
+export interface LayerKinds {
+  /** [norm → Wq; Wk; Wv] in one product and RoPE + KV write in one dispatch, or each apart. */
+  attn: 'fused' | 'split';
+  /** [norm → gate/up → SwiGLU] in one product, or each apart. */
+  mlp: 'fused' | 'split';
+}
+
+/**
+ * Layer `layer`'s kinds in the fused graph (`fused`), or split in the unfused one: a part fuses when
+ * its weights share one format, since they become one weight read by one kernel. A GGUF file may
+ * mix them (Q4_K_M keeps some layers' v, or down, in Q6_K), and then only that part runs split.
+ * The upload, the graph and the cost model all ask this.
+ */
+export function layerKinds(formats: WeightFormats, fused: boolean, layer: number): LayerKinds {
+  if (!fused) return { attn: 'split', mlp: 'split' };
+  const p = `model.layers.${layer}`;
+  const same = (names: string[]) =>
+    new Set(names.map((n) => formatOf(formats, `${p}.${n}.weight`))).size === 1;
+  return {
+    attn: same(['self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj']) ? 'fused' : 'split',
+    mlp: same(['mlp.gate_proj', 'mlp.up_proj']) ? 'fused' : 'split',
+  };
 }

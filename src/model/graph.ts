@@ -1,11 +1,11 @@
-import { InputError } from '../errors.ts';
+import { InternalError } from '../errors.ts';
 import type { PagedAttentionDecodeKernel, PagedAttentionPrefillKernel } from '../kernels/attention.ts';
 import type { EmbeddingKernel, ResidualAddKernel, RopeKernel, SwigluKernel } from '../kernels/elementwise.ts';
 import { type LinearFusion, PLAIN } from '../kernels/fuse.ts';
 import type { HeadPrepKernel } from '../kernels/head-prep.ts';
 import { type KernelCall, withRole } from '../kernels/kernel.ts';
 import type { KvWriteKernel, RopeKvWriteKernel } from '../kernels/kv-write.ts';
-import { KERNEL_ROLES } from '../kernels/roles.ts';
+import { KERNEL_ROLES, type KernelRole } from '../kernels/roles.ts';
 import type { ArgmaxKernel, RmsNormKernel } from '../kernels/rowwise.ts';
 import type { KvCache } from '../kv/cache.ts';
 import { dims, type ModelConfig } from './config.ts';
@@ -36,8 +36,12 @@ const GRAPH_FUSIONS: Record<'fused' | 'unfused', readonly FusionKey[]> = {
   unfused: ['plain'],
 };
 
-/** The fusion keys the fused or the unfused graph runs. */
-export function graphFusions(fused: boolean): readonly FusionKey[] {
+/**
+ * The fusion keys the fused or the unfused graph runs; a fused graph with split layers (layerKinds)
+ * runs their products plain as well.
+ */
+export function graphFusions(fused: boolean, splitLayers = false): readonly FusionKey[] {
+  if (fused && splitLayers) return [...GRAPH_FUSIONS.fused, 'plain'];
   return GRAPH_FUSIONS[fused ? 'fused' : 'unfused'];
 }
 
@@ -86,8 +90,10 @@ export interface GraphModel {
 
 /**
  * The activations of one pass, each [rows, width]: what the shared transformer body reads and
- * writes. The unfused graph uses `split`; the fused one `qkv` instead (its normed rows, projections
- * before the residual add and gate/up outputs are never written).
+ * writes. Which exist depends on the graph and on its layers (layerKinds): a fused layer's q/k/v
+ * come out side by side in `qkv`, a split one's in `q`, `k` and `v` after a norm into `h`; a fused
+ * MLP writes only `act`, a split one `gate` and `up` first; the unfused graph's products write
+ * `proj` before each residual add.
  */
 export interface PassBuffers {
   tokens: GPUBuffer; // u32[rows]
@@ -97,20 +103,24 @@ export interface PassBuffers {
   q: GPUBuffer; // [rows, heads, headDim]
   attn: GPUBuffer; // [rows, heads, headDim]
   act: GPUBuffer; // [rows, ffn]
-  split?: {
-    h: GPUBuffer; // [rows, d] normed
-    k: GPUBuffer; // [rows, kvHeads, headDim]
-    v: GPUBuffer; // [rows, kvHeads, headDim]
-    proj: GPUBuffer; // [rows, d]
-    gate: GPUBuffer; // [rows, ffn]
-    up: GPUBuffer; // [rows, ffn]
-  };
-  qkv?: GPUBuffer; // [rows, heads + 2 kvHeads, headDim]
+  h?: GPUBuffer; // [rows, d] normed (split layers, and the unfused graph's final norm)
+  k?: GPUBuffer; // [rows, kvHeads, headDim] (split attention)
+  v?: GPUBuffer; // [rows, kvHeads, headDim] (split attention)
+  proj?: GPUBuffer; // [rows, d] (unfused graph)
+  gate?: GPUBuffer; // [rows, ffn] (split MLP)
+  up?: GPUBuffer; // [rows, ffn] (split MLP)
+  qkv?: GPUBuffer; // [rows, heads + 2 kvHeads, headDim] (fused attention)
+}
+
+/** A pass buffer the layer's kind needs, or an InternalError naming it (a plan built for another graph). */
+function need(buffer: GPUBuffer | undefined, what: string): GPUBuffer {
+  if (!buffer) throw new InternalError(`the pass has no ${what} buffer for this layer`);
+  return buffer;
 }
 
 /**
- * The activation buffers of a pass over `rows` tokens, for the model's graph. `alloc` names and
- * sizes each ([rows, width] f32).
+ * The activation buffers of a pass over `rows` tokens, for the model's graph and its layers'
+ * kinds. `alloc` names and sizes each ([rows, width] f32).
  */
 export async function passBuffers(
   g: GraphModel,
@@ -119,30 +129,28 @@ export async function passBuffers(
   io: { tokens: GPUBuffer; positions: GPUBuffer; slots: GPUBuffer },
 ): Promise<PassBuffers> {
   const { d, ffn, qWidth, kvWidth } = dims(g.config);
-  const common = {
+  const splitAttn = g.weights.layers.some((w) => w.attn.kind === 'split');
+  const fusedAttn = g.weights.layers.some((w) => w.attn.kind === 'fused');
+  const splitMlp = g.weights.layers.some((w) => w.mlp.kind === 'split');
+  return {
     ...io,
     x: await alloc('x', rows * d), // [rows, d] residual stream
     q: await alloc('q', rows * qWidth), // [rows, heads, headDim]
     attn: await alloc('attn', rows * qWidth), // [rows, heads, headDim]
     act: await alloc('act', rows * ffn), // [rows, ffn]
-  };
-  if (g.fused) return { ...common, qkv: await alloc('qkv', rows * (qWidth + 2 * kvWidth)) };
-  return {
-    ...common,
-    split: {
-      h: await alloc('h', rows * d), // [rows, d] normed
-      k: await alloc('k', rows * kvWidth), // [rows, kvHeads, headDim]
-      v: await alloc('v', rows * kvWidth), // [rows, kvHeads, headDim]
-      proj: await alloc('proj', rows * d), // [rows, d]
-      gate: await alloc('gate', rows * ffn), // [rows, ffn]
-      up: await alloc('up', rows * ffn), // [rows, ffn]
-    },
+    ...(splitAttn || splitMlp || !g.fused ? { h: await alloc('h', rows * d) } : {}), // [rows, d] normed
+    ...(splitAttn
+      ? { k: await alloc('k', rows * kvWidth), v: await alloc('v', rows * kvWidth) } // [rows, kvHeads, headDim]
+      : {}),
+    ...(g.fused ? {} : { proj: await alloc('proj', rows * d) }), // [rows, d]
+    ...(splitMlp ? { gate: await alloc('gate', rows * ffn), up: await alloc('up', rows * ffn) } : {}), // [rows, ffn]
+    ...(fusedAttn ? { qkv: await alloc('qkv', rows * (qWidth + 2 * kvWidth)) } : {}),
   };
 }
 
 /** What the LM head reads: the final norm's output (unfused) or the residual stream (fused). */
-export function headInput(b: PassBuffers): GPUBuffer {
-  return b.split ? b.split.h : b.x;
+export function headInput(g: GraphModel, b: PassBuffers): GPUBuffer {
+  return g.fused ? b.x : need(b.h, 'normed');
 }
 
 /**
@@ -155,8 +163,10 @@ export function headInput(b: PassBuffers): GPUBuffer {
  * projection, residual add; a qwen2 adds its q, k and v biases (3 more), a qwen3 its q and k head
  * norms (2 more), after the projections. Fused (6): [norm → q/k/v] in one product, RoPE + KV write
  * (biases and head norms included), attention, [o projection → residual add], [norm → gate/up →
- * SwiGLU], [down projection → residual add]; the final norm runs inside the LM head. The unfused
- * graph is the fused one's reference.
+ * SwiGLU], [down projection → residual add]; the final norm runs inside the LM head. In the fused
+ * graph a layer whose q, k and v (or gate and up) are in different formats (a Q4_K_M file's Q6_K v
+ * beside Q4_K q and k) runs that part split, as the unfused graph does, and the rest fused. The
+ * unfused graph is the fused one's reference.
  */
 export function bodyCalls(
   g: GraphModel,
@@ -187,17 +197,15 @@ export function bodyCalls(
   ];
   layers.forEach((w, layer) => {
     const pool = g.kv.pools[layer];
-    if (w.attn.kind === 'fused' && w.mlp.kind === 'fused' && b.qkv) {
-      const qkv = b.qkv;
+    const a = w.attn;
+    if (a.kind === 'fused') {
+      const qkv = need(b.qkv, 'q/k/v');
       calls.push(
-        withRole(
-          R.qkv,
-          linear(x, w.attn.wqkv, qkv, qWidth + 2 * kvWidth, d, { key: 'norm', gamma: w.inputNorm }),
-        ),
+        withRole(R.qkv, linear(x, a.wqkv, qkv, qWidth + 2 * kvWidth, d, { key: 'norm', gamma: w.inputNorm })),
         withRole(
           R.ropeKvWrite,
           k.ropeKvWrite.call({
-            bias: w.attn.bqkv,
+            bias: a.bqkv,
             norm: w.headNorm,
             eps,
             qkv,
@@ -214,64 +222,76 @@ export function bodyCalls(
             pageSize: g.kv.pageSize,
           }),
         ),
-        ...[attention(pool)].flat().map((call) => withRole(R.attention, call)),
-        withRole(R.oProj, linear(attn, w.wo, x, d, qWidth, { key: 'add' })),
+      );
+    } else {
+      const [h, kOut, vOut] = [need(b.h, 'normed'), need(b.k, 'k'), need(b.v, 'v')];
+      // The architecture's bias and head norm, in place on each projection (head_prep.wgsl).
+      const prep: KernelCall[] = [];
+      if (k.headPrepQk) {
+        const common = { rows, headDim, norm: w.headNorm, eps };
+        prep.push(
+          k.headPrepQk.call({ ...common, x: q, heads, bias: a.bq, normAt: 0 }),
+          k.headPrepQk.call({ ...common, x: kOut, heads: kvHeads, bias: a.bk, normAt: headDim }),
+        );
+      }
+      if (k.headPrepV) prep.push(k.headPrepV.call({ x: vOut, rows, heads: kvHeads, headDim, bias: a.bv }));
+      calls.push(
+        withRole(R.norm, k.rmsNorm.call({ x, weight: w.inputNorm, out: h, rows, d, eps })),
+        withRole(R.qkv, linear(h, a.wq, q, qWidth, d)),
+        withRole(R.qkv, linear(h, a.wk, kOut, kvWidth, d)),
+        withRole(R.qkv, linear(h, a.wv, vOut, kvWidth, d)),
+        ...prep.map((call) => withRole(R.qkvPrep, call)),
+        withRole(R.rope, rope(q, heads)),
+        withRole(R.rope, rope(kOut, kvHeads)),
         withRole(
-          R.gateUp,
-          linear(x, w.mlp.wGateUp, act, 2 * ffn, d, { key: 'normSwiglu', gamma: w.postNorm }),
+          R.kvWrite,
+          k.kvWrite.call({
+            k: kOut,
+            v: vOut,
+            slots: b.slots,
+            pool,
+            rows,
+            kvHeads,
+            headDim,
+            pageSize: g.kv.pageSize,
+          }),
         ),
-        withRole(R.down, linear(act, w.wDown, x, d, ffn, { key: 'add' })),
-      );
-      return;
-    }
-    if (w.attn.kind !== 'split' || w.mlp.kind !== 'split' || !b.split)
-      throw new InputError('a layer mixes the fused and unfused graphs');
-    const { h, proj, gate, up } = b.split;
-    const a = w.attn;
-    // The architecture's bias and head norm, in place on each projection (head_prep.wgsl).
-    const prep: KernelCall[] = [];
-    if (k.headPrepQk) {
-      const common = { rows, headDim, norm: w.headNorm, eps };
-      prep.push(
-        k.headPrepQk.call({ ...common, x: q, heads, bias: a.bq, normAt: 0 }),
-        k.headPrepQk.call({ ...common, x: b.split.k, heads: kvHeads, bias: a.bk, normAt: headDim }),
       );
     }
-    if (k.headPrepV) prep.push(k.headPrepV.call({ x: b.split.v, rows, heads: kvHeads, headDim, bias: a.bv }));
-    calls.push(
-      withRole(R.norm, k.rmsNorm.call({ x, weight: w.inputNorm, out: h, rows, d, eps })),
-      withRole(R.qkv, linear(h, a.wq, q, qWidth, d)),
-      withRole(R.qkv, linear(h, a.wk, b.split.k, kvWidth, d)),
-      withRole(R.qkv, linear(h, a.wv, b.split.v, kvWidth, d)),
-      ...prep.map((call) => withRole(R.qkvPrep, call)),
-      withRole(R.rope, rope(q, heads)),
-      withRole(R.rope, rope(b.split.k, kvHeads)),
-      withRole(
-        R.kvWrite,
-        k.kvWrite.call({
-          k: b.split.k,
-          v: b.split.v,
-          slots: b.slots,
-          pool,
-          rows,
-          kvHeads,
-          headDim,
-          pageSize: g.kv.pageSize,
-        }),
-      ),
-      ...[attention(pool)].flat().map((call) => withRole(R.attention, call)),
-      withRole(R.oProj, linear(attn, w.wo, proj, d, qWidth)),
-      withRole(R.residual, k.add.call({ x, y: proj, n: rows * d })),
-      withRole(R.norm, k.rmsNorm.call({ x, weight: w.postNorm, out: h, rows, d, eps })),
-      withRole(R.gateUp, linear(h, w.mlp.wGate, gate, ffn, d)),
-      withRole(R.gateUp, linear(h, w.mlp.wUp, up, ffn, d)),
-      withRole(R.swiglu, k.swiglu.call({ gate, up, out: act, n: rows * ffn })),
-      withRole(R.down, linear(act, w.wDown, proj, d, ffn)),
-      withRole(R.residual, k.add.call({ x, y: proj, n: rows * d })),
-    );
+    calls.push(...[attention(pool)].flat().map((call) => withRole(R.attention, call)));
+    // The o projection and (below) the down projection: their residual add fused, or after them.
+    const project = (input: GPUBuffer, weight: LinearWeight, role: KernelRole, N: number, K: number) => {
+      if (g.fused) {
+        calls.push(withRole(role, linear(input, weight, x, N, K, { key: 'add' })));
+        return;
+      }
+      const proj = need(b.proj, 'projection');
+      calls.push(
+        withRole(role, linear(input, weight, proj, N, K)),
+        withRole(R.residual, k.add.call({ x, y: proj, n: rows * N })),
+      );
+    };
+    project(attn, w.wo, R.oProj, d, qWidth);
+    const m = w.mlp;
+    if (m.kind === 'fused') {
+      calls.push(
+        withRole(R.gateUp, linear(x, m.wGateUp, act, 2 * ffn, d, { key: 'normSwiglu', gamma: w.postNorm })),
+      );
+    } else {
+      const [h, gate, up] = [need(b.h, 'normed'), need(b.gate, 'gate'), need(b.up, 'up')];
+      calls.push(
+        withRole(R.norm, k.rmsNorm.call({ x, weight: w.postNorm, out: h, rows, d, eps })),
+        withRole(R.gateUp, linear(h, m.wGate, gate, ffn, d)),
+        withRole(R.gateUp, linear(h, m.wUp, up, ffn, d)),
+        withRole(R.swiglu, k.swiglu.call({ gate, up, out: act, n: rows * ffn })),
+      );
+    }
+    project(act, w.wDown, R.down, d, ffn);
   });
-  if (b.split)
-    calls.push(withRole(R.norm, k.rmsNorm.call({ x, weight: finalNorm, out: b.split.h, rows, d, eps })));
+  if (!g.fused)
+    calls.push(
+      withRole(R.norm, k.rmsNorm.call({ x, weight: finalNorm, out: need(b.h, 'normed'), rows, d, eps })),
+    );
   return calls;
 }
 

@@ -151,7 +151,7 @@ export class Plans {
         tableStride: g.kv.tableStride,
       }),
     );
-    calls.push(...headCalls(g, B, headInput(pass), gemvB, logits, next));
+    calls.push(...headCalls(g, B, headInput(g, pass), gemvB, logits, next));
     const plan: DecodePlan = {
       batch: B,
       label: use === 'decode' ? `decode step of batch ${B}` : `${use} of ${B} rows`,
@@ -228,7 +228,7 @@ export class Plans {
     // The LM head: every row for 'all'; otherwise only the last position's logits are needed to
     // continue, so its row is copied out and goes through a GEMV. Its input is the final norm's
     // output (unfused), or the residual stream that the head normalises itself (fused).
-    const hidden = headInput(pass);
+    const hidden = headInput(g, pass);
     let headIn = hidden;
     let lastRow: PrefillPlan['lastRow'];
     if (outRows === 1) {

@@ -3,9 +3,9 @@ import type { BufferPool } from '../gpu/buffers.ts';
 import { graphFuses, type KernelVariants } from '../kernels/variants.ts';
 import type { PackedFormat, WeightFormat } from '../weight-format.ts';
 import { archFeatures, dims } from './config.ts';
-import { concatRows, interleaveRows, type RowTensor } from './fused.ts';
+import { concatRows, interleaveRows, layerKinds, type RowTensor } from './fused.ts';
 import { ropeTable } from './rope.ts';
-import { get, LM_HEAD, type ModelWeights, tensorSpecs } from './weights.ts';
+import { get, LM_HEAD, type ModelWeights, tensorSpecs, weightFormatsOf } from './weights.ts';
 
 /**
  * A linear weight W[N, K] on the GPU: f32 floats, or a packed format's words and, for int8 and
@@ -72,26 +72,11 @@ export function packedFormatsOf(weights: ModelWeights): Set<PackedFormat> {
 }
 
 /**
- * Whether the model runs the fused graph (src/kernels/fuse.ts): unless `fuse` is false, it needs
- * families that take its fusions, and q/k/v (and gate/up) of a layer in one format each, since each
- * group becomes one weight; otherwise the model runs unfused.
+ * Whether the model runs the fused graph (src/kernels/fuse.ts): unless `fuse` is false, when its
+ * families take the fusions. Each layer then fuses what its formats allow (layerKinds).
  */
 export function runsFused(weights: ModelWeights, variants: KernelVariants, fuse: boolean): boolean {
-  const sameFormat = (names: string[]) =>
-    new Set(names.map((n) => weights.packed?.get(n)?.format ?? 'f32')).size === 1;
-  const { layers } = dims(weights.config);
-  return (
-    fuse &&
-    graphFuses(variants, packedFormatsOf(weights).size > 0) &&
-    Array.from({ length: layers }, (_, l) => `model.layers.${l}`).every(
-      (p) =>
-        sameFormat([
-          `${p}.self_attn.q_proj.weight`,
-          `${p}.self_attn.k_proj.weight`,
-          `${p}.self_attn.v_proj.weight`,
-        ]) && sameFormat([`${p}.mlp.gate_proj.weight`, `${p}.mlp.up_proj.weight`]),
-    )
-  );
+  return fuse && graphFuses(variants, packedFormatsOf(weights).size > 0);
 }
 
 /**
@@ -106,6 +91,7 @@ export async function uploadWeights(
   const config = weights.config;
   const { layers } = dims(config);
   const { qkvBias, qkNorm } = archFeatures(config);
+  const formats = weightFormatsOf(weights);
   const upload = (tensor: string) => buffers.upload(tensor, get(weights, tensor));
   // A linear weight goes up in its format: the packed words and scales when it has them.
   const uploadRows = async (label: string, t: RowTensor): Promise<LinearWeight> => {
@@ -138,21 +124,23 @@ export async function uploadWeights(
     const [gate, up] = ['gate', 'up'].map((n) => `${p}.mlp.${n}_proj.weight`);
     const [bq, bk, bv] = ['q', 'k', 'v'].map((n) => `${p}.self_attn.${n}_proj.bias`);
     const biases = qkvBias ? [bq, bk, bv].map((name) => get(weights, name)) : undefined;
+    const kinds = layerKinds(formats, fused, l);
     layerBuffers.push({
       inputNorm: await upload(`${p}.input_layernorm.weight`),
-      attn: fused
-        ? {
-            kind: 'fused',
-            wqkv: await uploadRows(`${p} qkv`, concatRows(`${p} q/k/v`, [q, k, v].map(rowsOf))),
-            ...(biases ? { bqkv: await buffers.upload(`${p} qkv bias`, concatFloats(biases)) } : {}),
-          }
-        : {
-            kind: 'split',
-            wq: await linear(q),
-            wk: await linear(k),
-            wv: await linear(v),
-            ...(biases ? { bq: await upload(bq), bk: await upload(bk), bv: await upload(bv) } : {}),
-          },
+      attn:
+        kinds.attn === 'fused'
+          ? {
+              kind: 'fused',
+              wqkv: await uploadRows(`${p} qkv`, concatRows(`${p} q/k/v`, [q, k, v].map(rowsOf))),
+              ...(biases ? { bqkv: await buffers.upload(`${p} qkv bias`, concatFloats(biases)) } : {}),
+            }
+          : {
+              kind: 'split',
+              wq: await linear(q),
+              wk: await linear(k),
+              wv: await linear(v),
+              ...(biases ? { bq: await upload(bq), bk: await upload(bk), bv: await upload(bv) } : {}),
+            },
       ...(qkNorm
         ? {
             headNorm: await buffers.upload(
@@ -166,15 +154,16 @@ export async function uploadWeights(
         : {}),
       wo: await linear(`${p}.self_attn.o_proj.weight`),
       postNorm: await upload(`${p}.post_attention_layernorm.weight`),
-      mlp: fused
-        ? {
-            kind: 'fused',
-            wGateUp: await uploadRows(
-              `${p} gate/up`,
-              interleaveRows(`${p} gate/up`, rowsOf(gate), rowsOf(up)),
-            ),
-          }
-        : { kind: 'split', wGate: await linear(gate), wUp: await linear(up) },
+      mlp:
+        kinds.mlp === 'fused'
+          ? {
+              kind: 'fused',
+              wGateUp: await uploadRows(
+                `${p} gate/up`,
+                interleaveRows(`${p} gate/up`, rowsOf(gate), rowsOf(up)),
+              ),
+            }
+          : { kind: 'split', wGate: await linear(gate), wUp: await linear(up) },
       wDown: await linear(`${p}.mlp.down_proj.weight`),
     });
   }
