@@ -69,6 +69,8 @@ test('--peer llama.cpp,wllama: both runtimes beside llama.cpp natively and in a 
       ['decode', 1, 16, 3],
     ]);
     for (const p of cpu.points) expect(p.medianMs).toBeGreaterThan(0);
+    // Timed by llama.cpp's own counters, the wall clock around each call beside them.
+    for (const p of cpu.points) expect([p.clock, p.wallSamplesMs?.length]).toEqual(['llama.cpp-perf', 3]);
     // The same weights in f32 in two engines: every top-1 the same, log p within llama.cpp's f16 KV error.
     expect(cpu.agreement).toMatchObject({ tokens: 32, top1: 1, passed: true });
     expect(cpu.agreement?.maxAbsLogprobDiff).toBeLessThanOrEqual(5e-3);
@@ -97,6 +99,8 @@ test('--peer llama.cpp,wllama: both runtimes beside llama.cpp natively and in a 
   expect(run.stdout).toContain('## Beside llama.cpp (the same GGUF file in both engines)');
   expect(run.stdout).toMatch(/\| pp32 \| [\d.]+ \| [\d.]+ \|/);
   expect(run.stdout).toMatch(/\| tg4 @ d16 \|/);
+  expect(run.stdout).toContain('| llama.cpp cpu wall ms |');
+  expect(run.stdout).toMatch(/Speed column \(and llama\.cpp cpu ms, tok\/s\): llama\.cpp’s own counters/);
   expect(run.stdout).toMatch(/Agreement on 32 prompt positions: top-1 100\.0%.*\*\*passed\*\*/);
   expect(run.stdout).toMatch(/### wllama (wasm-cpu|webgpu): wllama 3\.8\.1/);
   expect(run.stdout).toMatch(/Verdict: /);
@@ -198,6 +202,37 @@ test('the peer process: not installed, a crash in llama.cpp, a file it cannot lo
   await expect(runPeerJob(job(good), 50)).rejects.toThrow(
     /did not finish within 0 s \(--peer-timeout\); stopped/,
   );
+});
+
+test('the peer process: llama.cpp’s own counters time each point, the wall clock around each call beside them', async () => {
+  test.setTimeout(60_000);
+  const file = join(dir, 'counters.gguf');
+  writeFileSync(file, encodeGguf(ggufParts(randomWeights(presetConfig('ci-tiny'), 0), { tokenizer: true })));
+  // A one-token prefill (an "eval run" to llama.cpp's counters, not "prompt eval"), an 8-token one,
+  // and a generation of 4 tokens at depths 0 and 8.
+  const r = await runPeerJob(
+    {
+      ...job(file),
+      plan: { prefill: [1, 8], depths: [0, 8], gen: 4, reps: 2, warmup: 1, vocabSize: 509 },
+    },
+    60_000,
+  );
+  expect(r.info.clock).toBe('llama.cpp-perf');
+  expect(r.info.note).toBeUndefined();
+  expect(r.points.map((p) => [p.pass, p.tokens, p.depth, p.clock])).toEqual([
+    ['prefill', 1, 0, 'llama.cpp-perf'],
+    ['prefill', 8, 0, 'llama.cpp-perf'],
+    ['decode', 1, 0, 'llama.cpp-perf'],
+    ['decode', 1, 8, 'llama.cpp-perf'],
+  ]);
+  for (const p of r.points) {
+    expect(p.medianMs).toBeGreaterThan(0);
+    expect(p.wallSamplesMs).toHaveLength(2);
+    // The wall clock holds llama.cpp's span and the binding's own work around it; llama.cpp prints
+    // its times to 0.01 ms, hence the rounding allowed.
+    for (const [i, ms] of p.samplesMs.entries())
+      expect(ms).toBeLessThanOrEqual((p.wallSamplesMs?.[i] ?? 0) + 0.005);
+  }
 });
 
 test('wllama in its page: no browser, a broken file and a timeout are each one clear error', async () => {

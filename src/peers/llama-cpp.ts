@@ -80,8 +80,8 @@ export function parseLlamaPerf(lines: readonly string[]): LlamaPerfReading | nul
 /**
  * A prefill's time by llama.cpp's counters, read after that prefill alone: its prompt eval time,
  * or, for a one-token prompt (which llama.cpp counts as an eval run), its eval time. Throws when
- * the counters saw other work than one decode of `tokens` tokens (a split batch, say), because
- * the figure would then not be the prefill's.
+ * the counters saw another count of prompt tokens, or single-token runs beside them, because the
+ * figure would then not be the prefill's. (The batch is the context, so the prompt is one decode.)
  */
 export function prefillMsFromPerf(r: LlamaPerfReading, tokens: number): number {
   const ok =
