@@ -25,7 +25,7 @@ export default defineConfig<{ runtime: Harness['runtime'] }>({
     {
       name: 'native',
       use: { runtime: 'node' },
-      testMatch: /(kernels|kernels-long|model|model-defaults|serve)\.spec\.ts$/,
+      testMatch: /(kernels|kernels-long|model|model-defaults|serve|gguf-models|gguf-kernels)\.spec\.ts$/,
     },
     // Everything in headless Chromium (the page, the CLIs, the engine's failure paths, and the
     // same kernel and model checks in the browser's harness page), but the long contexts, the
@@ -34,7 +34,7 @@ export default defineConfig<{ runtime: Harness['runtime'] }>({
     {
       name: 'browser',
       use: { runtime: 'browser' },
-      testIgnore: /(kernels-long|model-defaults|serve)\.spec\.ts$/,
+      testIgnore: /(kernels-long|model-defaults|serve|gguf-models|gguf-kernels)\.spec\.ts$/,
     },
   ],
   webServer: {

@@ -8,8 +8,11 @@ import { autotune, autotunePacked } from '../../src/measure/autotune.ts';
 import { decodeCost, graphOf, prefillCost } from '../../src/measure/cost.ts';
 import { type ModelConfig, presetConfig } from '../../src/model/config.ts';
 import { Model, type ModelOptions, type PrefillResult } from '../../src/model/forward.ts';
+import { layerKinds } from '../../src/model/fused.ts';
+import { loadGgufModel } from '../../src/model/gguf-load.ts';
 import { referenceForward } from '../../src/model/reference.ts';
-import { quantizeWeights, randomWeights } from '../../src/model/weights.ts';
+import { linearNames, quantizeWeights, randomWeights, weightFormatsOf } from '../../src/model/weights.ts';
+import { logSoftmax } from '../../src/peers/agreement.ts';
 import { parseDrafterSpec } from '../../src/spec/drafter.ts';
 import { createDraftModel, makeDrafter } from '../../src/speculative/build.ts';
 import { speculativeDecode } from '../../src/speculative/loop.ts';
@@ -40,6 +43,12 @@ async function prefillEachAlone(model: Model, seqs: number[], prompts: number[][
   for (const [i, tokens] of prompts.entries())
     out.push(...(await model.prefill([{ seq: seqs[i], tokens }], 'none')));
   return out;
+}
+
+function argmaxOf(row: ArrayLike<number>): number {
+  let best = 0;
+  for (let i = 1; i < row.length; i++) if (row[i] > row[best]) best = i;
+  return best;
 }
 
 function bitwiseEqual(a: Float32Array, b: Float32Array): boolean {
@@ -601,6 +610,69 @@ export class ModelChecks {
         batchIdentical,
         packed: [...(weights.packed?.values() ?? [])].map((p) => p.format),
         hasLmHead: weights.tensors.has('lm_head.weight'),
+      };
+    } finally {
+      model.destroy();
+    }
+  }
+
+  /**
+   * A GGUF file (base64: the harness's calls cross a process boundary as JSON) against the float64
+   * CPU forward on its exact dequantization (ggml's, bit for bit): every prefill position's and
+   * `steps` greedy decode steps' next-token log-probabilities, max |Δ log p| and whether each
+   * argmax agrees, and the prefill's dispatches against the cost model's, role by role.
+   */
+  async ggufVsReference(base64: string, name: string, prompt: number[], steps: number) {
+    const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+    const { weights } = loadGgufModel(bytes, name);
+    const config = weights.config;
+    const model = await Model.create(
+      this.gpu,
+      weights,
+      { ...paged(16), pipelines: this.pipelines, variants: this.variants, fuse: this.fuse },
+      name,
+    );
+    try {
+      const V = config.vocabSize;
+      let maxLogpDiff = 0;
+      let rows = 0;
+      let top1 = 0;
+      const compareRow = (got: Float32Array, want: Float64Array) => {
+        const a = logSoftmax(got);
+        const b = logSoftmax(want);
+        for (let i = 0; i < V; i++) maxLogpDiff = Math.max(maxLogpDiff, Math.abs(a[i] - b[i]));
+        rows++;
+        if (argmaxOf(got) === argmaxOf(want)) top1++;
+      };
+      const seq = model.createSequence();
+      const [pre] = await model.prefill([{ seq, tokens: prompt }], 'all');
+      const recorded = model.lastDispatches;
+      const formats = weightFormatsOf(weights);
+      const assumed = Object.fromEntries(
+        prefillCost(config, prompt.length, 0, undefined, formats, graphOf(model)).kernels.map((k) => [
+          k.role,
+          k.dispatches,
+        ]),
+      );
+      const want = referenceForward(weights, prompt);
+      for (let r = 0; r < prompt.length; r++)
+        compareRow(pre.logits!.subarray(r * V, (r + 1) * V), want.subarray(r * V, (r + 1) * V));
+      const tokens = [...prompt, pre.nextToken];
+      for (let s = 0; s < steps; s++) {
+        const r = await model.decode([{ seq, token: tokens[tokens.length - 1] }], { logits: true });
+        compareRow(r.logits!, referenceForward(weights, tokens).subarray((tokens.length - 1) * V));
+        tokens.push(r.nextTokens[0]);
+      }
+      return {
+        arch: config.arch ?? 'llama',
+        formats: [...new Set(linearNames(config).map(formats))].sort(),
+        fused: model.fused,
+        layerKinds: Array.from({ length: config.numLayers }, (_, l) => layerKinds(formats, model.fused, l)),
+        maxLogpDiff,
+        rows,
+        top1,
+        recorded,
+        assumed,
       };
     } finally {
       model.destroy();
