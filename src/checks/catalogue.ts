@@ -9,7 +9,7 @@ import {
   ropeCase,
   swigluCase,
 } from './elementwise.ts';
-import { fusedLinearCase, ropeKvWriteCase } from './fused.ts';
+import { fusedLinearCase, headPrepCase, ropeKvWriteCase } from './fused.ts';
 import { gemvCase, matmulCase } from './linear.ts';
 import { packedGemvCase, packedMatmulCase } from './packed.ts';
 
@@ -34,6 +34,7 @@ export const KERNEL_CASES = {
   attentionDecode: attentionDecodeCase,
   fusedLinear: fusedLinearCase,
   ropeKvWrite: ropeKvWriteCase,
+  headPrep: headPrepCase,
 } as const;
 
 export type CaseName = keyof typeof KERNEL_CASES;

@@ -1,5 +1,6 @@
 import { fusionName, type LinearFusion } from '../kernels/fuse.ts';
 import { GemvKernel } from '../kernels/gemv.ts';
+import { HeadPrepKernel, type QkvPrep } from '../kernels/head-prep.ts';
 import type { KernelCall, KernelContext } from '../kernels/kernel.ts';
 import { RopeKvWriteKernel } from '../kernels/kv-write.ts';
 import { MatmulKernel } from '../kernels/matmul.ts';
@@ -164,10 +165,14 @@ export function ropeKvWriteCase(
     headDim: number;
     pageSize: number;
     kvDtype?: KvDtype;
+    /** An architecture's preparation before RoPE: qwen2's q/k/v bias, qwen3's q/k head norm. */
+    prep?: QkvPrep;
   },
 ): KernelCase {
   const kind = kvKind(s, 'elementwise', 'quantizedKvWrite');
   const { rows, start, heads, kvHeads, headDim, pageSize } = s;
+  const prep = s.prep ?? { bias: false, norm: false };
+  const eps = 1e-6;
   const g: KvLayout = { kvHeads, pageSize, headDim, dtype: s.kvDtype ?? 'f32' };
   const units = heads + 2 * kvHeads;
   const maxSeqLen = start + rows;
@@ -178,7 +183,13 @@ export function ropeKvWriteCase(
   const poolValues = pages * 2 * kvHeads * pageSize * headDim;
   return {
     op: 'rope_kv_write',
-    variant: g.dtype === 'f32' ? 'elementwise' : `${g.dtype} KV`,
+    variant: [
+      g.dtype === 'f32' ? 'elementwise' : `${g.dtype} KV`,
+      prep.bias ? 'bias' : '',
+      prep.norm ? 'head norm' : '',
+    ]
+      .filter(Boolean)
+      .join(', '),
     shape: { rows, start, heads, kvHeads, headDim, pageSize },
     kind,
     bufferBytes: BYTES.f32 * Math.max(poolElements, rows * units * headDim),
@@ -190,8 +201,14 @@ export function ropeKvWriteCase(
       const angles = ropeTable(config);
       const q = rig.output(rows * heads * headDim);
       const pool = rig.output(poolElements);
+      // Biases around ±1 and norm weights in 0.5…1.5: large enough that a kernel skipping either fails.
+      const bias = seededData(units * headDim, 26);
+      const normWeights = seededData(2 * headDim, 27, 0.5).map((x) => 1 + x);
       const call = rig.own(
-        (await RopeKvWriteKernel.create(ctx, g.dtype)).call({
+        (await RopeKvWriteKernel.create(ctx, g.dtype, prep)).call({
+          bias: prep.bias ? rig.input(bias) : undefined,
+          norm: prep.norm ? rig.input(normWeights) : undefined,
+          eps,
           qkv: rig.input(qkv),
           positions: rig.inputU32(positions),
           cos: rig.input(angles.cos),
@@ -212,18 +229,28 @@ export function ropeKvWriteCase(
         async check() {
           await rig.run(call);
           // Split the reference's input as the projection laid it out, then apply the unfused ops.
+          const qkvRef = Float64Array.from(qkv);
           const part = (from: number, n: number) => {
             const out = new Float64Array(rows * n * headDim);
             for (let r = 0; r < rows; r++)
               out.set(
-                qkv.subarray((r * units + from) * headDim, (r * units + from + n) * headDim),
+                qkvRef.subarray((r * units + from) * headDim, (r * units + from + n) * headDim),
                 r * n * headDim,
               );
             return out;
           };
-          const wantQ = part(0, heads);
-          const k = part(heads, kvHeads);
+          // The preparation's reference: each row's bias, then each q and k head RMS-normalized.
+          if (prep.bias) {
+            for (let r = 0; r < rows; r++)
+              for (let i = 0; i < units * headDim; i++) qkvRef[r * units * headDim + i] += bias[i];
+          }
+          let wantQ: Float64Array = part(0, heads);
+          let k: Float64Array = part(heads, kvHeads);
           const v = part(heads + kvHeads, kvHeads);
+          if (prep.norm) {
+            wantQ = rmsNormRef(wantQ, normWeights.subarray(0, headDim), rows * heads, headDim, eps);
+            k = rmsNormRef(k, normWeights.subarray(headDim), rows * kvHeads, headDim, eps);
+          }
           ropeRef(wantQ, positions, heads, headDim, angles);
           ropeRef(k, positions, kvHeads, headDim, angles);
           // The pool as values: decoded as the shaders read it, against the CPU's store of the rows.
@@ -239,6 +266,62 @@ export function ropeKvWriteCase(
           // q is f32 whatever the pool's type: held to the elementwise tolerance; the pool to its own.
           const qResult = compare(gotQ, wantQ, TOLERANCES.elementwise);
           return qResult.passed ? compare(gotPool, wantPool, TOLERANCES[kind]) : qResult;
+        },
+      };
+    },
+  };
+}
+
+/**
+ * The unfused graph's q/k/v preparation (head_prep.wgsl), in place on one projection's rows: its
+ * bias added, then (a q or k of a qwen3) each head RMS-normalized with the q or the k weights.
+ */
+export function headPrepCase(
+  ctx: KernelContext,
+  s: { rows: number; heads: number; headDim: number; prep: QkvPrep; normAt: 0 | 1 },
+): KernelCase {
+  const { rows, heads, headDim, prep } = s;
+  const eps = 1e-6;
+  const n = rows * heads * headDim;
+  return {
+    op: 'head_prep',
+    variant: [prep.bias ? 'bias' : '', prep.norm ? (s.normAt ? 'k norm' : 'q norm') : '']
+      .filter(Boolean)
+      .join(', '),
+    shape: { rows, heads, headDim },
+    kind: 'elementwise',
+    bufferBytes: BYTES.f32 * n,
+    async prepare(rig) {
+      const x = seededData(n, 28, 3);
+      const bias = seededData(heads * headDim, 29);
+      const normWeights = seededData(2 * headDim, 30, 0.5).map((v) => 1 + v);
+      const buffer = rig.input(x);
+      const call = rig.own(
+        (await HeadPrepKernel.create(ctx, prep)).call({
+          x: buffer,
+          rows,
+          heads,
+          headDim,
+          bias: prep.bias ? rig.input(bias) : undefined,
+          norm: prep.norm ? rig.input(normWeights) : undefined,
+          normAt: s.normAt * headDim,
+          eps,
+        }),
+      );
+      return {
+        setup: [],
+        call,
+        async check() {
+          await rig.run(call);
+          let want: Float64Array = Float64Array.from(
+            x,
+            (v, i) => v + (prep.bias ? bias[i % (heads * headDim)] : 0),
+          );
+          if (prep.norm) {
+            const w = normWeights.subarray(s.normAt * headDim, (s.normAt + 1) * headDim);
+            want = rmsNormRef(want, w, rows * heads, headDim, eps);
+          }
+          return compare(await rig.read(buffer, n), want, TOLERANCES.elementwise);
         },
       };
     },
