@@ -46,6 +46,13 @@ test('every GGUF block type: the reduce and cols GEMVs (batch 1 and 5) and the m
   }
 });
 
+test("the packed embedding gather: every GGUF block type and the project's packed formats, ids clamped", async ({
+  harness,
+}) => {
+  for (const format of [...QUANT_FORMATS, 'f16', 'int8', 'int4'] as const)
+    expectPassed(await check(harness, 'packedEmbedding', { format, rows: 9, d: 512, vocab: 37 }));
+});
+
 test('GGUF types in the fused kernels (Q4_K, Q6_K) and a row that is no whole number of blocks refused', async ({
   harness,
 }) => {

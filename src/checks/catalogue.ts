@@ -11,7 +11,7 @@ import {
 } from './elementwise.ts';
 import { fusedLinearCase, headPrepCase, ropeKvWriteCase } from './fused.ts';
 import { gemvCase, matmulCase } from './linear.ts';
-import { packedGemvCase, packedMatmulCase } from './packed.ts';
+import { packedEmbeddingCase, packedGemvCase, packedMatmulCase } from './packed.ts';
 
 /**
  * Every kernel case by name: what the browser tests run at test shapes, the kernel suite at the
@@ -35,6 +35,7 @@ export const KERNEL_CASES = {
   fusedLinear: fusedLinearCase,
   ropeKvWrite: ropeKvWriteCase,
   headPrep: headPrepCase,
+  packedEmbedding: packedEmbeddingCase,
 } as const;
 
 export type CaseName = keyof typeof KERNEL_CASES;

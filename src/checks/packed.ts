@@ -1,6 +1,6 @@
 import type { KernelCall, KernelContext } from '../kernels/kernel.ts';
-import { PackedGemvKernel, PackedMatmulKernel } from '../kernels/packed.ts';
-import { matmulRef } from '../kernels/reference.ts';
+import { PackedEmbeddingKernel, PackedGemvKernel, PackedMatmulKernel } from '../kernels/packed.ts';
+import { compare, matmulRef } from '../kernels/reference.ts';
 import {
   DEFAULT_VARIANTS,
   type PackedGemvVariant,
@@ -123,4 +123,58 @@ export function packedMatmulCase(
       K: s.K,
     }),
   );
+}
+
+/**
+ * The packed embedding gather (embedding_packed.wgsl): rows of a seeded table in `format` (a GGUF
+ * type's random blocks, or the project's packed weights), looked up by ids that repeat, run out of
+ * order and include one past the vocabulary (clamped to the last row), against the same rows of
+ * the table's exact dequantization.
+ */
+export function packedEmbeddingCase(
+  ctx: KernelContext,
+  s: { format: PackedFormat; rows: number; d: number; vocab: number },
+): KernelCase {
+  const { format, rows, d, vocab } = s;
+  const layout = gpuLayout(format, vocab, d);
+  return {
+    op: 'embedding',
+    variant: format,
+    shape: { rows, d, vocab },
+    kind: 'elementwise',
+    bufferBytes: Math.max(BYTES.u32 * layout.words, BYTES.f32 * rows * d),
+    async prepare(rig) {
+      const { packed, unpacked } = seededPacked(format, vocab, d, SEEDS.w, (n) => seededData(n, SEEDS.w));
+      const ids = Array.from({ length: rows }, (_, i) => (i === rows - 1 ? vocab : (i * 7919 + 3) % vocab));
+      const w = rig.output(layout.words);
+      rig.gpu.device.queue.writeBuffer(w, 0, packed.words);
+      const scales = format === 'f16' ? undefined : rig.output(layout.scales);
+      if (scales) rig.gpu.device.queue.writeBuffer(scales, 0, packed.scales);
+      const out = rig.output(rows * d);
+      const call = rig.own(
+        (await PackedEmbeddingKernel.create(ctx, format)).call({
+          tokens: rig.inputU32(ids),
+          w,
+          scales,
+          out,
+          rows,
+          d,
+          vocab,
+        }),
+      );
+      return {
+        setup: [],
+        call,
+        async check() {
+          await rig.run(call);
+          const want = new Float64Array(rows * d);
+          ids.forEach((id, r) => {
+            const row = Math.min(id, vocab - 1);
+            want.set(unpacked.subarray(row * d, (row + 1) * d), r * d);
+          });
+          return compare(await rig.read(out, rows * d), want, TOLERANCES.elementwise);
+        },
+      };
+    },
+  };
 }

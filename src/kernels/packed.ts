@@ -1,3 +1,4 @@
+import embeddingCode from '../../shaders/embedding_packed.wgsl?raw';
 import gemvColsCode from '../../shaders/gemv_packed.wgsl?raw';
 import gemvReduceCode from '../../shaders/gemv_packed_reduce.wgsl?raw';
 import matmulCode from '../../shaders/matmul_packed.wgsl?raw';
@@ -86,6 +87,23 @@ const SHADERS = {
   ),
   matmul: perReading('matmul_packed', matmulCode, {}, true),
 } as const;
+
+/** Params of the packed embedding gather: rows looked up, the row width d, the table's rows. */
+const PACKED_EMBEDDING_PARAMS = defineParams({ rows: 'u32', d: 'u32', vocab: 'u32' });
+
+/** Invocations per workgroup of the packed embedding, one per output vec4. */
+const PACKED_EMBEDDING_WG = 64;
+
+const EMBEDDING_SHADER = composedOnce(
+  (reading: WeightsReading) => reading,
+  (reading: WeightsReading) =>
+    composeShader({
+      label: 'embedding_packed',
+      code: embeddingCode,
+      params: PACKED_EMBEDDING_PARAMS,
+      slots: { weights: WEIGHTS_LIBRARY[reading] },
+    }),
+);
 
 /** The reading a variant asks for; shaderF16 needs f16 weights and the device feature. */
 function reading(ctx: KernelContext, format: PackedFormat, v: { shaderF16?: true }): WeightsReading {
@@ -283,6 +301,49 @@ export class PackedMatmulKernel {
       values: { M: a.M, N: a.N, K: a.K, eps: a.eps ?? 0 },
       buffers,
       workgroups: [Math.ceil(a.N / (v.cols * v.wgX)), Math.ceil(a.M / (v.rows * v.wgY)), 1],
+    });
+  }
+}
+
+/**
+ * out[l, :] = table[tokens[l], :] from a packed table (embedding_packed.wgsl): a GGUF file's
+ * token_embd in its own type, each looked-up row dequantized on the way. The tied LM head reads
+ * the same buffers, so the table is held once, in its file's bits.
+ */
+export class PackedEmbeddingKernel {
+  private constructor(
+    private readonly ctx: KernelContext,
+    private readonly pipeline: GPUComputePipeline,
+    readonly format: PackedFormat,
+  ) {}
+
+  static async create(ctx: KernelContext, format: PackedFormat): Promise<PackedEmbeddingKernel> {
+    const shader = EMBEDDING_SHADER(format);
+    const pipeline = await ctx.pipelines.get(shader.label, shader.code, { WG: PACKED_EMBEDDING_WG });
+    return new PackedEmbeddingKernel(ctx, pipeline, format);
+  }
+
+  /** tokens: u32[rows]; the table [vocab, d] packed (w, and scales unless f16); out: [rows, d]. */
+  call(a: {
+    tokens: GPUBuffer;
+    w: GPUBuffer;
+    scales?: GPUBuffer;
+    out: GPUBuffer;
+    rows: number;
+    d: number;
+    vocab: number;
+  }): KernelCall {
+    const layout = gpuLayout(this.format, a.vocab, a.d, 'embedding');
+    if (a.w.size < layout.words * BYTES.u32)
+      throw new KernelError(`packed embedding: the table has ${a.w.size} bytes, [${a.vocab}, ${a.d}] ${this.format} needs ${layout.words * BYTES.u32}`);
+    if (this.format !== 'f16' && !a.scales) throw new KernelError(`packed embedding: ${this.format} needs its scales buffer`);
+    return makeCall(this.ctx, {
+      name: 'embedding',
+      pipeline: this.pipeline,
+      params: PACKED_EMBEDDING_PARAMS,
+      values: { rows: a.rows, d: a.d, vocab: a.vocab },
+      buffers: [a.tokens, a.w, a.out, this.format === 'f16' ? undefined : a.scales],
+      workgroups: grid1d(Math.ceil((a.rows * (a.d / 4)) / PACKED_EMBEDDING_WG), this.ctx.gpu),
     });
   }
 }

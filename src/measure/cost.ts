@@ -8,7 +8,7 @@ import type { AttentionVariant } from '../kernels/variants.ts';
 import { type KvDtype, kvRowBytes } from '../kv/format.ts';
 import { archFeatures, dims, type ModelConfig } from '../model/config.ts';
 import { layerKinds } from '../model/fused.ts';
-import { LM_HEAD } from '../model/weights.ts';
+import { embeddingFormat, LM_HEAD } from '../model/weights.ts';
 import { weightBytes } from '../quant/formats.ts';
 import { BYTES, formatOf, type WeightFormat, type WeightFormats } from '../weight-format.ts';
 
@@ -166,9 +166,12 @@ export function swigluCost(n: number): Cost {
   return { flops: 5 * n, bytes: 3 * n * F32 };
 }
 
-/** Gather of `rows` embedding rows of width d: the ids, the rows read, the rows written. */
-export function embeddingCost(rows: number, d: number): Cost {
-  return { flops: 0, bytes: rows * F32 + 2 * rows * d * F32 };
+/**
+ * Gather of `rows` embedding rows of width d: the ids, the rows read (in the table's format: a GGUF
+ * file's packed table is read as stored), the rows written.
+ */
+export function embeddingCost(rows: number, d: number, format: WeightFormat = 'f32'): Cost {
+  return { flops: 0, bytes: rows * F32 + weightBytes(format, rows, d) + rows * d * F32 };
 }
 
 /** Argmax over rows of n logits. */
@@ -233,7 +236,7 @@ function forwardCost(
   const k: KernelCost[] = [];
   const pairs = contexts.reduce((a, b) => a + b, 0); // (query, key) pairs per head
   const both = (a: Cost, b: Cost): Cost => ({ flops: a.flops + b.flops, bytes: a.bytes + b.bytes });
-  add(k, KERNEL_ROLES.embedding, embeddingCost(rows, d));
+  add(k, KERNEL_ROLES.embedding, embeddingCost(rows, d, embeddingFormat(formats)));
   const fused = graph === 'fused';
   for (let l = 0; l < layers; l++) {
     const f = (proj: string) => formatOf(formats, `model.layers.${l}.${proj}.weight`);

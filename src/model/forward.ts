@@ -171,7 +171,13 @@ export class Model {
       window: kv.window,
     };
     const { qkvBias, qkNorm } = archFeatures(config);
-    const kernels = await createKernels(ctx, variants, attention, { bias: qkvBias, norm: qkNorm });
+    const kernels = await createKernels(
+      ctx,
+      variants,
+      attention,
+      { bias: qkvBias, norm: qkNorm },
+      gpuWeights.embedding.format,
+    );
     // The linear kernels are compiled as the plans need them (LinearKernels).
     const linear = new LinearKernels(
       ctx,

@@ -34,8 +34,9 @@ import { LM_HEAD, type ModelWeights, tensorSpecs } from './weights.ts';
  *   the packed 'f16' format (the halves copied as they are); F32 and BF16 become f32 (BF16 widened
  *   exactly). A tensor in any other type (the IQ family, TQ, MXFP4 …) is refused by its type's name
  *   before anything is uploaded. Every packed tensor's entry in `tensors` is its exact
- *   dequantization, bit for bit ggml's, which is what the CPU reference computes with. Norms,
- *   biases and the embedding used for the lookup are f32 whatever the file stores.
+ *   dequantization, bit for bit ggml's, which is what the CPU reference computes with. A packed
+ *   embedding stays packed too: the lookup dequantizes the rows it reads, and a tied head reads
+ *   the same table. Norms and biases are f32 whatever the file stores.
  * - **Architectures.** What qwen2 (q/k/v biases) and qwen3 (per-head q/k norms) add to llama is in
  *   the config (archFeatures); Llama 3's RoPE frequency factors (`rope_freqs.weight`) and linear
  *   RoPE scaling (`rope.scaling.*`) become the config's ropeScaling. Anything else is refused by name.
@@ -489,11 +490,10 @@ export function loadGgufModel(
       ? moveFloatRows(decoder.dequantized(t, type), t.dims[1], rowOf)
       : unpackTensor(value.packed as Parameters<typeof unpackTensor>[0]);
     tensors.set(hf, dequantized);
-    if (kind === 'linear') {
-      packed.set(hf, value.packed);
-    } else if (config.tieWordEmbeddings) {
-      // The tied head reads the packed embedding; the lookup reads its exact dequantization,
-      // which is the head's dequantization too, so one array serves both names.
+    packed.set(hf, value.packed);
+    if (kind === 'embedding' && config.tieWordEmbeddings) {
+      // The lookup and the tied head read the same packed table (one copy on the GPU); the
+      // reference's head is its exact dequantization, one array for both names.
       packed.set(LM_HEAD, value.packed);
       tensors.set(LM_HEAD, dequantized);
     }

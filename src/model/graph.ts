@@ -3,6 +3,7 @@ import type { PagedAttentionDecodeKernel, PagedAttentionPrefillKernel } from '..
 import type { EmbeddingKernel, ResidualAddKernel, RopeKernel, SwigluKernel } from '../kernels/elementwise.ts';
 import { type LinearFusion, PLAIN } from '../kernels/fuse.ts';
 import type { HeadPrepKernel } from '../kernels/head-prep.ts';
+import type { PackedEmbeddingKernel } from '../kernels/packed.ts';
 import { type KernelCall, withRole } from '../kernels/kernel.ts';
 import type { KvWriteKernel, RopeKvWriteKernel } from '../kernels/kv-write.ts';
 import { KERNEL_ROLES, type KernelRole } from '../kernels/roles.ts';
@@ -67,6 +68,8 @@ export interface Kernels {
   headPrepQk?: HeadPrepKernel;
   headPrepV?: HeadPrepKernel;
   embedding: EmbeddingKernel;
+  /** The lookup of a packed table (a GGUF file's token_embd), where the model has one. */
+  packedEmbedding?: PackedEmbeddingKernel;
   rmsNorm: RmsNormKernel;
   rope: RopeKernel;
   add: ResidualAddKernel;
@@ -113,9 +116,9 @@ export interface PassBuffers {
 }
 
 /** A pass buffer the layer's kind needs, or an InternalError naming it (a plan built for another graph). */
-function need(buffer: GPUBuffer | undefined, what: string): GPUBuffer {
-  if (!buffer) throw new InternalError(`the pass has no ${what} buffer for this layer`);
-  return buffer;
+function need<T>(thing: T | undefined, what: string): T {
+  if (!thing) throw new InternalError(`the pass has no ${what} for this model`);
+  return thing;
 }
 
 /**
@@ -192,9 +195,19 @@ export function bodyCalls(
       heads: n,
       headDim,
     });
-  const calls = [
-    withRole(R.embedding, k.embedding.call({ tokens: b.tokens, table: embedding, out: x, rows, d, vocab })),
-  ];
+  const lookup =
+    embedding.format === 'f32'
+      ? k.embedding.call({ tokens: b.tokens, table: embedding.w, out: x, rows, d, vocab })
+      : need(k.packedEmbedding, 'packed embedding').call({
+          tokens: b.tokens,
+          w: embedding.w,
+          scales: embedding.scales,
+          out: x,
+          rows,
+          d,
+          vocab,
+        });
+  const calls = [withRole(R.embedding, lookup)];
   layers.forEach((w, layer) => {
     const pool = g.kv.pools[layer];
     const a = w.attn;

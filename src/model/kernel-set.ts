@@ -10,10 +10,10 @@ import { HeadPrepKernel, type QkvPrep } from '../kernels/head-prep.ts';
 import type { KernelContext } from '../kernels/kernel.ts';
 import { KvWriteKernel, RopeKvWriteKernel } from '../kernels/kv-write.ts';
 import { MatmulKernel } from '../kernels/matmul.ts';
-import { PackedGemvKernel, PackedMatmulKernel } from '../kernels/packed.ts';
+import { PackedEmbeddingKernel, PackedGemvKernel, PackedMatmulKernel } from '../kernels/packed.ts';
 import { ArgmaxKernel, RmsNormKernel } from '../kernels/rowwise.ts';
 import type { KernelVariants } from '../kernels/variants.ts';
-import type { PackedFormat } from '../weight-format.ts';
+import type { PackedFormat, WeightFormat } from '../weight-format.ts';
 import { FUSIONS, type FusionKey, type Kernels, type LinearCall } from './graph.ts';
 
 /** Compiles the kernels the graph calls besides the linear ones, in the chosen families. */
@@ -24,8 +24,11 @@ export async function createKernels(
   attention: AttentionConfig,
   /** What the architecture does to q, k and v before RoPE (archFeatures): a bias, a head norm. */
   prep: QkvPrep,
+  /** The embedding table's format: a packed one is looked up by its own gather. */
+  embedding: WeightFormat,
 ): Promise<Kernels> {
   return {
+    ...(embedding === 'f32' ? {} : { packedEmbedding: await PackedEmbeddingKernel.create(ctx, embedding) }),
     // The unfused graph's preparations: of q and k (the bias and the norm), and of v (its bias alone).
     ...(prep.bias || prep.norm ? { headPrepQk: await HeadPrepKernel.create(ctx, prep) } : {}),
     ...(prep.bias ? { headPrepV: await HeadPrepKernel.create(ctx, { bias: true, norm: false }) } : {}),

@@ -3,7 +3,7 @@ import { type KvCacheOptions, kvGeometry } from '../kv/cache.ts';
 import { gpuLayout } from '../quant/formats.ts';
 import { BYTES, formatOf, type WeightFormats } from '../weight-format.ts';
 import { dims, type ModelConfig } from './config.ts';
-import { elementCount, LM_HEAD, tensorSpecs } from './weights.ts';
+import { EMBEDDING, elementCount, embeddingFormat, LM_HEAD, tensorSpecs } from './weights.ts';
 
 /** One GPU buffer the engine will create, with its size, known before anything is allocated. */
 export interface PlannedBuffer {
@@ -77,16 +77,19 @@ export function weightBytesOf(config: ModelConfig, formats: WeightFormats): numb
 function weightBuffers(config: ModelConfig, formats: WeightFormats): PlannedBuffer[] {
   const { d, vocab } = dims(config);
   const weight = (name: string, shape: readonly number[], linear: boolean): PlannedBuffer[] => {
-    const format = linear ? formatOf(formats, name) : 'f32';
+    const format = !linear ? 'f32' : name === EMBEDDING ? embeddingFormat(formats) : formatOf(formats, name);
     if (format === 'f32') return [{ name, bytes: elementCount(shape) * BYTES.f32, kind: 'weight' }];
     const layout = gpuLayout(format, shape[0], shape[1], name);
     const out: PlannedBuffer[] = [{ name: `${name} (${format})`, bytes: 4 * layout.words, kind: 'weight' }];
     if (layout.scales > 0) out.push({ name: `${name} scales`, bytes: 4 * layout.scales, kind: 'weight' });
     return out;
   };
-  const buffers = tensorSpecs(config).flatMap((s) => weight(s.name, s.shape, s.kind === 'linear'));
-  // A tied head in a packed format is a second copy of the embedding, packed.
-  if (config.tieWordEmbeddings && formatOf(formats, LM_HEAD) !== 'f32')
+  // The embedding is f32, or a GGUF file's packed table (as the lookup reads it).
+  const buffers = tensorSpecs(config).flatMap((s) =>
+    weight(s.name, s.shape, s.kind === 'linear' || s.kind === 'embedding'),
+  );
+  // A tied head is the embedding's buffers; a head packed from an f32 embedding (--weights) is a copy.
+  if (config.tieWordEmbeddings && embeddingFormat(formats) === 'f32' && formatOf(formats, LM_HEAD) !== 'f32')
     buffers.push(...weight(LM_HEAD, [vocab, d], true));
   return buffers;
 }

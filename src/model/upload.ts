@@ -5,7 +5,7 @@ import type { PackedFormat, WeightFormat } from '../weight-format.ts';
 import { archFeatures, dims } from './config.ts';
 import { concatRows, interleaveRows, layerKinds, type RowTensor } from './fused.ts';
 import { ropeTable } from './rope.ts';
-import { get, LM_HEAD, type ModelWeights, tensorSpecs, weightFormatsOf } from './weights.ts';
+import { EMBEDDING, get, LM_HEAD, type ModelWeights, tensorSpecs, weightFormatsOf } from './weights.ts';
 
 /**
  * A linear weight W[N, K] on the GPU: f32 floats, or a packed format's words and, for int8 and
@@ -47,7 +47,8 @@ interface LayerBuffers {
 
 /** A model's weights on the GPU, laid out for the graph it runs, and the RoPE table. */
 export interface GpuWeights {
-  embedding: GPUBuffer; // [vocab, d]
+  /** f32, or a GGUF file's token_embd in its own type (the lookup then dequantizes rows as it reads them). */
+  embedding: LinearWeight; // [vocab, d]
   layers: LayerBuffers[];
   finalNorm: GPUBuffer; // [d]
   lmHead: LinearWeight; // [vocab, d]
@@ -116,7 +117,9 @@ export async function uploadWeights(
       throw new InputError(`${spec.name}: inner width ${spec.shape[1]} is not a multiple of 4`);
     }
   }
-  const embedding = await upload('model.embed_tokens.weight');
+  const embedding = weights.packed?.has(EMBEDDING)
+    ? await linear(EMBEDDING)
+    : ({ format: 'f32', w: await upload(EMBEDDING) } as const);
   const layerBuffers: LayerBuffers[] = [];
   for (let l = 0; l < layers; l++) {
     const p = `model.layers.${l}`;
@@ -168,11 +171,10 @@ export async function uploadWeights(
     });
   }
   const finalNorm = await upload('model.norm.weight');
-  // A tied head in f32 is the embedding buffer itself; packed, it is its own packed copy.
-  const lmHead: LinearWeight =
-    config.tieWordEmbeddings && !weights.packed?.has(LM_HEAD)
-      ? { format: 'f32', w: embedding }
-      : await linear(LM_HEAD);
+  // A tied head is the embedding's buffers themselves (f32, or a file's packed table); only a head
+  // the run packed from an f32 embedding (--weights) is a copy of its own.
+  const ownCopy = weights.packed?.has(LM_HEAD) && weights.packed.get(LM_HEAD) !== weights.packed.get(EMBEDDING);
+  const lmHead: LinearWeight = config.tieWordEmbeddings && !ownCopy ? embedding : await linear(LM_HEAD);
   const table = ropeTable(config);
   const ropeCos = await buffers.upload('rope cos', table.cos);
   const ropeSin = await buffers.upload('rope sin', table.sin);

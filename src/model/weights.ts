@@ -5,6 +5,7 @@ import {
   type RunWeightFormat,
   unpackTensor,
   type WeightFormat,
+  type WeightFormats,
 } from '../weight-format.ts';
 import { archFeatures, dims, type ModelConfig } from './config.ts';
 
@@ -101,6 +102,17 @@ export interface ModelWeights {
 }
 
 export const LM_HEAD = 'lm_head.weight';
+
+/** The embedding table's name: f32 for the lookup, or a GGUF file's packed table (then in `packed` too). */
+export const EMBEDDING = 'model.embed_tokens.weight';
+
+/**
+ * The embedding table's format: a run's one format (--weights) packs the linear layers and the head
+ * only, so the table is f32; a per-tensor lookup (a loaded file's) says what the file holds.
+ */
+export function embeddingFormat(formats: WeightFormats): WeightFormat {
+  return typeof formats === 'string' ? 'f32' : formats(EMBEDDING);
+}
 
 /** The LM head matrix [vocab, d]: the embedding itself when tied (its dequantized packed form when packed). */
 export function lmHeadWeight(w: ModelWeights): Float32Array {
