@@ -16,7 +16,7 @@ import { logSoftmax } from '../../src/peers/agreement.ts';
 import { parseDrafterSpec } from '../../src/spec/drafter.ts';
 import { createDraftModel, makeDrafter } from '../../src/speculative/build.ts';
 import { speculativeDecode } from '../../src/speculative/loop.ts';
-import type { RunWeightFormat, WeightFormat } from '../../src/weight-format.ts';
+import type { RunWeightFormat } from '../../src/weight-format.ts';
 import { classPrompt } from '../../src/workloads/spec.ts';
 
 /** Logit tolerance between two GPU paths that sum in different orders (matmul vs GEMV, prefill vs decode attention). */

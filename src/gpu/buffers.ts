@@ -21,6 +21,9 @@ export const BufferUsage = {
   },
 };
 
+/** Bytes of uploads the queue may hold before a write waits for it (see BufferPool.write). */
+const STAGED_MAX = 64 << 20;
+
 /** Buffers are padded to 16 bytes so any binding can be read as vec4 without going out of range. */
 const ALIGN = 16;
 
@@ -37,6 +40,8 @@ export function alignedSize(bytes: number): number {
 export class BufferPool {
   private readonly live = new Set<GPUBuffer>();
   private readonly free = new Map<string, GPUBuffer[]>();
+  /** Bytes written since the queue was last waited for (write). */
+  private staged = 0;
 
   constructor(private readonly gpu: Gpu) {}
 
@@ -65,6 +70,26 @@ export class BufferPool {
       data.byteLength,
     );
     return buffer;
+  }
+
+  /**
+   * Writes `data` at byte `offset` of `buffer`, one chunk of a weight uploaded a few rows at a time.
+   * The queue copies the data before this returns, so the caller may drop it; every 64 MiB this
+   * waits for the queue, so a gigabyte upload never stages more than that at once.
+   */
+  async write(buffer: GPUBuffer, offset: number, data: ArrayBufferView): Promise<void> {
+    this.gpu.device.queue.writeBuffer(
+      buffer,
+      offset,
+      data.buffer as ArrayBuffer,
+      data.byteOffset,
+      data.byteLength,
+    );
+    this.staged += data.byteLength;
+    if (this.staged >= STAGED_MAX) {
+      this.staged = 0;
+      await this.gpu.device.queue.onSubmittedWorkDone();
+    }
   }
 
   /**

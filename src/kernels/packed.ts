@@ -335,8 +335,11 @@ export class PackedEmbeddingKernel {
   }): KernelCall {
     const layout = gpuLayout(this.format, a.vocab, a.d, 'embedding');
     if (a.w.size < layout.words * BYTES.u32)
-      throw new KernelError(`packed embedding: the table has ${a.w.size} bytes, [${a.vocab}, ${a.d}] ${this.format} needs ${layout.words * BYTES.u32}`);
-    if (this.format !== 'f16' && !a.scales) throw new KernelError(`packed embedding: ${this.format} needs its scales buffer`);
+      throw new KernelError(
+        `packed embedding: the table has ${a.w.size} bytes, [${a.vocab}, ${a.d}] ${this.format} needs ${layout.words * BYTES.u32}`,
+      );
+    if (this.format !== 'f16' && !a.scales)
+      throw new KernelError(`packed embedding: ${this.format} needs its scales buffer`);
     return makeCall(this.ctx, {
       name: 'embedding',
       pipeline: this.pipeline,

@@ -1,28 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { dequantizePacked } from '../quant/formats.ts';
 import { packTensor, unpackTensor } from '../weight-format.ts';
-import { concatRows, interleaveRows } from './fused.ts';
+import { interleaveRows } from './fused.ts';
 
 /** Rows r of an [N, K] tensor whose every element is 10·r + column: each row is recognisable. */
 const rows = (N: number, K: number, base: number) =>
   Float32Array.from({ length: N * K }, (_, i) => base + 10 * Math.floor(i / K) + (i % K));
 
 describe('fused weight layouts', () => {
-  it('[Wq; Wk; Wv] is the three tensors row after row', () => {
-    const q = rows(2, 4, 0);
-    const k = rows(1, 4, 100);
-    const v = rows(1, 4, 200);
-    const out = concatRows('qkv', [
-      { N: 2, K: 4, f32: q },
-      { N: 1, K: 4, f32: k },
-      { N: 1, K: 4, f32: v },
-    ]);
-    expect(out.N).toBe(4);
-    expect('f32' in out && [...out.f32]).toEqual([
-      0, 1, 2, 3, 10, 11, 12, 13, 100, 101, 102, 103, 200, 201, 202, 203,
-    ]);
-  });
-
   it('gate/up interleaved: gate row j at 2j, up row j at 2j + 1', () => {
     const out = interleaveRows(
       'gate/up',
@@ -66,7 +51,7 @@ describe('fused weight layouts', () => {
   it('tensors in different formats or widths cannot share a kernel', () => {
     const f32 = { N: 1, K: 8, f32: rows(1, 8, 0) };
     const int8 = { N: 1, K: 8, packed: packTensor('int8', rows(1, 8, 0), 1, 8, 'x') };
-    expect(() => concatRows('qkv', [f32, int8])).toThrow(/one format/);
-    expect(() => concatRows('qkv', [f32, { N: 1, K: 4, f32: rows(1, 4, 0) }])).toThrow(/inner widths/);
+    expect(() => interleaveRows('gate/up', f32, int8)).toThrow(/one format/);
+    expect(() => interleaveRows('gate/up', f32, { N: 1, K: 4, f32: rows(1, 4, 0) })).toThrow(/inner widths/);
   });
 });

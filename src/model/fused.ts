@@ -5,7 +5,8 @@ import { formatOf, type PackedTensor, type WeightFormats } from '../weight-forma
  * Weight layouts of the fused graph (src/kernels/fuse.ts), built at load from the model's own
  * tensors by moving whole rows, so every weight keeps its exact value and format:
  * - [Wq; Wk; Wv]: the three projections' rows one after another, so q, k and v of a token come out
- *   of one product, side by side ([heads + 2·kvHeads, headDim] per token; rope_kv_write.wgsl);
+ *   of one product, side by side ([heads + 2·kvHeads, headDim] per token; rope_kv_write.wgsl): the
+ *   upload writes each part's rows at its offset (upload.ts uploadWeight);
  * - gate/up interleaved: gate row j at row 2j and up row j at 2j + 1, so each pair of neighbouring
  *   output columns is (gate_j, up_j) and the SwiGLU epilogue finds both in one invocation.
  * A row of a packed tensor is its words and its scales (formats.ts), so the same row moves apply.
@@ -81,15 +82,6 @@ function moveRows(what: string, tensors: readonly RowTensor[], order: RowOrder):
     (n) => new Uint32Array(n),
   );
   return { N, K, packed: { format: head.format, N, K, words, scales: headers } };
-}
-
-/** [Wq; Wk; Wv]: q's rows, then k's, then v's. */
-export function concatRows(what: string, tensors: readonly RowTensor[]): RowTensor {
-  const order: [number, number][] = [];
-  tensors.forEach((t, s) => {
-    for (let r = 0; r < t.N; r++) order.push([s, r]);
-  });
-  return moveRows(what, tensors, order);
 }
 
 /** Gate and up interleaved: row 2j = gate row j, row 2j + 1 = up row j. */

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { materialized } from '../../test-support/materialize.ts';
 import { ConfigError, InputError, WeightsError } from '../errors.ts';
 import { ropeRef } from '../kernels/reference.ts';
 import { type ModelConfig, presetConfig } from './config.ts';
@@ -193,7 +194,7 @@ describe('ggml block quantization, by hand', () => {
     ]);
   });
 
-  it('the loader keeps hand-made Q4_0 and Q8_0 blocks as the file stores them: quant bytes, header words', () => {
+  it('the loader keeps hand-made Q4_0 and Q8_0 blocks as the file stores them: quant bytes, header words', async () => {
     const w = randomWeights(SMALL, 3);
     const tensors = new Map(w.tensors);
     const up = Float32Array.from(tensors.get('model.layers.0.mlp.up_proj.weight')!);
@@ -213,7 +214,7 @@ describe('ggml block quantization, by hand', () => {
     expect([...tensorBytes(file, 'blk.0.ffn_up.weight').subarray(0, 18)]).toEqual(bytesA);
     expect([...tensorBytes(file, 'blk.0.ffn_up.weight').subarray(36, 54)]).toEqual(bytesB);
 
-    const { weights } = loadGgufModel(file, 'hand.gguf');
+    const weights = await materialized(loadGgufModel(file, 'hand.gguf').weights);
     const p = weights.packed!.get('model.layers.0.mlp.up_proj.weight')!;
     expect(p.format).toBe('q4_0');
     // A block's 16 quant bytes as four little-endian words (block A's bytes j | j << 4; row 1
@@ -239,11 +240,13 @@ describe('ggml block quantization, by hand', () => {
 });
 
 describe('GGUF round trips', () => {
-  it('F32 (v2, alignment 64): every tensor bit-exact and the config as stored', () => {
+  it('F32 (v2, alignment 64): every tensor bit-exact and the config as stored', async () => {
     const w = randomWeights(presetConfig('ci-tiny'), 1);
     const file = writeGguf(w, { type: 'F32', alignment: 64, version: 2 });
     expect(isGguf(file)).toBe(true);
-    const { weights, warnings } = loadGgufModel(file, 'tiny.gguf');
+    const loaded = loadGgufModel(file, 'tiny.gguf');
+    const { warnings } = loaded;
+    const weights = await materialized(loaded.weights);
     expect(warnings).toEqual([]);
     expect(weights.config).toEqual(asStored(w.config));
     expect(weights.packed?.size).toBe(0);
@@ -251,9 +254,9 @@ describe('GGUF round trips', () => {
       expect(weights.tensors.get(spec.name)).toEqual(w.tensors.get(spec.name));
   });
 
-  it('F16: linear weights packed as f16 (rounded once, padded to whole groups), norms f32', () => {
+  it('F16: linear weights packed as f16 (rounded once, padded to whole groups), norms f32', async () => {
     const w = randomWeights(presetConfig('ci-tiny'), 2);
-    const { weights } = loadGgufModel(writeGguf(w, { type: 'F16' }), 'tiny-f16.gguf');
+    const weights = await materialized(loadGgufModel(writeGguf(w, { type: 'F16' }), 'tiny-f16.gguf').weights);
     expect(weightFormatOf(weights)).toBe('f16');
     for (const spec of tensorSpecs(w.config)) {
       const want = w.tensors.get(spec.name)!;
@@ -271,9 +274,11 @@ describe('GGUF round trips', () => {
     expect(down.words[171]).not.toBe(0);
   });
 
-  it('BF16: widened exactly to f32, not packed', () => {
+  it('BF16: widened exactly to f32, not packed', async () => {
     const w = randomWeights(presetConfig('ci-tiny'), 4);
-    const { weights } = loadGgufModel(writeGguf(w, { type: 'BF16' }), 'tiny-bf16.gguf');
+    const weights = await materialized(
+      loadGgufModel(writeGguf(w, { type: 'BF16' }), 'tiny-bf16.gguf').weights,
+    );
     expect(weightFormatOf(weights)).toBe('f32');
     const name = 'model.layers.0.self_attn.k_proj.weight';
     expect([...weights.tensors.get(name)!]).toEqual([...w.tensors.get(name)!].map(roundToBf16));
@@ -283,11 +288,11 @@ describe('GGUF round trips', () => {
     ['Q8_0', true],
     ['Q4_0', false],
   ] as const) {
-    it(`${type} (${tied ? 'tied' : 'untied'}): kept in its blocks, rows back in HF order`, () => {
+    it(`${type} (${tied ? 'tied' : 'untied'}): kept in its blocks, rows back in HF order`, async () => {
       const config = { ...SMALL, tieWordEmbeddings: tied };
       const w = randomWeights(config, 5);
       const file = writeGguf(w, { type });
-      const { weights } = loadGgufModel(file, `small-${type}.gguf`);
+      const weights = await materialized(loadGgufModel(file, `small-${type}.gguf`).weights);
       expect(weights.config).toEqual(asStored(config));
       expect(weightFormatOf(weights)).toBe(type === 'Q8_0' ? 'q8_0' : 'q4_0');
       for (const spec of tensorSpecs(config)) {
@@ -324,11 +329,11 @@ describe('GGUF round trips', () => {
     });
   }
 
-  it('mixed types: Q4_0 layers, a Q8_0 embedding (the tied head), F16 norms widened', () => {
+  it('mixed types: Q4_0 layers, a Q8_0 embedding (the tied head), F16 norms widened', async () => {
     const w = randomWeights(SMALL, 6);
     const type = (_: string, kind: string): GgufType =>
       kind === 'linear' ? 'Q4_0' : kind === 'embedding' ? 'Q8_0' : 'F16';
-    const { weights } = loadGgufModel(writeGguf(w, { type }), 'mixed.gguf');
+    const weights = await materialized(loadGgufModel(writeGguf(w, { type }), 'mixed.gguf').weights);
     expect(weightFormatOf(weights)).toBe('mixed');
     expect(weights.packed!.get(LM_HEAD)!.format).toBe('q8_0');
     expect(weights.packed!.get('model.layers.1.self_attn.o_proj.weight')!.format).toBe('q4_0');

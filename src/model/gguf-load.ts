@@ -1,10 +1,7 @@
 import { ConfigError, InputError, WeightsError } from '../errors.ts';
-import { formatOfQuantType } from '../quant/formats.ts';
 import { ggmlTensorBytes, ggmlTypeName, unsupportedTypeError } from '../quant/ggml-types.ts';
 import { quantTypeByCode } from '../quant/registry.ts';
-import { dequantizeTensor, repackTensor } from '../quant/repack.ts';
-import type { QuantType } from '../quant/types.ts';
-import { f16Values, type PackedTensor, packedLayout, unpackTensor } from '../weight-format.ts';
+import { type ByteSource, bytesSource, syncReader } from './byte-source.ts';
 import {
   ARCHITECTURES,
   type Architecture,
@@ -13,6 +10,7 @@ import {
   ModelConfigSchema,
   type RopeScaling,
 } from './config.ts';
+import { type FileTensor, fileTensor } from './file-tensor.ts';
 import {
   type GgufHeader,
   type GgufTensorInfo,
@@ -21,8 +19,8 @@ import {
   parseGgufHeader,
 } from './gguf.ts';
 import { MAX_SEQ_LEN_CAP } from './hf.ts';
-import { type Tokenizer, tokenizerFromGguf } from './tokenizer/index.ts';
-import { LM_HEAD, type ModelWeights, tensorSpecs } from './weights.ts';
+import { TOKENIZER_GGUF_OPTIONS, type Tokenizer, tokenizerFromGguf } from './tokenizer/index.ts';
+import { LM_HEAD, type ModelWeights, TensorStore, tensorSpecs } from './weights.ts';
 
 /**
  * Loads a llama.cpp GGUF file (architecture llama, qwen2 or qwen3) into ModelWeights with HF
@@ -249,115 +247,23 @@ function configFromGguf(
   return parsed.data;
 }
 
-/** Reads the bytes of one tensor, by its type, into what the model holds. */
-class TensorDecoder {
-  constructor(
-    private readonly bytes: Uint8Array,
-    private readonly dataOffset: number,
-    private readonly source: string,
-  ) {}
-
-  private start(t: GgufTensorInfo) {
-    return this.dataOffset + t.offset;
-  }
-
-  /** f32 values of a float tensor (F32, F16, BF16), in file order; any other type is rejected. */
-  floats(t: GgufTensorInfo, what: string): Float32Array<ArrayBuffer> {
-    const count = t.dims.reduce((a, b) => a * b, 1);
-    const b = this.bytes;
-    const at = this.start(t);
-    const out = new Float32Array(count);
-    // Bytes assembled little-endian by hand: correct on any host, and file offsets need no alignment.
-    const bits = new Uint32Array(out.buffer);
-    switch (t.type) {
-      case GGML.F32:
-        for (let i = 0, j = at; i < count; i++, j += 4)
-          bits[i] = b[j] | (b[j + 1] << 8) | (b[j + 2] << 16) | (b[j + 3] << 24);
-        return out;
-      case GGML.F16: {
-        const table = f16Values();
-        for (let i = 0, j = at; i < count; i++, j += 2) out[i] = table[b[j] | (b[j + 1] << 8)];
-        return out;
-      }
-      case GGML.BF16:
-        // bf16 is the top half of an f32: widening is a shift.
-        for (let i = 0, j = at; i < count; i++, j += 2) bits[i] = (b[j] << 16) | (b[j + 1] << 24);
-        return out;
-      default:
-        throw new WeightsError(
-          `${this.source}: tensor ${t.name} has type ${ggmlTypeName(t.type)}, but ${what} must be F32, F16 or BF16`,
-        );
-    }
-  }
-
-  /**
-   * A linear weight W[N, K] (ne = [K, N]) with its rows placed by `rowOf` (file row → HF row):
-   * a block type repacked as the file stores it, F16 as the packed 'f16' format, F32 and BF16 as f32.
-   */
-  linear(t: GgufTensorInfo, rowOf: (r: number) => number): { f32: Float32Array } | { packed: PackedTensor } {
-    const [K, N] = t.dims;
-    const b = this.bytes;
-    const at = this.start(t);
-    if (t.type === GGML.F32 || t.type === GGML.BF16) {
-      const rows = this.floats(t, 'a linear weight');
-      const out = new Float32Array(N * K);
-      for (let r = 0; r < N; r++) out.set(rows.subarray(r * K, (r + 1) * K), rowOf(r) * K);
-      return { f32: out };
-    }
-    if (t.type === GGML.F16) {
-      // Word j of a row holds halves k = 2j (low) and 2j + 1 (high); K is a multiple of 4, so a
-      // pair never straddles K, and words past K stay zero (the last group's padding).
-      const layout = packedLayout('f16', N, K);
-      const rowWords = layout.groups * 16;
-      const words = new Uint32Array(layout.words);
-      for (let r = 0; r < N; r++) {
-        const dst = rowOf(r) * rowWords;
-        for (let j = 0, s = at + 2 * r * K; j < K / 2; j++, s += 4)
-          words[dst + j] = (b[s] | (b[s + 1] << 8) | (b[s + 2] << 16) | (b[s + 3] << 24)) >>> 0;
-      }
-      return { packed: { format: 'f16', N, K, words, scales: new Float32Array(0) } };
-    }
-    const type = quantTypeByCode(t.type);
-    if (!type) throw unsupportedTypeError(t.name, t.type);
-    const { quants, headers } = repackTensor(type, b, at, N, K, t.name);
-    const format = formatOfQuantType(type);
-    return {
-      packed: { format, N, K, words: moveRows(quants, N, rowOf), scales: moveRows(headers, N, rowOf) },
-    };
-  }
-
-  /** The exact dequantization of a block-type tensor, in file row order (ggml's, bit for bit). */
-  dequantized(t: GgufTensorInfo, type: QuantType): Float32Array<ArrayBuffer> {
-    const [K, N] = t.dims;
-    return dequantizeTensor(type, this.bytes, this.start(t), N, K, t.name);
-  }
-}
-
-/** `words` as N equal rows, row r moved to rowOf(r) (the identity returns `words` itself). */
-function moveRows(
-  words: Uint32Array<ArrayBuffer>,
-  N: number,
-  rowOf: (r: number) => number,
-): Uint32Array<ArrayBuffer> {
-  let identity = true;
-  for (let r = 0; r < N && identity; r++) identity = rowOf(r) === r;
-  if (identity) return words;
-  const per = words.length / N;
-  const out = new Uint32Array(words.length);
-  for (let r = 0; r < N; r++) out.set(words.subarray(r * per, (r + 1) * per), rowOf(r) * per);
-  return out;
-}
-
-/** f32 rows [N, K] with row r moved to rowOf(r). */
-function moveFloatRows(
-  values: Float32Array<ArrayBuffer>,
-  N: number,
-  rowOf: (r: number) => number,
+/** The f32 values of a small float tensor (a norm, a bias, the RoPE factors): F32, F16 or BF16. */
+function smallFloats(
+  read: (offset: number, length: number) => Uint8Array,
+  h: GgufHeader,
+  t: GgufTensorInfo,
+  what: string,
+  source: string,
 ): Float32Array<ArrayBuffer> {
-  const per = values.length / N;
-  const out = new Float32Array(values.length);
-  for (let r = 0; r < N; r++) out.set(values.subarray(r * per, (r + 1) * per), rowOf(r) * per);
-  return out;
+  if (t.type !== GGML.F32 && t.type !== GGML.F16 && t.type !== GGML.BF16) {
+    throw new WeightsError(
+      `${source}: tensor ${t.name} has type ${ggmlTypeName(t.type)}, but ${what} must be F32, F16 or BF16`,
+    );
+  }
+  const count = t.dims.reduce((a, b) => a * b, 1);
+  const bytes = read(h.dataOffset + t.offset, ggmlTensorBytes(t.type, t.dims, t.name));
+  // fileTensor's decoder, over the tensor's bytes as one row of `count` values.
+  return fileTensor(bytesSource(bytes, source), t.name, t.type, [count, 1], 0).f32Rows(0, 1);
 }
 
 /**
@@ -442,61 +348,63 @@ export interface LoadedGguf {
   warnings: string[];
 }
 
-/** Loads a whole GGUF file (llama, qwen2 or qwen3) as ModelWeights; `source` names it in every error. */
+/**
+ * The header of a file read through `read`, from its first MiB and doubling until the header fits
+ * (a vocabulary of 150k tokens is a few MiB), tokenizer arrays kept whole.
+ */
+function readHeader(
+  read: (offset: number, length: number) => Uint8Array,
+  size: number,
+  source: string,
+): GgufHeader {
+  for (let length = Math.min(size, 1 << 20); ; length = Math.min(size, length * 2)) {
+    try {
+      return parseGgufHeader(read(0, length), source, TOKENIZER_GGUF_OPTIONS);
+    } catch (e) {
+      if (!(e instanceof GgufTruncatedError)) throw e;
+      if (length === size)
+        throw new InputError(`${source}: the file ends inside its GGUF header (truncated?)`);
+    }
+  }
+}
+
+/**
+ * Loads a GGUF file (llama, qwen2 or qwen3), given whole or as a ByteSource read in slices; `source`
+ * names it in every error. It reads the header, the norms and biases; the linear weights and the
+ * embedding stay in the file (ModelWeights.files), read a few rows at a time when uploaded and
+ * when the CPU reference needs them. Needs a synchronous reader (in memory, or a File in a worker).
+ */
 export function loadGgufModel(
-  bytes: Uint8Array,
+  input: Uint8Array | ByteSource,
   source = 'GGUF file',
   opts: GgufLoadOptions = {},
 ): LoadedGguf {
-  let h: GgufHeader;
-  try {
-    h = parseGgufHeader(bytes, source, { keepArray: (key) => key.startsWith('tokenizer.') });
-  } catch (e) {
-    if (e instanceof GgufTruncatedError)
-      throw new InputError(`${source}: the file ends inside its GGUF header (truncated?)`);
-    throw e;
-  }
+  const file = input instanceof Uint8Array ? bytesSource(input, source) : input;
+  const read = syncReader(file);
+  const h = readHeader(read, file.size, source);
   const warnings: string[] = [];
-  const byName = checkTable(h, bytes.byteLength, source);
-  const decoder = new TensorDecoder(bytes, h.dataOffset, source);
+  const byName = checkTable(h, file.size, source);
   const freqsInfo = byName.get(ROPE_FREQS);
-  const freqs = freqsInfo ? decoder.floats(freqsInfo, ROPE_FREQS) : undefined;
+  const freqs = freqsInfo ? smallFloats(read, h, freqsInfo, ROPE_FREQS, source) : undefined;
   const config = configFromGguf(h, byName, freqs, source, opts);
   const tokenizer = tokenizerFromGguf(h, source);
   const wanted = wantedTensors(config, byName, source);
 
   const { neoxRope } = archFeatures(config);
-  const tensors = new Map<string, Float32Array>();
-  const packed = new Map<string, PackedTensor>();
+  const eager = new Map<string, Float32Array>();
+  const files = new Map<string, FileTensor>();
   for (const { hf, info: t, kind } of wanted) {
-    if (kind === 'norm') {
-      tensors.set(hf, decoder.floats(t, 'a norm weight'));
-      continue;
-    }
-    if (kind === 'bias') {
-      tensors.set(hf, decoder.floats(t, 'a bias'));
+    if (kind === 'norm' || kind === 'bias') {
+      eager.set(hf, smallFloats(read, h, t, kind === 'norm' ? 'a norm weight' : 'a bias', source));
       continue;
     }
     const permuted = !neoxRope && (hf.endsWith('.q_proj.weight') || hf.endsWith('.k_proj.weight'));
-    const rowOf = permuted ? (r: number) => hfRowOfGgufRow(r, config.headDim) : (r: number) => r;
-    const value = decoder.linear(t, rowOf);
-    if ('f32' in value) {
-      tensors.set(hf, value.f32);
-      continue;
-    }
-    const type = quantTypeByCode(t.type);
-    // The reference's weights: the file's own dequantization, bit for bit ggml's.
-    const dequantized = type
-      ? moveFloatRows(decoder.dequantized(t, type), t.dims[1], rowOf)
-      : unpackTensor(value.packed as Parameters<typeof unpackTensor>[0]);
-    tensors.set(hf, dequantized);
-    packed.set(hf, value.packed);
-    if (kind === 'embedding' && config.tieWordEmbeddings) {
-      // The lookup and the tied head read the same packed table (one copy on the GPU); the
-      // reference's head is its exact dequantization, one array for both names.
-      packed.set(LM_HEAD, value.packed);
-      tensors.set(LM_HEAD, dequantized);
-    }
+    const rowOf = permuted ? (r: number) => hfRowOfGgufRow(r, config.headDim) : undefined;
+    const at = h.dataOffset + t.offset;
+    const tensor = fileTensor(file, t.name, t.type, t.dims, at, rowOf, permuted ? config.headDim : 1);
+    files.set(hf, tensor);
+    // The lookup and a tied head read the same table (one copy on the GPU).
+    if (kind === 'embedding' && config.tieWordEmbeddings) files.set(LM_HEAD, tensor);
   }
   const used = new Set([...wanted.map((s) => s.gguf), ROPE_FREQS]);
   const unused = h.tensors.filter((t) => !used.has(t.name));
@@ -505,7 +413,7 @@ export function loadGgufModel(
     const more = unused.length > 4 ? ` and ${unused.length - 4} more` : '';
     warnings.push(`Ignored tensors the forward does not use: ${names.join(', ')}${more}`);
   }
-  return { weights: { config, tensors, packed }, tokenizer, warnings };
+  return { weights: { config, tensors: new TensorStore(eager, files), files }, tokenizer, warnings };
 }
 
 /** Whether bytes start with GGUF's magic. */

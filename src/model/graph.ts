@@ -3,9 +3,9 @@ import type { PagedAttentionDecodeKernel, PagedAttentionPrefillKernel } from '..
 import type { EmbeddingKernel, ResidualAddKernel, RopeKernel, SwigluKernel } from '../kernels/elementwise.ts';
 import { type LinearFusion, PLAIN } from '../kernels/fuse.ts';
 import type { HeadPrepKernel } from '../kernels/head-prep.ts';
-import type { PackedEmbeddingKernel } from '../kernels/packed.ts';
 import { type KernelCall, withRole } from '../kernels/kernel.ts';
 import type { KvWriteKernel, RopeKvWriteKernel } from '../kernels/kv-write.ts';
+import type { PackedEmbeddingKernel } from '../kernels/packed.ts';
 import { KERNEL_ROLES, type KernelRole } from '../kernels/roles.ts';
 import type { ArgmaxKernel, RmsNormKernel } from '../kernels/rowwise.ts';
 import type { KvCache } from '../kv/cache.ts';

@@ -1,7 +1,6 @@
 import {
   argmaxRef,
   attentionRef,
-  embeddingRef,
   matmulRef,
   rmsNormRef,
   ropeRef,
@@ -11,7 +10,7 @@ import {
 import { type KvDtype, roundTripKv } from '../kv/format.ts';
 import { archFeatures, dims, type ModelConfig } from './config.ts';
 import { ropeTable } from './rope.ts';
-import { get, lmHeadWeight, type ModelWeights } from './weights.ts';
+import { EMBEDDING, get, lmHeadName, type ModelWeights, tensorRows } from './weights.ts';
 
 /**
  * Plain-TS CPU forward pass, the source of truth for every GPU model test. It follows HF
@@ -46,7 +45,7 @@ export function referenceForward(
   kv: ReferenceKv = {},
 ): Float64Array {
   const c: ModelConfig = w.config;
-  const { d, ffn, vocab, heads, kvHeads, headDim, qWidth, kvWidth } = dims(c);
+  const { d, ffn, heads, kvHeads, headDim, qWidth, kvWidth } = dims(c);
   const { qkvBias, qkNorm } = archFeatures(c);
   const L = tokens.length;
   const positions = tokens.map((_, i) => i);
@@ -55,7 +54,9 @@ export function referenceForward(
   const stored = (rows: Float64Array) =>
     kv.dtype && kv.dtype !== 'f32' ? roundTripKv(kv.dtype, rows, headDim) : rows;
 
-  const x = embeddingRef(get(w, 'model.embed_tokens.weight'), tokens, d); // [L, d]
+  // The rows looked up, one at a time: a file's table is never read whole.
+  const x = new Float64Array(L * d); // [L, d]
+  for (const [l, t] of tokens.entries()) x.set(tensorRows(w, EMBEDDING, d, t, t + 1), l * d);
   for (let layer = 0; layer < c.numLayers; layer++) {
     const p = `model.layers.${layer}`;
     const h = rmsNormRef(x, get(w, `${p}.input_layernorm.weight`), L, d, c.rmsNormEps); // [L, d]
@@ -81,7 +82,23 @@ export function referenceForward(
     addInPlace(x, matmulRef(swigluRef(gate, up), get(w, `${p}.mlp.down_proj.weight`), L, ffn, d));
   }
   const final = rmsNormRef(x, get(w, 'model.norm.weight'), L, d, c.rmsNormEps); // [L, d]
-  return matmulRef(final, lmHeadWeight(w), L, d, vocab); // [L, vocab]
+  return lmHeadRef(w, final, L); // [L, vocab]
+}
+
+/** Rows of the LM head a chunk of the reference's head reads at once (a 128k vocabulary's table is never whole). */
+const HEAD_CHUNK_ROWS = 4096;
+
+/** logits [L, vocab] = x [L, d] · headᵀ, the head's rows read a chunk at a time. */
+function lmHeadRef(w: ModelWeights, x: Float64Array, L: number): Float64Array {
+  const { d, vocab } = dims(w.config);
+  const name = lmHeadName(w);
+  const out = new Float64Array(L * vocab);
+  for (let r0 = 0; r0 < vocab; r0 += HEAD_CHUNK_ROWS) {
+    const r1 = Math.min(vocab, r0 + HEAD_CHUNK_ROWS);
+    const part = matmulRef(x, tensorRows(w, name, d, r0, r1), L, d, r1 - r0);
+    for (let l = 0; l < L; l++) out.set(part.subarray(l * (r1 - r0), (l + 1) * (r1 - r0)), l * vocab + r0);
+  }
+  return out;
 }
 
 /** Greedy generation on the CPU by full recompute: the slow, obviously correct baseline. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { WeightsError } from '../errors.ts';
+import { blobSource, bytesSource } from './byte-source.ts';
 import { presetConfig } from './config.ts';
 import { loadGgufModel } from './gguf-load.ts';
 import { loadHfModel } from './hf.ts';
@@ -82,8 +83,13 @@ export async function loadModel(source: ModelSource): Promise<LoadedModel> {
     }
     case 'files': {
       if (isGgufName(source.name)) {
-        const bytes = new Uint8Array(await source.weights.arrayBuffer());
-        const { weights, warnings, tokenizer } = loadGgufModel(bytes, source.name);
+        // Read in slices, never whole, where the host reads a File synchronously (the page's engine
+        // worker): a gigabyte file goes to the GPU a few MiB at a time. Elsewhere it is read whole.
+        const sliced = blobSource(source.weights, source.name);
+        const file = sliced.readSync
+          ? sliced
+          : bytesSource(new Uint8Array(await source.weights.arrayBuffer()), source.name);
+        const { weights, warnings, tokenizer } = loadGgufModel(file, source.name);
         return { name: source.name, weights, warnings, tokenizer };
       }
       if (!source.config) throw new WeightsError(`${source.name}: a safetensors model needs its config.json`);

@@ -1,9 +1,11 @@
 import { InputError } from '../errors.ts';
 import type { BufferPool } from '../gpu/buffers.ts';
 import { graphFuses, type KernelVariants } from '../kernels/variants.ts';
-import type { PackedFormat, WeightFormat } from '../weight-format.ts';
+import { gpuLayout } from '../quant/formats.ts';
+import { BYTES, type PackedFormat, type PackedTensor, type WeightFormat } from '../weight-format.ts';
 import { archFeatures, dims } from './config.ts';
-import { concatRows, interleaveRows, layerKinds, type RowTensor } from './fused.ts';
+import type { FileTensor, RowChunk } from './file-tensor.ts';
+import { interleaveRows, layerKinds, type RowTensor } from './fused.ts';
 import { ropeTable } from './rope.ts';
 import { EMBEDDING, get, LM_HEAD, type ModelWeights, tensorSpecs, weightFormatsOf } from './weights.ts';
 
@@ -69,7 +71,10 @@ function concatFloats(parts: readonly Float32Array[]): Float32Array<ArrayBuffer>
 
 /** The packed formats a model's weights hold. */
 export function packedFormatsOf(weights: ModelWeights): Set<PackedFormat> {
-  return new Set([...(weights.packed?.values() ?? [])].map((p) => p.format));
+  const formats = new Set<PackedFormat>();
+  for (const p of weights.packed?.values() ?? []) formats.add(p.format);
+  for (const f of weights.files?.values() ?? []) if (f.format !== 'f32') formats.add(f.format);
+  return formats;
 }
 
 /**
@@ -78,6 +83,100 @@ export function packedFormatsOf(weights: ModelWeights): Set<PackedFormat> {
  */
 export function runsFused(weights: ModelWeights, variants: KernelVariants, fuse: boolean): boolean {
   return fuse && graphFuses(variants, packedFormatsOf(weights).size > 0);
+}
+
+/** A weight's rows, read a chunk at a time: a FileTensor, or one in memory (memoryRows). */
+type RowSource = Pick<FileTensor, 'format' | 'N' | 'K' | 'rowStep' | 'rows'>;
+
+/** A weight already in memory as a RowSource: its chunks are views of its arrays. */
+function memoryRows(t: RowTensor): RowSource {
+  if ('f32' in t)
+    return {
+      format: 'f32',
+      N: t.N,
+      K: t.K,
+      rowStep: 1,
+      rows: async (r0, r1) => ({ f32: t.f32.subarray(r0 * t.K, r1 * t.K) as Float32Array<ArrayBuffer> }),
+    };
+  const p = t.packed;
+  const wordsPerRow = p.words.length / p.N;
+  const scalesPerRow = p.scales.length / p.N;
+  return {
+    format: p.format,
+    N: p.N,
+    K: p.K,
+    rowStep: 1,
+    rows: async (r0, r1) => ({
+      words: p.words.subarray(r0 * wordsPerRow, r1 * wordsPerRow),
+      scales: p.scales.subarray(r0 * scalesPerRow, r1 * scalesPerRow),
+    }),
+  };
+}
+
+/** GPU bytes a chunk aims at: a file's weight goes up this much at a time, never whole in memory. */
+const CHUNK_BYTES = 8 << 20;
+
+/**
+ * Uploads weights `parts` (one format, one inner width) as one weight: rows stacked part after part
+ * ([Wq; Wk; Wv], or a single weight) or two parts interleaved (gate/up: row 2j gate's j, 2j + 1
+ * up's j; src/model/fused.ts), a few MiB of rows at a time into buffers sized for the whole.
+ */
+async function uploadWeight(
+  buffers: BufferPool,
+  label: string,
+  parts: readonly RowSource[],
+  layout: 'stack' | 'interleave',
+): Promise<LinearWeight> {
+  const [{ format, K }] = parts;
+  if (parts.some((p) => p.format !== format || p.K !== K))
+    throw new InputError(
+      `${label}: its parts are not all in one format and width, so they cannot share a kernel`,
+    );
+  const rows = parts.reduce((n, p) => n + p.N, 0);
+  const one = format === 'f32' ? { words: K, scales: 0 } : gpuLayout(format, 1, K, label);
+  const w = await buffers.allocate(
+    format === 'f32' ? label : `${label} (${format})`,
+    rows * one.words * BYTES.u32,
+  );
+  const scales =
+    one.scales > 0 ? await buffers.allocate(`${label} scales`, rows * one.scales * BYTES.u32) : undefined;
+  const write = async (row: number, chunk: RowChunk) => {
+    if ('f32' in chunk) return buffers.write(w, row * one.words * BYTES.u32, chunk.f32);
+    await buffers.write(w, row * one.words * BYTES.u32, chunk.words);
+    if (scales) await buffers.write(scales, row * one.scales * BYTES.u32, chunk.scales);
+  };
+  const step = Math.max(...parts.map((p) => p.rowStep));
+  const chunkRows = Math.max(
+    step,
+    Math.floor(CHUNK_BYTES / ((one.words + one.scales) * BYTES.u32) / step) * step,
+  );
+  if (layout === 'stack') {
+    let base = 0;
+    for (const part of parts) {
+      for (let r0 = 0; r0 < part.N; r0 += chunkRows)
+        await write(base + r0, await part.rows(r0, Math.min(part.N, r0 + chunkRows)));
+      base += part.N;
+    }
+  } else {
+    const [gate, up] = parts;
+    if (parts.length !== 2 || gate.N !== up.N)
+      throw new InputError(`${label}: interleaving needs two weights of as many rows`);
+    for (let r0 = 0; r0 < gate.N; r0 += chunkRows) {
+      const r1 = Math.min(gate.N, r0 + chunkRows);
+      const both = [await gate.rows(r0, r1), await up.rows(r0, r1)].map((c) =>
+        rowTensor(format, r1 - r0, K, c),
+      );
+      const mixed = interleaveRows(label, both[0], both[1]);
+      await write(2 * r0, 'f32' in mixed ? { f32: mixed.f32 as Float32Array<ArrayBuffer> } : mixed.packed);
+    }
+  }
+  return { format, w, scales };
+}
+
+/** A chunk of `rows` rows as the in-memory row moves of fused.ts take it. */
+function rowTensor(format: WeightFormat, rows: number, K: number, c: RowChunk): RowTensor {
+  if ('f32' in c) return { N: rows, K, f32: c.f32 };
+  return { N: rows, K, packed: { format, N: rows, K, words: c.words, scales: c.scales } as PackedTensor };
 }
 
 /**
@@ -94,32 +193,22 @@ export async function uploadWeights(
   const { qkvBias, qkNorm } = archFeatures(config);
   const formats = weightFormatsOf(weights);
   const upload = (tensor: string) => buffers.upload(tensor, get(weights, tensor));
-  // A linear weight goes up in its format: the packed words and scales when it has them.
-  const uploadRows = async (label: string, t: RowTensor): Promise<LinearWeight> => {
-    if ('f32' in t) return { format: 'f32', w: await buffers.upload(label, t.f32) };
-    const p = t.packed;
-    return {
-      format: p.format,
-      w: await buffers.upload(`${label} (${p.format})`, p.words),
-      scales: p.scales.length > 0 ? await buffers.upload(`${label} scales`, p.scales) : undefined,
-    };
-  };
-  const rowsOf = (tensor: string): RowTensor => {
+  const sourceOf = (tensor: string): RowSource => {
+    const file = weights.files?.get(tensor);
+    if (file) return file;
     const p = weights.packed?.get(tensor);
-    if (p) return { N: p.N, K: p.K, packed: p };
+    if (p) return memoryRows({ N: p.N, K: p.K, packed: p });
     const spec = tensorSpecs(config).find((t) => t.name === tensor);
     const [N, K] = spec?.shape ?? [0, 0];
-    return { N, K, f32: get(weights, tensor) };
+    return memoryRows({ N, K, f32: get(weights, tensor) });
   };
-  const linear = (tensor: string) => uploadRows(tensor, rowsOf(tensor));
+  const linear = (tensor: string) => uploadWeight(buffers, tensor, [sourceOf(tensor)], 'stack');
   for (const spec of tensorSpecs(config)) {
     if (spec.shape.length === 2 && spec.shape[1] % 4 !== 0) {
       throw new InputError(`${spec.name}: inner width ${spec.shape[1]} is not a multiple of 4`);
     }
   }
-  const embedding = weights.packed?.has(EMBEDDING)
-    ? await linear(EMBEDDING)
-    : ({ format: 'f32', w: await upload(EMBEDDING) } as const);
+  const embedding = await linear(EMBEDDING);
   const layerBuffers: LayerBuffers[] = [];
   for (let l = 0; l < layers; l++) {
     const p = `model.layers.${l}`;
@@ -134,7 +223,7 @@ export async function uploadWeights(
         kinds.attn === 'fused'
           ? {
               kind: 'fused',
-              wqkv: await uploadRows(`${p} qkv`, concatRows(`${p} q/k/v`, [q, k, v].map(rowsOf))),
+              wqkv: await uploadWeight(buffers, `${p} qkv`, [q, k, v].map(sourceOf), 'stack'),
               ...(biases ? { bqkv: await buffers.upload(`${p} qkv bias`, concatFloats(biases)) } : {}),
             }
           : {
@@ -161,10 +250,7 @@ export async function uploadWeights(
         kinds.mlp === 'fused'
           ? {
               kind: 'fused',
-              wGateUp: await uploadRows(
-                `${p} gate/up`,
-                interleaveRows(`${p} gate/up`, rowsOf(gate), rowsOf(up)),
-              ),
+              wGateUp: await uploadWeight(buffers, `${p} gate/up`, [gate, up].map(sourceOf), 'interleave'),
             }
           : { kind: 'split', wGate: await linear(gate), wUp: await linear(up) },
       wDown: await linear(`${p}.mlp.down_proj.weight`),
@@ -173,7 +259,8 @@ export async function uploadWeights(
   const finalNorm = await upload('model.norm.weight');
   // A tied head is the embedding's buffers themselves (f32, or a file's packed table); only a head
   // the run packed from an f32 embedding (--weights) is a copy of its own.
-  const ownCopy = weights.packed?.has(LM_HEAD) && weights.packed.get(LM_HEAD) !== weights.packed.get(EMBEDDING);
+  const ownCopy =
+    weights.packed?.has(LM_HEAD) === true && weights.packed.get(LM_HEAD) !== weights.packed.get(EMBEDDING);
   const lmHead: LinearWeight = config.tieWordEmbeddings && !ownCopy ? embedding : await linear(LM_HEAD);
   const table = ropeTable(config);
   const ropeCos = await buffers.upload('rope cos', table.cos);

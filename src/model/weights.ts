@@ -8,6 +8,7 @@ import {
   type WeightFormats,
 } from '../weight-format.ts';
 import { archFeatures, dims, type ModelConfig } from './config.ts';
+import type { FileTensor } from './file-tensor.ts';
 
 /** One weight tensor, named and shaped as Hugging Face's `LlamaForCausalLM` names it. Linear weights are [out, in]. */
 export interface TensorSpec {
@@ -99,6 +100,85 @@ export interface ModelWeights {
   readonly config: ModelConfig;
   readonly tensors: ReadonlyMap<string, Float32Array>;
   readonly packed?: ReadonlyMap<string, PackedTensor>;
+  /**
+   * Weights left in a model file (a GGUF's linear layers and embedding), read a few rows at a time:
+   * the upload reads them as the GPU holds them, and `tensors` (a TensorStore) answers each with its
+   * dequantization, read anew on every request, for the CPU reference. A tied head is the
+   * embedding's entry under both names.
+   */
+  readonly files?: ReadonlyMap<string, FileTensor>;
+}
+
+/**
+ * f32 tensors by name where some live in a file: the eager ones as given, each file tensor
+ * dequantized from the file on every `get` and never kept, so the CPU reference of a model bigger
+ * than memory holds one tensor at a time. Iterating reads every file tensor: the weights' own
+ * operations below edit a store by its parts (withTensors) instead.
+ */
+export class TensorStore implements ReadonlyMap<string, Float32Array> {
+  constructor(
+    readonly eager: ReadonlyMap<string, Float32Array>,
+    readonly files: ReadonlyMap<string, FileTensor>,
+  ) {}
+  get(name: string): Float32Array | undefined {
+    const eager = this.eager.get(name);
+    if (eager) return eager;
+    const f = this.files.get(name);
+    return f ? f.f32Rows(0, f.N) : undefined;
+  }
+  has(name: string): boolean {
+    return this.eager.has(name) || this.files.has(name);
+  }
+  get size(): number {
+    return [...this.keys()].length;
+  }
+  *keys(): MapIterator<string> {
+    yield* this.eager.keys();
+    for (const name of this.files.keys()) if (!this.eager.has(name)) yield name;
+  }
+  *values(): MapIterator<Float32Array> {
+    for (const name of this.keys()) yield this.get(name) as Float32Array;
+  }
+  *entries(): MapIterator<[string, Float32Array]> {
+    for (const name of this.keys()) yield [name, this.get(name) as Float32Array];
+  }
+  [Symbol.iterator](): MapIterator<[string, Float32Array]> {
+    return this.entries();
+  }
+  forEach(
+    callback: (value: Float32Array, key: string, map: ReadonlyMap<string, Float32Array>) => void,
+  ): void {
+    for (const [k, v] of this.entries()) callback(v, k, this);
+  }
+}
+
+/**
+ * `tensors` with `set` added and `drop` removed, without reading a file tensor: a TensorStore
+ * stays one (its file tensors kept unless dropped), a plain map is copied.
+ */
+function withTensors(
+  tensors: ReadonlyMap<string, Float32Array>,
+  set: ReadonlyMap<string, Float32Array>,
+  drop: (name: string) => boolean = () => false,
+): ReadonlyMap<string, Float32Array> {
+  const base = tensors instanceof TensorStore ? tensors.eager : tensors;
+  const eager = new Map<string, Float32Array>();
+  for (const [name, t] of base) if (!drop(name)) eager.set(name, t);
+  for (const [name, t] of set) eager.set(name, t);
+  if (!(tensors instanceof TensorStore)) return eager;
+  const files = new Map([...tensors.files].filter(([name]) => !drop(name) && !set.has(name)));
+  return new TensorStore(eager, files);
+}
+
+/**
+ * Rows [r0, r1) of tensor `name` [N, K] in f32: a slice of an eager tensor, or just those rows read
+ * from the file (an embedding lookup, a chunk of the LM head, without the whole table).
+ */
+export function tensorRows(w: ModelWeights, name: string, K: number, r0: number, r1: number): Float32Array {
+  const f =
+    w.tensors instanceof TensorStore && !w.tensors.eager.has(name) ? w.tensors.files.get(name) : undefined;
+  if (f) return f.f32Rows(r0, r1);
+  return get(w, name).subarray(r0 * K, r1 * K);
 }
 
 export const LM_HEAD = 'lm_head.weight';
@@ -114,10 +194,15 @@ export function embeddingFormat(formats: WeightFormats): WeightFormat {
   return typeof formats === 'string' ? 'f32' : formats(EMBEDDING);
 }
 
+/** The name the LM head's f32 values are under: its own, or the embedding's when tied and not packed apart. */
+export function lmHeadName(w: ModelWeights): string {
+  if (w.tensors.has(LM_HEAD)) return LM_HEAD;
+  return w.config.tieWordEmbeddings ? EMBEDDING : LM_HEAD;
+}
+
 /** The LM head matrix [vocab, d]: the embedding itself when tied (its dequantized packed form when packed). */
 export function lmHeadWeight(w: ModelWeights): Float32Array {
-  if (w.tensors.has(LM_HEAD)) return get(w, LM_HEAD);
-  return get(w, w.config.tieWordEmbeddings ? 'model.embed_tokens.weight' : LM_HEAD);
+  return get(w, lmHeadName(w));
 }
 
 /** Names of the matrices a weight format applies to: every linear layer and the LM head. */
@@ -138,7 +223,7 @@ export function linearShape(config: ModelConfig, name: string): [number, number]
 
 /** Each linear weight's format, by tensor name: its packed format, or f32 (the cost model's and the memory plan's lookup). */
 export function weightFormatsOf(w: ModelWeights): (tensor: string) => WeightFormat {
-  return (tensor) => w.packed?.get(tensor)?.format ?? 'f32';
+  return (tensor) => w.packed?.get(tensor)?.format ?? w.files?.get(tensor)?.format ?? 'f32';
 }
 
 /** The model's weight format: that of its linear layers, or "mixed" (a GGUF file may mix types). */
@@ -160,21 +245,25 @@ export function quantizeWeights(
   onProgress?: (done: number, name: string) => void,
 ): ModelWeights {
   if (format === 'f32') return w;
-  const tensors = new Map(w.tensors);
   const packed = new Map(w.packed ?? []);
+  const files = new Map(w.files ?? []);
+  const dequantized = new Map<string, Float32Array>();
   const names = linearNames(w.config);
   for (const [i, name] of names.entries()) {
-    const existing = packed.get(name)?.format;
-    if (existing !== format && existing !== 'int8' && existing !== 'int4') {
+    const existing = packed.get(name)?.format ?? files.get(name)?.format;
+    // Only f32 and f16 are packed narrower: a quantized tensor (int8, int4, or a GGUF block type) is
+    // kept as it is, never re-quantized.
+    if (existing !== format && (existing === undefined || existing === 'f32' || existing === 'f16')) {
       const source = name === LM_HEAD ? lmHeadWeight(w) : get(w, name);
       const [N, K] = linearShape(w.config, name);
       const p = packTensor(format, source, N, K, name);
       packed.set(name, p);
-      tensors.set(name, unpackTensor(p));
+      files.delete(name);
+      dequantized.set(name, unpackTensor(p));
     }
     onProgress?.((i + 1) / names.length, name);
   }
-  return { config: w.config, tensors, packed };
+  return { config: w.config, tensors: withTensors(w.tensors, dequantized), packed, files };
 }
 
 /**
@@ -183,10 +272,10 @@ export function quantizeWeights(
  * being the embedding itself.
  */
 export function widenWeights(w: ModelWeights): ModelWeights {
-  if (!w.packed || w.packed.size === 0) return w;
-  const tensors = new Map(w.tensors);
-  if (w.config.tieWordEmbeddings) tensors.delete(LM_HEAD);
-  return { config: w.config, tensors };
+  if ((!w.packed || w.packed.size === 0) && (!w.files || w.files.size === 0)) return w;
+  const tied = w.config.tieWordEmbeddings;
+  // File tensors stay in `tensors` (their f32 values, read on demand); nothing is packed.
+  return { config: w.config, tensors: withTensors(w.tensors, new Map(), (name) => tied && name === LM_HEAD) };
 }
 
 export function get(w: ModelWeights, name: string): Float32Array {
@@ -201,17 +290,18 @@ export function get(w: ModelWeights, name: string): Float32Array {
  * same arrays, not copies.
  */
 export function truncatedWeights(w: ModelWeights, layers: number): ModelWeights {
-  const tensors = new Map<string, Float32Array>();
-  for (const [name, t] of w.tensors) {
+  const dropped = (name: string) => {
     const m = /^model\.layers\.(\d+)\./.exec(name);
-    if (!m || Number(m[1]) < layers) tensors.set(name, t);
-  }
-  const packed = new Map<string, PackedTensor>();
-  for (const [name, t] of w.packed ?? []) {
-    const m = /^model\.layers\.(\d+)\./.exec(name);
-    if (!m || Number(m[1]) < layers) packed.set(name, t);
-  }
-  return { config: { ...w.config, numLayers: layers }, tensors, packed };
+    return m !== null && Number(m[1]) >= layers;
+  };
+  const kept = <T>(map: ReadonlyMap<string, T> | undefined) =>
+    new Map([...(map ?? [])].filter(([name]) => !dropped(name)));
+  return {
+    config: { ...w.config, numLayers: layers },
+    tensors: withTensors(w.tensors, new Map(), dropped),
+    packed: kept(w.packed),
+    files: kept(w.files),
+  };
 }
 
 /** 32-bit FNV-1a of a string, used to derive an independent stream per tensor from one seed. */
@@ -265,25 +355,27 @@ export function randomWeights(config: ModelConfig, seed: number): ModelWeights {
 export function withKvHeads(w: ModelWeights, kvHeads: number, seed: number): ModelWeights {
   if (kvHeads === w.config.numKvHeads) return w;
   const config = { ...w.config, numKvHeads: kvHeads };
-  const tensors = new Map(w.tensors);
-  const packed = new Map(w.packed ?? []);
+  const seeded = new Map<string, Float32Array>();
   for (const spec of tensorSpecs(config)) {
-    if (!/\.self_attn\.[kv]_proj\.weight$/.test(spec.name)) continue;
-    tensors.set(spec.name, seededTensor(spec, seed));
-    packed.delete(spec.name);
+    if (/\.self_attn\.[kv]_proj\.weight$/.test(spec.name)) seeded.set(spec.name, seededTensor(spec, seed));
   }
-  return { config, tensors, packed };
+  const without = <T>(map: ReadonlyMap<string, T> | undefined) =>
+    new Map([...(map ?? [])].filter(([name]) => !seeded.has(name)));
+  return {
+    config,
+    tensors: withTensors(w.tensors, seeded),
+    packed: without(w.packed),
+    files: without(w.files),
+  };
 }
 
 /** FNV-1a over every tensor's bytes in spec order: lets two processes check they hold the same weights. */
 export function weightsChecksum(w: ModelWeights): string {
   let h = 0x811c9dc5;
   for (const spec of tensorSpecs(w.config)) {
-    const bytes = new Uint8Array(
-      get(w, spec.name).buffer,
-      get(w, spec.name).byteOffset,
-      get(w, spec.name).byteLength,
-    );
+    // One read per tensor: a file tensor is dequantized anew on every get.
+    const t = get(w, spec.name);
+    const bytes = new Uint8Array(t.buffer, t.byteOffset, t.byteLength);
     for (let i = 0; i < bytes.length; i++) {
       h ^= bytes[i];
       h = Math.imul(h, 0x01000193);

@@ -9,6 +9,7 @@ import { measurePeaks, type Peaks, probeTimestamps } from '../measure/peaks.ts';
 import type { ClockInfo } from '../measure/samples.ts';
 import { loadTuning, type TuningStore, tuningKey } from '../measure/tuning-cache.ts';
 import { Model } from '../model/forward.ts';
+import { packedFormatsOf } from '../model/upload.ts';
 import { LOGITS_MAX_REL_ERR, validateModel } from '../model/verify.ts';
 import { type ModelWeights, quantizeWeights, weightFormatOf } from '../model/weights.ts';
 import type { BenchResult } from '../results/schema.ts';
@@ -90,7 +91,7 @@ export class EngineSetup {
       );
     }
     const format = weightFormatOf(this.weights);
-    this.packedFormat = [...(this.weights.packed?.values() ?? [])][0]?.format;
+    this.packedFormat = [...packedFormatsOf(this.weights)][0];
 
     if (!spec.autotune && needs.kernels && isSoftwareAdapter(gpu.adapter)) {
       warnings.push(
