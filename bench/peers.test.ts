@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parseGgufHeader } from '../src/model/gguf.ts';
 import { peerPlan } from '../src/peers/record.ts';
 import { specFromOptions } from '../src/spec/options.ts';
+import { makeVocabFixtures, vocabFixturePath } from '../test-support/vocab-fixture.ts';
 import { parsePeers, preparePeerModel } from './peers.ts';
 
 const tinySpec = (weights: 'f32' | 'int4') =>
@@ -53,6 +54,24 @@ describe('the peer’s model file', () => {
     expect(h.metadata.get('tokenizer.ggml.scores')).toMatchObject({ length: 509 });
     expect(h.metadata.get('tokenizer.ggml.token_type')).toMatchObject({ length: 509 });
     expect(h.tensors.filter((t) => t.name.startsWith('blk.0.')).length).toBe(9);
+  });
+
+  it('carries its tokenizer, which spells the prompts wllama is given as text', { timeout: 60_000 }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'peer-model-'));
+    // A preset's file: the writer's vocabulary, "▁" before the first letter.
+    const written = preparePeerModel(tinySpec('f32'), undefined, dir);
+    if (!('file' in written)) throw new Error(written.error);
+    if (!('speller' in written.prompts)) throw new Error(written.prompts.noText);
+    expect(written.prompts.speller.shortest).toBe(2);
+    // A --model GGUF file with GPT-2's vocabulary, used as it is: one word is one token.
+    makeVocabFixtures(dir, 'gpt-2', []);
+    const f32 = vocabFixturePath(dir, 'gpt-2', 'F32');
+    const given = preparePeerModel(tinySpec('f32'), f32, dir);
+    if (!('file' in given)) throw new Error(given.error);
+    expect(given.file).toBe(f32);
+    if (!('speller' in given.prompts)) throw new Error(given.prompts.noText);
+    expect(given.prompts.speller.shortest).toBe(1);
+    expect(given.prompts.speller.unsampledIds()).toHaveLength(352);
   });
 
   it('is refused, with the reason, where llama.cpp cannot hold the format (Q4_0 needs K in blocks of 32)', () => {

@@ -11,6 +11,7 @@ import { loadHfModel } from '../src/model/hf.ts';
 import { type ModelWeights, randomWeights } from '../src/model/weights.ts';
 import { ggmlName, peerGguf } from '../src/peers/gguf-out.ts';
 import type { PeerJob, PeerJobResult, WllamaJob, WllamaJobResult } from '../src/peers/job.ts';
+import { type PromptSource, promptsOf } from '../src/peers/record.ts';
 import { PEER_BACKENDS, PEER_ENGINES, type PeerEngine, type PeerRequest } from '../src/peers/schema.ts';
 import type { BenchSpec } from '../src/spec/schema.ts';
 import { launchBrowser } from './browser.ts';
@@ -45,8 +46,13 @@ export function parsePeers(text: string): PeerRequest[] {
   return out;
 }
 
-/** The GGUF file both engines load, or why there is none (the run then goes on without peers). */
-export type PeerModel = { file: string; fileType: string; weights: ModelWeights } | { error: string };
+/**
+ * The GGUF file both engines load, with where its prompts come from (its tokenizer), or why there
+ * is none (the run then goes on without peers).
+ */
+export type PeerModel =
+  | { file: string; fileType: string; weights: ModelWeights; prompts: PromptSource }
+  | { error: string };
 
 /**
  * Writes the run's model as a GGUF file in the run's weight format, with a tokenizer block, under
@@ -64,6 +70,7 @@ export function preparePeerModel(spec: BenchSpec, modelPath: string | undefined,
         file: resolve(modelPath),
         fileType: types.size === 1 ? ggmlName([...types][0]) : 'mixed',
         weights,
+        prompts: promptsOf(bytes, modelPath),
       };
     }
     let weights: ModelWeights;
@@ -88,7 +95,7 @@ export function preparePeerModel(spec: BenchSpec, modelPath: string | undefined,
     mkdirSync(dir, { recursive: true });
     const file = resolve(dir, gguf.fileName);
     writeFileSync(file, gguf.bytes);
-    return { file, fileType: gguf.fileType, weights };
+    return { file, fileType: gguf.fileType, weights, prompts: promptsOf(gguf.bytes, file) };
   } catch (e) {
     return { error: `llama.cpp cannot take this model in ${spec.weights}: ${(e as Error).message}` };
   }

@@ -6,10 +6,12 @@ import { runPeerJob, runWllamaJob } from '../bench/peers.ts';
 import { presetConfig } from '../src/model/config.ts';
 import { encodeGguf, ggufParts } from '../src/model/gguf-writer.ts';
 import { randomWeights } from '../src/model/weights.ts';
+import { AGREEMENT_TOLERANCES } from '../src/peers/agreement.ts';
 import type { PeerJob } from '../src/peers/job.ts';
 import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
 import { makeResult } from '../test-support/fixtures/base.ts';
 import { makePeer } from '../test-support/fixtures/peers.ts';
+import { makeVocabFixtures } from '../test-support/vocab-fixture.ts';
 import { runCli } from './cli.ts';
 import { openPage, screenshot, watchConsole, withoutAutotune } from './page-helpers.ts';
 
@@ -104,6 +106,45 @@ test('--peer llama.cpp,wllama: both runtimes beside llama.cpp natively and in a 
   expect(run.stdout).toMatch(/Agreement on 32 prompt positions: top-1 100\.0%.*\*\*passed\*\*/);
   expect(run.stdout).toMatch(/### wllama (wasm-cpu|webgpu): wllama 3\.8\.1/);
   expect(run.stdout).toMatch(/Verdict: /);
+});
+
+test('--peer llama.cpp,wllama on a Qwen3-shaped Q4_K_M file with GPT-2’s vocabulary, made by llama.cpp’s quantizer: both run, wllama on text its tokenizer reads as the ids the others are fed, and both agree within the mixed bound', async () => {
+  test.setTimeout(300_000);
+  // GPT-2's 50,257-token byte-level BPE vocabulary (llama.cpp's models/ggml-vocab-gpt-2.gguf): a
+  // real one, a third of Qwen's, since the LM head is most of this engine's time on SwiftShader.
+  const [file] = makeVocabFixtures(dir, 'gpt-2', ['Q4_K_M']);
+  const out = join(dir, 'q4km.json');
+  const run = await runCli(
+    'bench/bench.ts',
+    [
+      ...['--runtime', 'node', '--model', file, '--prefill', '16', '--depth', '16', '--gen', '4'],
+      ...['--reps', '3', '--no-autotune', '--peer', 'llama.cpp,wllama', '--out', out],
+    ],
+    290_000,
+  );
+  expect(run.code, run.stderr).toBe(0);
+  expect(run.stderr).toMatch(/peers: both engines load .*qwen3-gpt-2-Q4_K_M\.gguf \(mixed\)/);
+  const r = readResult(out);
+  expect(r.model.weightFormat).toBe('mixed');
+  const [native, wasm] = r.peers ?? [];
+  for (const peer of [native, wasm]) {
+    expect(peer.error).toBeUndefined();
+    expect(peer.fileType).toBe('mixed');
+    expect(peer.points.map((p) => [p.pass, p.tokens, p.depth, p.samplesMs.length])).toEqual([
+      ['prefill', 16, 0, 3],
+      ['decode', 1, 16, 3],
+    ]);
+    // Judged by the file's own format ("mixed"), not --weights (which a GGUF file does not set).
+    expect(peer.agreement).toMatchObject({ tokens: 32, passed: true, tolerance: AGREEMENT_TOLERANCES.mixed });
+    expect(peer.agreement?.maxAbsLogprobDiff).toBeGreaterThan(0);
+  }
+  // The native peer is fed token ids; wllama takes text only, spelled with the file's tokenizer, and
+  // its own token counts matched (else the peer fails). 352 of GPT-2's tokens are no whole UTF-8:
+  // wllama cannot return them, so both distributions are taken without them.
+  expect([native.engine, native.promptInput]).toEqual(['llama.cpp', 'token-ids']);
+  expect([wasm.engine, wasm.promptInput]).toEqual(['wllama', 'text']);
+  expect(wasm.agreement).toMatchObject({ peerTopK: 1024, tokensLeftOut: 352 });
+  expect(run.stdout).toMatch(/Agreement on 32 prompt positions: top-1 .*\*\*passed\*\*/);
 });
 
 test('--peer: an unknown peer or backend exits 2 before anything is measured', async () => {
@@ -241,7 +282,8 @@ test('wllama in its page: no browser, a broken file and a timeout are each one c
     backend: 'cpu' as const,
     contextSize: 64,
     plan: { prefill: [8], depths: [], gen: 2, reps: 3, warmup: 0, vocabSize: 509 },
-    agreementText: 'abc',
+    agreement: { from: 1, texts: ['a', 'ab'] },
+    unsampled: [],
     topK: 1024,
   };
   const truncated = join(dir, 'wllama-truncated.gguf');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agreement, agreementTopK, logSoftmax } from './agreement.ts';
+import { agreement, agreementTopK, logSoftmax, logSoftmaxWithout, onlyNearTies } from './agreement.ts';
 
 const loose = { top1: 0.5, maxAbsLogprobDiff: 0.1 };
 
@@ -15,6 +15,17 @@ describe('logSoftmax', () => {
   it('does not overflow on large logits', () => {
     const out = logSoftmax([1000, 1000]);
     expect(out[0]).toBeCloseTo(-Math.LN2, 12);
+  });
+});
+
+describe('logSoftmaxWithout', () => {
+  it('renormalizes over the tokens kept, the ones left out at −∞', () => {
+    // Token 1 left out: log(e^0 + e^2) = 2.12692801…
+    const out = logSoftmaxWithout([0, 1, 2], [1]);
+    expect(out[0]).toBeCloseTo(-2.126928011, 9);
+    expect(out[1]).toBe(Number.NEGATIVE_INFINITY);
+    expect(out[2]).toBeCloseTo(-0.126928011, 9);
+    expect(logSoftmaxWithout([0, 1, 2], [])).toEqual(logSoftmax([0, 1, 2]));
   });
 });
 
@@ -57,6 +68,29 @@ describe('agreement', () => {
     expect(a.passed).toBe(false);
     expect(Number.isFinite(a.maxAbsLogprobDiff)).toBe(true);
     expect(a.maxAbsLogprobDiff).toBeGreaterThan(1e300);
+  });
+
+  it('does not fail on top-1 flips between tokens within the log-p bound (near-ties), only on wider ones', () => {
+    const bound = { top1: 0.95, maxAbsLogprobDiff: 0.1 };
+    const same = [Math.log(0.5), Math.log(0.5)];
+    // Position 1: this engine has token 0 ahead by 0.06 in log p, the peer token 1 ahead by 0.02;
+    // each |Δ log p| is 0.04, within 0.1, and so is the gap of 0.06.
+    const ours = [same, [-0.66, -0.72]];
+    const theirs = [same, [-0.7, -0.68]];
+    const a = agreement(ours, theirs, bound);
+    expect(a.top1).toBe(0.5);
+    expect(a.top1Gaps[0]).toBeCloseTo(0.06, 12);
+    expect(a.maxAbsLogprobDiff).toBeCloseTo(0.04, 12);
+    expect(onlyNearTies(a)).toBe(true);
+    expect(a.passed).toBe(true);
+    // Each |Δ log p| 0.06, within the bound, but the tokens 0.12 apart here: not a near-tie, and the
+    // top-1 share of 50% fails.
+    const wide = agreement([same, [-0.63, -0.75]], [same, [-0.69, -0.69 + 1e-9]], bound);
+    expect(wide.maxAbsLogprobDiff).toBeCloseTo(0.06, 8);
+    expect(onlyNearTies(wide)).toBe(false);
+    expect(wide.passed).toBe(false);
+    // The first flip against a bound of 0.05: |Δ log p| 0.04 within it, the gap 0.06 not.
+    expect(agreement(ours, theirs, { top1: 0.95, maxAbsLogprobDiff: 0.05 }).passed).toBe(false);
   });
 
   it('refuses rows of different lengths or counts', () => {

@@ -32,13 +32,21 @@ export const LLAMA_CPP_CLOCK =
 export const LLAMA_CPP_WALL_CLOCK =
   'wall clock (performance.now() in the peer process) around each node-llama-cpp call (a decode sample: one generation of gen tokens, per step after the first); includes the binding’s scheduling and sampling';
 
-/** What wllama in a page is asked: the backend, the plan and the agreement text (the file comes beside it). */
+/** What wllama in a page is asked: the backend, the plan and the agreement prompt (the file comes beside it). */
 export interface WllamaJob {
   backend: WllamaBackend;
   contextSize: number;
   plan: PeerPlan;
-  /** Lowercase letters (prompt-text.ts): the next-token distribution after each prefix is compared. */
-  agreementText: string;
+  /**
+   * The agreement prompt as text (record.ts agreementPrompt): texts[k] spells the prompt's first
+   * from + k + 1 tokens, after which the next-token distribution is compared.
+   */
+  agreement: { from: number; texts: string[] };
+  /**
+   * Tokens wllama must never generate: those whose text alone is no whole UTF-8 (prompt-text.ts
+   * unsampledIds; see wllama.ts completer for why). Empty for the GGUF writer's vocabulary.
+   */
+  unsampled: number[];
   /** How many of its most likely tokens wllama lists per position (all of them when ≥ the vocabulary). */
   topK: number;
 }

@@ -52,6 +52,37 @@ describe('measurePeer', () => {
   });
 });
 
+describe('measurePeer with the plan’s prompts', () => {
+  it('feeds each point its own prompt’s ids and hands the driver the prompt (its text)', async () => {
+    const seen: string[] = [];
+    const driver: PeerDriver = {
+      async prefill(tokens, prompt) {
+        seen.push(`pp ${tokens.join(',')} "${prompt?.text}"`);
+        return 1;
+      },
+      async decode(context, steps, prompt) {
+        seen.push(`tg${steps} ${context.join(',')} "${prompt?.text}"`);
+        return [1];
+      },
+    };
+    const points = await measurePeer(driver, {
+      prefill: [2],
+      depths: [0],
+      gen: 2,
+      reps: 1,
+      warmup: 0,
+      vocabSize: 500,
+      // Depth 0's context is the 2 tokens a text gives (as record.ts peerPlan spells it), kept as depth 0.
+      prompts: { prefill: [{ ids: [3, 101], text: 'a' }], decode: [{ ids: [3, 102], text: 'b' }] },
+    });
+    expect(seen).toEqual(['pp 3,101 "a"', 'tg1 3,102 "b"']);
+    expect(points.map((p) => [p.pass, p.tokens, p.depth])).toEqual([
+      ['prefill', 2, 0],
+      ['decode', 1, 0],
+    ]);
+  });
+});
+
 describe('measurePeer with a driver that names its clock', () => {
   it('keeps the driver’s clock on each point and the wall clock beside it', async () => {
     let call = 0;

@@ -18,14 +18,28 @@ export interface PeerTiming {
 export interface PeerDriver {
   /** The clock of what prefill and decode return, where the driver names one for each point. */
   clock?: PeerPointClock;
-  /** Prefills `tokens` into an empty context; returns the time of the prefill alone. */
-  prefill(tokens: readonly number[]): Promise<number | PeerTiming>;
+  /**
+   * Prefills `tokens` into an empty context; returns the time of the prefill alone. `prompt` is
+   * the plan's prompt of those tokens, with its text for a peer that takes text only.
+   */
+  prefill(tokens: readonly number[], prompt?: PlanPrompt): Promise<number | PeerTiming>;
   /**
    * Prefills `context` (at least one token) untimed, then generates `gen` tokens greedily one step
    * at a time; returns the time of each step, or their mean alone where the peer counts only the
    * total (a PeerTiming is that mean).
    */
-  decode(context: readonly number[], gen: number): Promise<number[] | PeerTiming>;
+  decode(context: readonly number[], gen: number, prompt?: PlanPrompt): Promise<number[] | PeerTiming>;
+}
+
+/**
+ * One prompt of the plan: the token ids every engine is fed, and the text the file's tokenizer
+ * reads as exactly those ids (prompt-text.ts), for a peer that takes text only; or, where no text
+ * gives them, why not.
+ */
+export interface PlanPrompt {
+  ids: number[];
+  text?: string;
+  noText?: string;
 }
 
 /** What the peer runs: the same prompt lengths, depths, generation length and repetitions as the engine. */
@@ -36,6 +50,11 @@ export interface PeerPlan {
   reps: number;
   warmup: number;
   vocabSize: number;
+  /**
+   * The prompts, one per prefill length and one per depth in their order, as the file's tokenizer
+   * spells them (record.ts peerPlan). Without them, promptTokens' ids, which no text spells.
+   */
+  prompts?: { prefill: PlanPrompt[]; decode: PlanPrompt[] };
 }
 
 /**
@@ -78,22 +97,25 @@ export async function measurePeer(
     points.push(point);
     onPoint?.(point);
   };
-  for (const L of plan.prefill) {
-    const tokens = promptTokens(L, plan.vocabSize);
+  for (const [i, L] of plan.prefill.entries()) {
+    const prompt = plan.prompts?.prefill[i];
+    const tokens = prompt?.ids ?? promptTokens(L, plan.vocabSize);
     const samples: PeerTiming[] = [];
     for (let r = 0; r < plan.warmup + plan.reps; r++) {
-      const t = await driver.prefill(tokens);
+      const t = await driver.prefill(tokens, prompt);
       if (r >= plan.warmup) samples.push(typeof t === 'number' ? { ms: t } : t);
     }
     finish({ pass: 'prefill', tokens: L, depth: 0 }, samples, L);
   }
-  for (const depth of plan.depths) {
-    // Depth 0 is a one-token prompt, as in this engine's decode sweep.
-    const context = promptTokens(Math.max(1, depth), plan.vocabSize, 1);
+  for (const [i, depth] of plan.depths.entries()) {
+    // Depth 0 is a one-token prompt, as in this engine's decode sweep (a spelled one may be longer:
+    // BOS and a word, the shortest a text gives).
+    const prompt = plan.prompts?.decode[i];
+    const context = prompt?.ids ?? promptTokens(Math.max(1, depth), plan.vocabSize, 1);
     const samples: PeerTiming[] = [];
     for (let r = 0; r < plan.warmup + plan.reps; r++) {
       // As this engine counts a TPOT: the first token comes from the prompt's prefill, then gen − 1 steps.
-      const t = await driver.decode(context, plan.gen - 1);
+      const t = await driver.decode(context, plan.gen - 1, prompt);
       if (r >= plan.warmup)
         samples.push(Array.isArray(t) ? { ms: t.reduce((a, b) => a + b, 0) / t.length } : t);
     }

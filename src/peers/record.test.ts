@@ -1,30 +1,78 @@
 import { describe, expect, it } from 'vitest';
-import { VOCAB_IDS } from '../model/gguf-writer.ts';
-import { agreementPrompt, agreementText, comparedRows, peerContextSize } from './record.ts';
+import { parseGgufHeader } from '../model/gguf.ts';
+import { encodeGgufHeader, type MetaEntry, tokenizerMeta, VOCAB_IDS } from '../model/gguf-writer.ts';
+import { TOKENIZER_GGUF_OPTIONS, type Tokenizer, tokenizerFromGguf } from '../model/tokenizer/index.ts';
+import type { BenchSpec } from '../spec/schema.ts';
+import { promptTokens } from './measure.ts';
+import { agreementPrompt, peerContextSize, peerPlan, promptSource, wllamaInput } from './record.ts';
+
+/** A tokenizer from a bare tokenizer block, as a file carrying it would give. */
+function fromMeta(meta: MetaEntry[]): Tokenizer {
+  const bytes = encodeGgufHeader({ version: 3, meta, tensors: [] });
+  const tok = tokenizerFromGguf(parseGgufHeader(bytes, 'block', TOKENIZER_GGUF_OPTIONS), 'block');
+  if (!tok) throw new Error('no tokenizer');
+  return tok;
+}
 
 describe('the agreement prompt', () => {
-  it('is "▁" and 32 letters, 33 ids, or shorter to fit a short model', () => {
-    expect(agreementText(1024)).toMatch(/^[a-z]{32}$/);
-    const ids = agreementPrompt(1024);
-    expect(ids).toHaveLength(33);
-    expect(ids[0]).toBe(VOCAB_IDS.space);
-    // 'a' is byte 0x61: the byte tokens start at VOCAB_IDS.firstByte.
-    expect(
-      ids.slice(1).every((id) => id >= VOCAB_IDS.firstByte + 0x61 && id <= VOCAB_IDS.firstByte + 0x7a),
-    ).toBe(true);
-    // A 16-token model: 15 letters after "▁", 16 ids, all inside its length.
-    expect(agreementPrompt(16)).toHaveLength(16);
+  const stub = promptSource(fromMeta(tokenizerMeta(509)));
+
+  it('32 compared positions, spelled by the file’s tokenizer: after "▁" and a letter, then each letter', () => {
+    const p = agreementPrompt(1024, 509, stub);
+    // "▁" and 32 letters: 33 ids; the first position with a text of its own is after 2 tokens.
+    expect(p.ids).toHaveLength(33);
+    expect(p.ids[0]).toBe(VOCAB_IDS.space);
+    expect(p.from).toBe(1);
+    expect(p.texts).toHaveLength(32);
+    expect(p.texts?.[0]).toMatch(/^[A-Za-z]$/);
+    expect(p.texts?.[31]).toMatch(/^[A-Za-z]{32}$/);
+    // A 16-token model: 16 ids, 15 positions.
+    const short = agreementPrompt(16, 509, stub);
+    expect([short.ids.length, short.texts?.length]).toEqual([16, 15]);
   });
 
-  it('compares every position after a letter, not the one after "▁" alone', () => {
-    expect(comparedRows(['▁', 'a', 'b'])).toEqual(['a', 'b']);
+  it('without a tokenizer: the stride’s ids, every position compared, and no text for wllama', () => {
+    const p = agreementPrompt(1024, 509, { noText: 'the file carries no tokenizer' });
+    expect(p).toEqual({ ids: promptTokens(32, 509, 2), from: 0, noText: 'the file carries no tokenizer' });
+    expect(() => wllamaInput(p, { noText: 'the file carries no tokenizer' })).toThrow(
+      'wllama takes text only, and no text spells the prompts: the file carries no tokenizer',
+    );
+  });
+});
+
+describe('the plan’s prompts', () => {
+  const spec = (prefill: number[], depths: number[]) =>
+    ({
+      workloads: [
+        { kind: 'prefill', lengths: prefill, reps: 3, warmup: 1 },
+        { kind: 'decode', depths, gen: 4, reps: 3, warmup: 1 },
+      ],
+    }) as unknown as BenchSpec;
+
+  it('one per length and depth, as many tokens, with text; a context below the shortest text is lengthened', () => {
+    const plan = peerPlan(spec([1, 16], [0, 8]), 509, promptSource(fromMeta(tokenizerMeta(509))));
+    const [p1, p16] = plan.prompts?.prefill ?? [];
+    // One token: no text gives it ("▁" comes before a letter), the ids are the stride's.
+    expect(p1).toMatchObject({
+      ids: promptTokens(1, 509, 0),
+      noText: expect.stringMatching(/shortest is 2/),
+    });
+    expect(p16.ids).toHaveLength(16);
+    expect(p16.text).toMatch(/^[A-Za-z]{15}$/);
+    // Depth 0 runs on the 2-token context a text gives, for both peers; depth 8 on 8 tokens.
+    expect(plan.prompts?.decode.map((p) => [p.ids.length, p.text?.length])).toEqual([
+      [2, 1],
+      [8, 7],
+    ]);
+    // Without a source, no prompts: measure.ts's stride.
+    expect(peerPlan(spec([16], [0]), 509).prompts).toBeUndefined();
   });
 });
 
 describe('the peer’s context', () => {
   const plan = { prefill: [16, 64], depths: [0, 32], gen: 5, reps: 3, warmup: 1, vocabSize: 509 };
   it('holds the longest prefill, the deepest decode with its tokens and the prompt, plus 16', () => {
-    // max(16, 64, max(2, 0) + 5, 32 + 5, 33) = 64, + 16 = 80.
+    // max(16, 64, max(1, 0) + 5, 32 + 5, 33) = 64, + 16 = 80.
     expect(peerContextSize(plan, 1024, 33)).toBe(80);
     // At least 64, at most the model's length.
     expect(peerContextSize({ ...plan, prefill: [8], depths: [] }, 1024, 9)).toBe(64);

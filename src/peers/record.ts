@@ -1,15 +1,24 @@
+import { parseGgufHeader } from '../model/gguf.ts';
+import { TOKENIZER_GGUF_OPTIONS, type Tokenizer, tokenizerFromGguf } from '../model/tokenizer/index.ts';
 import type { BenchSpec } from '../spec/schema.ts';
-import type { WeightFormat } from '../weight-format.ts';
-import { AGREEMENT_TOLERANCES, agreement, agreementTopK, logSoftmax } from './agreement.ts';
+import {
+  AGREEMENT_TOLERANCES,
+  type AgreementFormat,
+  agreement,
+  agreementTopK,
+  logSoftmax,
+  logSoftmaxWithout,
+} from './agreement.ts';
 import {
   LLAMA_CPP_CLOCK,
   LLAMA_CPP_WALL_CLOCK,
   type PeerJobResult,
   WLLAMA_CLOCK,
+  type WllamaJob,
   type WllamaJobResult,
 } from './job.ts';
-import type { PeerPlan } from './measure.ts';
-import { promptText, writerTokenIds } from './prompt-text.ts';
+import { type PeerPlan, type PlanPrompt, promptTokens } from './measure.ts';
+import { PromptSpeller, PromptSpellingError } from './prompt-text.ts';
 import type { Agreement, PeerRecord, PeerRequest } from './schema.ts';
 
 /**
@@ -20,18 +29,81 @@ import type { Agreement, PeerRecord, PeerRequest } from './schema.ts';
 /** Prompt positions whose next-token distributions are compared: 32, so one flipped top-1 is 3%, inside the 95% bound of the 8-bit formats. */
 export const AGREEMENT_PROMPT_TOKENS = 32;
 
-/** The run's prompt lengths, depths, generation length and repetitions, as the peer runs them. */
-export function peerPlan(spec: BenchSpec, vocabSize: number): PeerPlan {
-  const prefill = spec.workloads.flatMap((w) => (w.kind === 'prefill' ? w.lengths : []));
+/** Salts of the spelled prompts (and offsets in measure.ts's stride), so no two share a start: prefill, decode, agreement. */
+const SALT = { prefill: 0, decode: 1, agreement: 2 } as const;
+
+/**
+ * Where the peers' prompts come from: the file's tokenizer, which spells each as text of known ids
+ * (prompt-text.ts), or why there is no text (a file without a tokenizer; a vocabulary with no
+ * words that read back as themselves), for a peer that takes text only.
+ */
+export type PromptSource = { speller: PromptSpeller } | { noText: string };
+
+/** The speller of a file's tokenizer, or why there is none. */
+export function promptSource(tokenizer: Tokenizer | undefined): PromptSource {
+  if (!tokenizer) return { noText: 'the file carries no tokenizer' };
+  try {
+    return { speller: new PromptSpeller(tokenizer) };
+  } catch (e) {
+    if (e instanceof PromptSpellingError) return { noText: e.message };
+    throw e;
+  }
+}
+
+/** The peers' prompts from a GGUF file's own tokenizer (the file's bytes, its header at least), or why it spells none. */
+export function promptsOf(bytes: Uint8Array, source: string): PromptSource {
+  try {
+    return promptSource(tokenizerFromGguf(parseGgufHeader(bytes, source, TOKENIZER_GGUF_OPTIONS), source));
+  } catch (e) {
+    // A tokenizer this project does not read (docs/tokenizer.md): the native peer still runs on ids.
+    return { noText: `its tokenizer cannot be read here (${(e as Error).message})` };
+  }
+}
+
+/** A prompt of n tokens (or more: the shortest a text gives, where `atLeast` allows it) and its text. */
+function planPrompt(
+  source: PromptSource,
+  n: number,
+  vocabSize: number,
+  salt: number,
+  atLeast: boolean,
+): PlanPrompt {
+  const ids = () => promptTokens(n, vocabSize, salt);
+  if ('noText' in source) return { ids: ids(), noText: source.noText };
+  const { speller } = source;
+  try {
+    return speller.spell(atLeast ? Math.max(n, speller.shortest) : n, salt);
+  } catch (e) {
+    if (e instanceof PromptSpellingError) return { ids: ids(), noText: e.message };
+    throw e;
+  }
+}
+
+/**
+ * The run's prompt lengths, depths, generation length and repetitions, as the peer runs them, and
+ * their prompts from `source`: a prefill of L is L tokens; a decode context is max(1, depth)
+ * tokens, or the shortest a text gives where that is longer (both peers then run that context).
+ */
+export function peerPlan(spec: BenchSpec, vocabSize: number, source?: PromptSource): PeerPlan {
+  const prefill = [...new Set(spec.workloads.flatMap((w) => (w.kind === 'prefill' ? w.lengths : [])))];
   const decode = spec.workloads.find((w) => w.kind === 'decode');
   const timing = decode ?? spec.workloads.find((w) => w.kind === 'prefill');
+  const depths = decode?.kind === 'decode' ? decode.depths : [];
   return {
-    prefill: [...new Set(prefill)],
-    depths: decode?.kind === 'decode' ? decode.depths : [],
+    prefill,
+    depths,
     gen: decode?.kind === 'decode' ? decode.gen : 2,
     reps: timing && 'reps' in timing ? timing.reps : 3,
     warmup: timing && 'warmup' in timing ? timing.warmup : 1,
     vocabSize,
+    ...(source
+      ? {
+          prompts: {
+            prefill: prefill.map((L) => planPrompt(source, L, vocabSize, SALT.prefill, false)),
+            decode: depths.map((d) => planPrompt(source, Math.max(1, d), vocabSize, SALT.decode, true)),
+          },
+        }
+      : {}),
   };
 }
 
@@ -67,6 +139,7 @@ function record(
   model: { file: string; fileType: string },
   result: { info: PeerJobResult['info'] & { note?: string }; points: PeerJobResult['points'] },
   clock: string,
+  promptInput: NonNullable<PeerRecord['promptInput']>,
   agreement: Agreement | null,
 ): PeerRecord {
   const { info } = result;
@@ -81,6 +154,7 @@ function record(
     clock,
     file: model.file,
     fileType: model.fileType,
+    promptInput,
     points: result.points,
     agreement,
     ...(info.note ? { note: info.note } : {}),
@@ -93,15 +167,22 @@ export function wllamaRecord(
   model: { file: string; fileType: string },
   result: WllamaJobResult,
   engineLogits: number[][] | undefined,
-  format: WeightFormat,
+  format: AgreementFormat,
+  input: Pick<WllamaJob, 'agreement' | 'unsampled'>,
 ): PeerRecord {
-  const ours = engineLogits && comparedRows(engineLogits).map(logSoftmax);
+  // wllama's probabilities are over the tokens it may generate (wllama.ts completer): this
+  // engine's are taken over the same ones.
+  const ours = engineLogits
+    ?.slice(input.agreement.from)
+    .map((row) => logSoftmaxWithout(row, input.unsampled));
+  const judged = ours ? agreementTopK(ours, result.topLogprobs, AGREEMENT_TOLERANCES[format]) : null;
   return record(
     request,
     model,
     result,
     WLLAMA_CLOCK,
-    ours ? agreementTopK(ours, result.topLogprobs, AGREEMENT_TOLERANCES[format]) : null,
+    'text',
+    judged && input.unsampled.length > 0 ? { ...judged, tokensLeftOut: input.unsampled.length } : judged,
   );
 }
 
@@ -111,49 +192,82 @@ export function peerRecord(
   model: { file: string; fileType: string },
   result: PeerJobResult,
   engineLogits: number[][] | undefined,
-  format: WeightFormat,
+  format: AgreementFormat,
+  from: number,
 ): PeerRecord {
-  const ours = engineLogits && comparedRows(engineLogits).map(logSoftmax);
+  const ours = engineLogits?.slice(from).map(logSoftmax);
   return record(
     request,
     model,
     result,
     // 'wall' where llama.cpp's counters could not be read (the info's note says why).
     result.info.clock === 'llama.cpp-perf' ? LLAMA_CPP_CLOCK : LLAMA_CPP_WALL_CLOCK,
-    ours ? agreement(ours, comparedRows(result.logprobs), AGREEMENT_TOLERANCES[format]) : null,
+    'token-ids',
+    ours ? agreement(ours, result.logprobs.slice(from), AGREEMENT_TOLERANCES[format]) : null,
   );
 }
 
 /**
- * The agreement prompt as text: lowercase letters, which the GGUF writer's vocabulary spells one
- * byte token each (prompt-text.ts), so that wllama, which takes only text, reads the same tokens.
+ * The agreement prompt: its token ids, fed to this engine and the native peer, and the text of each
+ * compared prefix, for wllama. Positions are compared from `from` on: the distribution after the
+ * first from + 1 tokens, the shortest prompt a text gives (after "▁" and a letter, for the GGUF
+ * writer's vocabulary), then after each token to the end.
  */
-export function agreementText(maxSeqLen: number): string {
-  return promptText(Math.min(AGREEMENT_PROMPT_TOKENS, maxSeqLen - 1) + 1);
-}
-
-/** The agreement prompt's token ids: "▁" and one byte token per letter of agreementText. */
-export function agreementPrompt(maxSeqLen: number): number[] {
-  return writerTokenIds(agreementText(maxSeqLen));
+export interface AgreementPrompt {
+  ids: number[];
+  from: number;
+  /** texts[k] is read by the file's tokenizer as ids.slice(0, from + k + 1). */
+  texts?: string[];
+  /** Why no text spells it, where none does. */
+  noText?: string;
 }
 
 /**
- * The positions compared: after each letter of the prompt. The first position (after "▁" alone)
- * has no text form a text-only peer could be asked, so no peer is compared there.
+ * The agreement prompt: AGREEMENT_PROMPT_TOKENS compared positions, spelled by the file's tokenizer
+ * (prompt-text.ts); at most the model's length. Without text, promptTokens' ids, every position compared.
  */
-export function comparedRows<T>(rows: readonly T[]): T[] {
-  return rows.slice(1);
+export function agreementPrompt(maxSeqLen: number, vocabSize: number, source: PromptSource): AgreementPrompt {
+  const plain = (noText: string): AgreementPrompt => ({
+    ids: promptTokens(Math.min(AGREEMENT_PROMPT_TOKENS, maxSeqLen), vocabSize, SALT.agreement),
+    from: 0,
+    noText,
+  });
+  if ('noText' in source) return plain(source.noText);
+  const { speller } = source;
+  const from = speller.shortest - 1;
+  try {
+    const prompt = speller.spell(Math.min(from + AGREEMENT_PROMPT_TOKENS, maxSeqLen), SALT.agreement);
+    return { ids: prompt.ids, from, texts: speller.prefixes(prompt) };
+  } catch (e) {
+    if (e instanceof PromptSpellingError) return plain(e.message);
+    throw e;
+  }
+}
+
+/**
+ * What wllama needs beside the plan: the agreement prompt's texts (it takes text only) and the
+ * tokens it must not generate (wllama.ts completer); throws why there are no texts.
+ */
+export function wllamaInput(
+  prompt: AgreementPrompt,
+  source: PromptSource,
+): Pick<WllamaJob, 'agreement' | 'unsampled'> {
+  if (!prompt.texts || 'noText' in source)
+    throw new Error(
+      `wllama takes text only, and no text spells the prompts: ${prompt.noText ?? ('noText' in source ? source.noText : '')}`,
+    );
+  return { agreement: { from: prompt.from, texts: prompt.texts }, unsampled: source.speller.unsampledIds() };
 }
 
 /**
  * The context a peer is loaded with: room for the longest prefill, the deepest decode (at least a
- * 2-token context, as a text prompt needs) with its generated tokens, and the agreement prompt,
- * plus a margin; at least 64, at most the model's length.
+ * one-token context) with its generated tokens, and the agreement prompt, plus a margin; at least
+ * 64, at most the model's length.
  */
 export function peerContextSize(plan: PeerPlan, maxSeqLen: number, promptLength: number): number {
   const needed = Math.max(
     ...plan.prefill,
-    ...plan.depths.map((d) => Math.max(2, d) + plan.gen),
+    ...plan.depths.map((d, i) => (plan.prompts?.decode[i]?.ids.length ?? Math.max(1, d)) + plan.gen),
     promptLength,
   );
   return Math.min(maxSeqLen, Math.max(64, needed + 16));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makePeer } from '../../test-support/fixtures/peers.ts';
 import {
+  agreementDetail,
   llamaBenchName,
   type OwnPoint,
   peerClockLine,
@@ -94,6 +95,27 @@ describe('the side-by-side report', () => {
     expect(text).toContain('Note: WebGPU did not engage.');
     expect(text).toContain(
       "Agreement on 32 prompt positions (over the peer's 1024 likeliest tokens at each;",
+    );
+    // Near-ties: listed with this engine's gaps on a pass; named as such on a failure.
+    const flipped = w.agreement && {
+      ...w.agreement,
+      top1: 30 / 32,
+      top1Mismatches: [3, 17],
+      top1Gaps: [4e-3, 2.5e-2],
+      tolerance: { top1: 0.95, maxAbsLogprobDiff: 0.15 },
+    };
+    if (!flipped) throw new Error('the fixture has an agreement');
+    expect(agreementDetail(flipped)).toBe(
+      " (top-1 differs at positions 3 (this engine's gap 4.0e-3), 17 (this engine's gap 2.5e-2): near-ties, each gap within the log-p bound)",
+    );
+    expect(agreementDetail({ ...flipped, passed: false, logprobMismatches: [5] })).toBe(
+      " (top-1 differs at positions 3 (this engine's gap 4.0e-3), 17 (this engine's gap 2.5e-2), all near-ties; past the log-p bound at 5)",
+    );
+    expect(agreementDetail({ ...flipped, top1Mismatches: [], top1Gaps: [] })).toBe('');
+    // A real vocabulary's tokens that are no whole UTF-8, left out of both distributions.
+    const agreement = w.agreement && { ...w.agreement, tokensLeftOut: 352 };
+    expect(peersReport(own, [{ ...w, agreement }], 16, 'SwiftShader', true)).toContain(
+      "Agreement on 32 prompt positions (over the peer's 1024 likeliest tokens at each; KL with the rest as one bucket; 352 tokens that are no whole UTF-8 text left out of both, each renormalized over the rest):",
     );
   });
 });

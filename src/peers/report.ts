@@ -1,5 +1,6 @@
 import { escapeMarkdown, formatMs, markdownDelimiter, markdownRow } from '../markdown.ts';
-import type { PeerPoint, PeerRecord } from './schema.ts';
+import { onlyNearTies } from './agreement.ts';
+import type { Agreement, PeerPoint, PeerRecord } from './schema.ts';
 
 /** This engine's pass points as the side-by-side table needs them (a result's `points`). */
 export interface OwnPoint {
@@ -111,6 +112,37 @@ export function peersHeadline(
   return `${head}\n\n${verdict}`;
 }
 
+/**
+ * What an agreement was taken over, where it is not every token at every position: the peer's K
+ * likeliest (wllama), and the tokens left out of both distributions (those that are no whole UTF-8).
+ */
+export function agreementScope(a: Agreement, long: boolean): string {
+  const parts = [
+    a.peerTopK
+      ? `over the peer's ${a.peerTopK} likeliest tokens${long ? ' at each; KL with the rest as one bucket' : ''}`
+      : '',
+    a.tokensLeftOut
+      ? `${a.tokensLeftOut} tokens that are no whole UTF-8 text left out of both${long ? ', each renormalized over the rest' : ''}`
+      : '',
+  ].filter(Boolean);
+  return parts.length > 0 ? ` (${parts.join('; ')})` : '';
+}
+
+/**
+ * Where the two engines differ, after the verdict: each position whose top-1 differs with this
+ * engine's gap between the two tokens (near-ties, when every gap is within the log-p bound: then
+ * they do not fail the check, agreement.ts onlyNearTies), and on a failure the positions past the
+ * log-p bound. Empty when every top-1 agrees and the check passed.
+ */
+export function agreementDetail(a: Agreement): string {
+  const flips = a.top1Mismatches
+    .map((p, i) => `${p} (this engine's gap ${a.top1Gaps[i]?.toExponential(1)})`)
+    .join(', ');
+  if (a.passed)
+    return flips ? ` (top-1 differs at positions ${flips}: near-ties, each gap within the log-p bound)` : '';
+  return ` (top-1 differs at positions ${flips || 'none'}${flips && onlyNearTies(a) ? ', all near-ties' : ''}; past the log-p bound at ${a.logprobMismatches.join(', ') || 'none'})`;
+}
+
 /** The side-by-side section of the Markdown report: each peer's points beside this run's, its agreement. */
 export function peersReport(
   own: readonly OwnPoint[],
@@ -163,12 +195,9 @@ export function peersReport(
     const a = peer.agreement;
     if (a) {
       lines.push(
-        `Agreement on ${a.tokens} prompt positions${a.peerTopK ? ` (over the peer's ${a.peerTopK} likeliest tokens at each; KL with the rest as one bucket)` : ''}: top-1 ${(a.top1 * 100).toFixed(1)}% (bound ${(a.tolerance.top1 * 100).toFixed(0)}%), ` +
+        `Agreement on ${a.tokens} prompt positions${agreementScope(a, true)}: top-1 ${(a.top1 * 100).toFixed(1)}% (bound ${(a.tolerance.top1 * 100).toFixed(0)}%), ` +
           `max |Δ log p| ${a.maxAbsLogprobDiff.toExponential(2)} (bound ${a.tolerance.maxAbsLogprobDiff.toExponential(1)}), ` +
-          `KL ${a.kl.toExponential(2)} nats: **${a.passed ? 'passed' : 'FAILED'}**` +
-          (a.passed
-            ? ''
-            : ` (top-1 differs at positions ${a.top1Mismatches.map((p, i) => `${p} (this engine's gap ${a.top1Gaps[i]?.toExponential(1)})`).join(', ') || 'none'}; past the log-p bound at ${a.logprobMismatches.join(', ') || 'none'})`),
+          `KL ${a.kl.toExponential(2)} nats: **${a.passed ? 'passed' : 'FAILED'}**${agreementDetail(a)}`,
         '',
       );
     }

@@ -99,6 +99,13 @@ export const AgreementSchema = z
      * for the rest of the vocabulary (a lower bound of the whole-vocabulary KL).
      */
     peerTopK: count.optional(),
+    /**
+     * Set when that many tokens were left out of both distributions, each renormalized over the
+     * rest: the tokens whose text alone is no whole UTF-8 (a byte of a longer character), which
+     * wllama 3.8.1 cannot return in a reply (wllama.ts completer). None in the GGUF writer's
+     * vocabulary; about 1% of a byte-level BPE one.
+     */
+    tokensLeftOut: count.optional(),
   })
   .strict();
 export type Agreement = z.infer<typeof AgreementSchema>;
@@ -120,6 +127,13 @@ export const PeerSchema = z
     /** The GGUF file both engines loaded, and its tensor type for the linear layers. */
     file: z.string().max(1000),
     fileType: z.string().max(20),
+    /**
+     * How the prompts reached the peer: as token ids, the ones this engine is fed (both peers,
+     * whatever the file's tokenizer), or as text. Absent in files written before it was recorded:
+     * there the native peer took ids and wllama took text that the GGUF writer's vocabulary spells
+     * one byte token per letter (so only the project's own files ran in wllama).
+     */
+    promptInput: z.enum(['token-ids', 'text']).optional(),
     points: z.array(PeerPointSchema),
     agreement: AgreementSchema.nullable(),
     /** What a reader should know about how the peer ran (e.g. why WebGPU did not engage). */

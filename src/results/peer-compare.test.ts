@@ -3,7 +3,13 @@ import { makeResult } from '../../test-support/fixtures/base.ts';
 import { makePeer } from '../../test-support/fixtures/peers.ts';
 import type { PeerPoint, PeerRecord } from '../peers/schema.ts';
 import { compareResults, comparisonToMarkdown } from './compare.ts';
-import { comparePeers, peerComparisonMarkdown } from './peer-compare.ts';
+import {
+  comparePeers,
+  formatPeerMs,
+  mixedClocksNote,
+  mixesClocks,
+  peerComparisonMarkdown,
+} from './peer-compare.ts';
 import type { BenchResult } from './schema.ts';
 
 const peer = makePeer;
@@ -65,6 +71,46 @@ describe('peers across runs', () => {
     expect(labels).toEqual(['cpu F32 pp64', 'vulkan F32 pp64', 'cpu Q4_0 pp64', 'cpu F32 tg16 @ d128']);
     expect(rows[1].peerMs).toEqual([null, 1]);
     expect(rows[2].peerMs).toEqual([null, 2]);
+  });
+
+  it('says where a row joins times of different clocks, and not where the clocks agree', () => {
+    // a: a file from before the native peer read llama.cpp's counters (its points name no clock:
+    // the wall clock); c: llama.cpp's counters on pp64, with the wall clock beside them.
+    const counted = { ...pp(64, 8), clock: 'llama.cpp-perf' as const, wallSamplesMs: [9], wallMedianMs: 9 };
+    const c = run({ pp64: 20, tg128: 4 }, [peer([counted, { ...tg(128, 1), clock: 'wall' }])]);
+    const rows = comparePeers([{ result: a }, { result: c }]);
+    const [pp64, tg128] = rows;
+    expect(pp64.clocks).toEqual(['wall', 'llama.cpp-perf']);
+    expect(mixesClocks(pp64)).toBe(true);
+    // tg128 is on the wall clock in both: nothing to say.
+    expect(tg128.clocks).toEqual(['wall', 'wall']);
+    expect(mixesClocks(tg128)).toBe(false);
+    expect([formatPeerMs(pp64, 0), formatPeerMs(pp64, 1), formatPeerMs(tg128, 1)]).toEqual([
+      '10.00 †',
+      '8.000 †',
+      '1.000',
+    ]);
+    // Each run's speed is still against its own peer: a 10 / 20, c 8 / 20.
+    expect(pp64.ratio).toEqual([0.5, 0.4]);
+    const md = peerComparisonMarkdown([
+      { name: 'a.json', result: a },
+      { name: 'c.json', result: c },
+    ]).join('\n');
+    expect(md).toContain('| llama.cpp cpu, F32 | pp64 | 10.00 † | 8.000 † | 0.50× | 0.40× |');
+    expect(md).toContain(
+      '† The runs timed this peer by different clocks (a.json: the wall clock around each call; c.json: llama.cpp’s own counters): its ms are not comparable from run to run.',
+    );
+    // One clock throughout (a against itself): no mark, no note.
+    expect(
+      peerComparisonMarkdown([
+        { name: 'a.json', result: a },
+        { name: 'b.json', result: b },
+      ]).join('\n'),
+    ).not.toContain('†');
+    // wllama's points name no clock: its record's (llama.cpp's server timings) is theirs.
+    const w = run({ pp64: 20, tg128: 4 }, [peer([pp(64, 30)], { engine: 'wllama', backend: 'wasm-cpu' })]);
+    expect(comparePeers([{ result: w }])[0].clocks).toEqual(['wllama-server']);
+    expect(mixedClocksNote(comparePeers([{ result: w }]), ['w'])).toBeNull();
   });
 
   it('writes a section into the comparison’s Markdown, and none without peers', () => {

@@ -34,6 +34,54 @@ export interface PeerComparisonRow {
    * i.e. peer ms ÷ own ms; > 1: this engine faster); null where the run has no point to join.
    */
   ratio: (number | null)[];
+  /** The clock of the peer's time in each file (peerClock); null where the file lacks the test. */
+  clocks: (PeerClock | null)[];
+}
+
+/**
+ * What a peer point's time was measured with: llama.cpp's own counters (the native peer since it
+ * read them), the wall clock around each call (the native peer where the counters could not be
+ * read, and every native point of files written before it did: their points name no clock), or
+ * llama.cpp's server timings in wllama (its record's clock).
+ */
+export type PeerClock = 'llama.cpp-perf' | 'wall' | 'wllama-server';
+
+export function peerClock(peer: PeerRecord, point: PeerPoint): PeerClock {
+  return point.clock ?? (peer.engine === 'wllama' ? 'wllama-server' : 'wall');
+}
+
+/** Each clock in words, for the notes under a table. */
+export const PEER_CLOCK_WORDS: Record<PeerClock, string> = {
+  'llama.cpp-perf': 'llama.cpp’s own counters',
+  wall: 'the wall clock around each call',
+  'wllama-server': 'llama.cpp’s server timings in wllama',
+};
+
+/**
+ * Whether a row joins times taken by different clocks: its peer ms are then not comparable from
+ * run to run (llama.cpp's counters leave out the binding's 0.35–0.55 ms a call that the wall clock
+ * holds), though each run's speed, against its own peer in its own clock, still is.
+ */
+export function mixesClocks(row: PeerComparisonRow): boolean {
+  return new Set(row.clocks.filter((c) => c !== null)).size > 1;
+}
+
+/** A row's peer time in one file, marked † where the row mixes clocks; an en dash where there is none. */
+export function formatPeerMs(row: PeerComparisonRow, i: number): string {
+  const ms = row.peerMs[i];
+  if (ms === null || ms === undefined) return '–';
+  return `${formatMs(ms)}${mixesClocks(row) ? ' †' : ''}`;
+}
+
+/** The note under a table whose rows mix clocks: which file timed with which; null where none does. */
+export function mixedClocksNote(rows: readonly PeerComparisonRow[], names: readonly string[]): string | null {
+  const mixed = rows.filter(mixesClocks);
+  if (mixed.length === 0) return null;
+  const byFile = names.flatMap((name, i) => {
+    const clocks = [...new Set(mixed.flatMap((r) => (r.clocks[i] ? [r.clocks[i]] : [])))];
+    return clocks.length > 0 ? [`${name}: ${clocks.map((c) => PEER_CLOCK_WORDS[c]).join(', ')}`] : [];
+  });
+  return `† The runs timed this peer by different clocks (${byFile.join('; ')}): its ms are not comparable from run to run. Each speed is against that run's own peer, in that run's clock.`;
 }
 
 function keyId(k: PeerRowKey): string {
@@ -66,6 +114,7 @@ export function comparePeers(files: readonly { result: BenchResult }[]): PeerCom
             test: llamaBenchName(point, decodeGen(result)),
             peerMs: files.map(() => null),
             ratio: files.map(() => null),
+            clocks: files.map(() => null),
           };
           rows.set(id, row);
         }
@@ -73,6 +122,7 @@ export function comparePeers(files: readonly { result: BenchResult }[]): PeerCom
         if (row.peerMs[i] !== null) continue;
         row.peerMs[i] = point.medianMs;
         row.ratio[i] = ratios.get(point) ?? null;
+        row.clocks[i] = peerClock(peer, point);
       }
     }
   });
@@ -117,6 +167,7 @@ export function peerComparisonMarkdown(files: readonly { name: string; result: B
   if (rows.length === 0) return [];
   const names = files.map((f) => escapeMarkdown(f.name));
   const withPreset = mixesPresets(rows);
+  const note = mixedClocksNote(rows, names);
   return [
     '**Beside llama.cpp** (each run against the peer it measured on its own machine; speed = this engine ÷ peer, > 1 is faster than the peer)',
     '',
@@ -126,9 +177,10 @@ export function peerComparisonMarkdown(files: readonly { name: string; result: B
       markdownRow([
         escapeMarkdown(peerRowLabel(row.key, withPreset)),
         row.test,
-        ...row.peerMs.map((ms) => (ms === null ? '–' : formatMs(ms))),
+        ...row.peerMs.map((_, i) => formatPeerMs(row, i)),
         ...row.ratio.map(formatPeerRatio),
       ]),
     ),
+    ...(note ? ['', escapeMarkdown(note)] : []),
   ];
 }

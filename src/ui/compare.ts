@@ -16,7 +16,9 @@ import {
 import { adapterLabel } from '../results/export.ts';
 import {
   comparePeers,
+  formatPeerMs,
   formatPeerRatio,
+  mixedClocksNote,
   mixesPresets,
   type PeerComparisonRow,
   peerRowLabel,
@@ -345,7 +347,7 @@ export class CompareView {
       columns.push({
         header: `#${i + 1} peer ms`,
         title: `The peer's median in ${e.name}, on its own clock (see that run's report)`,
-        cell: (r) => (r.peerMs[i] === null ? '–' : formatMs(r.peerMs[i] ?? 0)),
+        cell: (r) => formatPeerMs(r, i),
         sortValue: (r) => r.peerMs[i] ?? Number.POSITIVE_INFINITY,
         numeric: true,
       });
@@ -364,9 +366,13 @@ export class CompareView {
         },
       });
     });
+    const note = mixedClocksNote(
+      rows,
+      this.entries.map((_, i) => `#${i + 1}`),
+    );
     return sortableTable(columns, rows, {
       testId: 'compare-peers-table',
-      caption: "Each run's peer time and this engine's speed against it (above 1: this engine faster).",
+      caption: `Each run's peer time and this engine's speed against it (above 1: this engine faster).${note ? ` ${note}` : ''}`,
     });
   }
 

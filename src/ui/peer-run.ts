@@ -7,14 +7,17 @@
  */
 import { parseGgufHeader } from '../model/gguf.ts';
 import { isGgufName, loadModel } from '../model/source.ts';
+import type { AgreementFormat } from '../peers/agreement.ts';
 import { ggmlName, peerGguf } from '../peers/gguf-out.ts';
 import {
   agreementPrompt,
-  agreementText,
   failedPeer,
+  type PromptSource,
   peerContextSize,
   peerPlan,
+  promptsOf,
   WLLAMA_TOP_K,
+  wllamaInput,
   wllamaRecord,
 } from '../peers/record.ts';
 import type { PeerRecord, PeerRequest } from '../peers/schema.ts';
@@ -30,6 +33,8 @@ export interface PagePeerModel {
   fileType: string;
   maxSeqLen: number;
   vocabSize: number;
+  /** Where its prompts' text comes from: the file's tokenizer (wllama takes text only). */
+  prompts: PromptSource;
 }
 
 /** Writes (or takes) the GGUF file of the run's model, or says why llama.cpp cannot have it. */
@@ -39,7 +44,8 @@ export async function preparePagePeer(spec: BenchSpec): Promise<PagePeerModel | 
     const loaded = await loadModel(source);
     const c = loaded.weights.config;
     if (source.kind === 'files' && isGgufName(source.name)) {
-      const header = parseGgufHeader(new Uint8Array(await source.weights.arrayBuffer()), source.name);
+      const bytes = new Uint8Array(await source.weights.arrayBuffer());
+      const header = parseGgufHeader(bytes, source.name);
       const types = new Set(header.tensors.filter((t) => t.dims.length === 2).map((t) => t.type));
       return {
         file: source.weights,
@@ -47,6 +53,7 @@ export async function preparePagePeer(spec: BenchSpec): Promise<PagePeerModel | 
         fileType: types.size === 1 ? ggmlName([...types][0]) : 'mixed',
         maxSeqLen: c.maxSeqLen,
         vocabSize: c.vocabSize,
+        prompts: promptsOf(bytes, source.name),
       };
     }
     const base = source.kind === 'preset' ? `${source.preset}-seed${source.seed}` : loaded.name;
@@ -58,6 +65,7 @@ export async function preparePagePeer(spec: BenchSpec): Promise<PagePeerModel | 
       fileType: gguf.fileType,
       maxSeqLen: c.maxSeqLen,
       vocabSize: c.vocabSize,
+      prompts: promptsOf(gguf.bytes, gguf.fileName),
     };
   } catch (e) {
     return { error: `llama.cpp cannot take this model in ${spec.weights}: ${(e as Error).message}` };
@@ -68,33 +76,40 @@ export async function preparePagePeer(spec: BenchSpec): Promise<PagePeerModel | 
 export function specBesidePeer(spec: BenchSpec, peer: PagePeerModel): { spec: BenchSpec; probe: number[] } {
   return {
     spec: { ...spec, model: { kind: 'files', weights: peer.file, name: peer.name } },
-    probe: agreementPrompt(peer.maxSeqLen),
+    probe: agreementPrompt(peer.maxSeqLen, peer.vocabSize, peer.prompts).ids,
   };
 }
 
-/** Runs wllama on the file after the engine's run; any failure becomes the record's error. */
+/**
+ * Runs wllama on the file after the engine's run; any failure becomes the record's error. `format`
+ * is the one the run's model was in (its result's `model.weightFormat`: a picked Q4_K_M file is
+ * "mixed"), which sets the agreement's bound; the form's weight format where the result has none.
+ */
 export async function runPagePeer(
   spec: BenchSpec,
   peer: PagePeerModel | { error: string },
   engineLogits: number[][] | undefined,
+  format: AgreementFormat = spec.weights,
 ): Promise<PeerRecord> {
   if ('error' in peer) return failedPeer(REQUEST, {}, peer.error);
   const model = { file: peer.name, fileType: peer.fileType };
   try {
-    const plan = peerPlan(spec, peer.vocabSize);
-    const text = agreementText(peer.maxSeqLen);
+    const plan = peerPlan(spec, peer.vocabSize, peer.prompts);
+    // The same prompt specBesidePeer gave the engine: both are made from the same file.
+    const prompt = agreementPrompt(peer.maxSeqLen, peer.vocabSize, peer.prompts);
+    const input = wllamaInput(prompt, peer.prompts);
     const { runWllama } = await import('../peers/wllama.ts');
     const job = await runWllama(
       {
         backend: REQUEST.backend as 'webgpu',
-        contextSize: peerContextSize(plan, peer.maxSeqLen, text.length + 1),
+        contextSize: peerContextSize(plan, peer.maxSeqLen, prompt.ids.length),
         plan,
-        agreementText: text,
+        ...input,
         topK: WLLAMA_TOP_K,
       },
       peer.file,
     );
-    return wllamaRecord(REQUEST, model, job, engineLogits, spec.weights);
+    return wllamaRecord(REQUEST, model, job, engineLogits, format, input);
   } catch (e) {
     return failedPeer(REQUEST, model, `wllama: ${(e as Error).message}`);
   }

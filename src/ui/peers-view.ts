@@ -4,7 +4,15 @@
  * the report's section says, as page elements.
  */
 import { isSoftwareAdapter } from '../gpu/device.ts';
-import { llamaBenchName, ownPointFor, peerClockLine, peerName, peersHeadline } from '../peers/report.ts';
+import {
+  agreementDetail,
+  agreementScope,
+  llamaBenchName,
+  ownPointFor,
+  peerClockLine,
+  peerName,
+  peersHeadline,
+} from '../peers/report.ts';
 import type { PeerPoint, PeerRecord } from '../peers/schema.ts';
 import { adapterLabel } from '../results/export.ts';
 import { decodeGen } from '../results/peer-compare.ts';
@@ -90,10 +98,10 @@ export class PeersView {
         h('p', {
           testId: `run-peers-agreement-${index}`,
           text:
-            `Agreement on ${a.tokens} prompt positions${a.peerTopK ? ` (over the peer's ${a.peerTopK} likeliest tokens)` : ''}: ` +
+            `Agreement on ${a.tokens} prompt positions${agreementScope(a, false)}: ` +
             `top-1 ${(a.top1 * 100).toFixed(1)}% (bound ${(a.tolerance.top1 * 100).toFixed(0)}%), ` +
             `max |Δ log p| ${a.maxAbsLogprobDiff.toExponential(2)} (bound ${a.tolerance.maxAbsLogprobDiff.toExponential(1)}), ` +
-            `KL ${a.kl.toExponential(2)} nats: ${a.passed ? 'passed' : 'FAILED'}`,
+            `KL ${a.kl.toExponential(2)} nats: ${a.passed ? 'passed' : 'FAILED'}${agreementDetail(a)}`,
         }),
       );
     }

@@ -5,6 +5,7 @@
 import type * as Plot from '@observablehq/plot';
 import type { Roofs } from '../../measure/roofline.ts';
 import type { PeerRecord } from '../../peers/schema.ts';
+import { PEER_CLOCK_WORDS, peerClock } from '../../results/peer-compare.ts';
 import type { Point } from '../../results/schema.ts';
 import type { VerifyPoint } from '../../spec/workloads/speculative-result.ts';
 
@@ -140,10 +141,20 @@ export function clockNote(runs: readonly ChartRun[], kernelsShown: boolean): str
   const engines = new Set(
     runs.flatMap((r) => (r.peers ?? []).filter((p) => p.points.length > 0).map((p) => p.engine)),
   );
-  // Each engine's own clock: node-llama-cpp gives no counters (wall time around each call); wllama
-  // reports llama.cpp's own.
+  // Each engine's own clock: the native peer's points name theirs (llama.cpp's counters, or the wall
+  // clock around each call where they could not be read, and in files from before it read them);
+  // wllama reports llama.cpp's own.
+  const nativeClocks = new Set(
+    runs.flatMap((r) =>
+      (r.peers ?? [])
+        .filter((p) => p.engine === 'llama.cpp')
+        .flatMap((p) => p.points.map((pt) => peerClock(p, pt))),
+    ),
+  );
   const clocks = [
-    engines.has('llama.cpp') ? 'llama.cpp by wall time around each call' : '',
+    nativeClocks.size > 0
+      ? `llama.cpp by ${[...nativeClocks].map((c) => PEER_CLOCK_WORDS[c]).join(' or ')}`
+      : '',
     engines.has('wllama') ? 'wllama by llama.cpp’s own timings' : '',
   ].filter(Boolean);
   const peers =

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeStepMsFromPerf, parseLlamaPerf, prefillMsFromPerf } from './llama-cpp.ts';
+import { decodeStepMsFromPerf, parseLlamaPerf, prefillMsFromPerf } from './llama-perf.ts';
 
 // Lines as node-llama-cpp 3.21.1's logger handed them over (llama.cpp from its v0.4.0 binaries,
 // ci-tiny F32, 1 thread, this machine, 2026-12-05): one printTimings() each, messages verbatim.
