@@ -10,7 +10,10 @@ export const API_HOST_PATH = process.env.BENCH_API_HOST ?? 'dist-node/api.mjs';
 const START_TIMEOUT_MS = 180_000;
 
 export interface ApiServerSettings {
-  preset: string;
+  /** A preset's name, or (`model`) none. */
+  preset?: string;
+  /** A GGUF file to serve instead of a preset, with its own tokenizer when it carries one. */
+  model?: string;
   seed?: number;
   weights?: string;
   host?: string;
@@ -36,6 +39,8 @@ export interface ApiServerInfo {
   maxSeqLen: number;
   vocabSize: number;
   validationMaxRelErr: number;
+  /** The model's tokenizer (`gpt2 (151936 tokens)`), or null: text is then the stand-in. */
+  tokenizer: string | null;
 }
 
 export interface ApiServerProcess {
@@ -49,10 +54,12 @@ export class ApiServerStartError extends Error {
 }
 
 function flags(s: ApiServerSettings): string[] {
-  const out = ['--preset', s.preset];
+  const out: string[] = [];
   const add = (flag: string, v: string | number | undefined) => {
     if (v !== undefined) out.push(flag, String(v));
   };
+  add('--preset', s.preset);
+  add('--model', s.model);
   add('--seed', s.seed);
   add('--weights', s.weights);
   add('--host', s.host);

@@ -7,14 +7,15 @@ import { parseArgs } from 'node:util';
 import { isSoftwareAdapter } from '../src/gpu/device.ts';
 import { isKvDtype, KV_DTYPES } from '../src/kv/format.ts';
 import { isPresetName, PRESET_NAMES, presetConfig } from '../src/model/config.ts';
+import type { AgreementFormat } from '../src/peers/agreement.ts';
 import {
   agreementPrompt,
-  agreementText,
   failedPeer,
   peerContextSize,
   peerPlan,
   peerRecord,
   WLLAMA_TOP_K,
+  wllamaInput,
   wllamaRecord,
 } from '../src/peers/record.ts';
 import {
@@ -98,6 +99,12 @@ Workloads
 ${WORKLOADS.flatMap((d) => (d.suite ? [wrap(`${d.suite.name}: ${d.suite.help}`, HELP_INDENT)] : [])).join('\n')}
   --prefill L,L,...      prompt lengths of the prefill sweep ("" for none); makes the list custom
   --depth D,D,...        context depths of the decode sweep ("" for none; 0 is a one-token prompt)
+  --prompt TEXT          the sweeps' prompts are cut from this text, tokenized with the model's own
+                         tokenizer (a GGUF file that carries one): a prefill of L takes its first L
+                         tokens, a decode at depth d its first max(d, 1); a named suite skips the
+                         values the text is too short for (and says so), typed ones are refused.
+                         Suites quick, full, fusion or custom (default: deterministic stand-in tokens)
+  --prompt-file F        the same, the text read from a file (UTF-8)
   --gen N                tokens generated per decode repetition (≥ 2); one TPOT sample per repetition
   --reps N               measured repetitions per point after the warm-up (≥ 3)
   --warmup N             discarded warm-up repetitions per point (default ${SPEC_DEFAULTS.warmup})
@@ -232,6 +239,8 @@ function parse() {
         suite: { type: 'string' },
         prefill: { type: 'string' },
         depth: { type: 'string' },
+        prompt: { type: 'string' },
+        'prompt-file': { type: 'string' },
         gen: { type: 'string' },
         reps: { type: 'string' },
         warmup: { type: 'string' },
@@ -450,6 +459,22 @@ if (args.slo !== undefined) {
   }
 }
 
+/** --prompt TEXT or --prompt-file F: the text the sweeps' prompts are cut from. */
+function promptText(): { text: string; source: string } | undefined {
+  if (args.prompt !== undefined && args['prompt-file'] !== undefined)
+    usage('give --prompt or --prompt-file, not both');
+  if (args.prompt === undefined && args['prompt-file'] === undefined) return undefined;
+  if (!args.model)
+    usage('--prompt and --prompt-file need a model with a tokenizer: --model F.gguf (a preset has none)');
+  if (args.prompt !== undefined) return { text: args.prompt, source: '--prompt' };
+  const file = args['prompt-file'] as string;
+  try {
+    return { text: readFileSync(file, 'utf8'), source: `--prompt-file ${file}` };
+  } catch (e) {
+    usage(`--prompt-file ${file}: ${(e as Error).message}`);
+  }
+}
+
 let spec: BenchSpec;
 try {
   spec = specFromOptions(
@@ -518,6 +543,7 @@ try {
       solo: !args['no-solo'],
       quality: !args['no-quality'],
       trace: importedTrace,
+      prompt: promptText(),
     },
   );
 } catch (e) {
@@ -651,8 +677,15 @@ process.on('SIGINT', () => {
 let fleetSession: EngineSession | undefined;
 
 /** The peers' agreement prompt, whose logits each run takes from its own model. */
-const probeTokens =
-  peerModel && 'file' in peerModel ? agreementPrompt(peerModel.weights.config.maxSeqLen) : undefined;
+const probe =
+  peerModel && 'file' in peerModel
+    ? agreementPrompt(
+        peerModel.weights.config.maxSeqLen,
+        peerModel.weights.config.vocabSize,
+        peerModel.prompts,
+      )
+    : undefined;
+const probeTokens = probe?.ids;
 
 /** Runs the spec in one runtime and returns its result; exits on what cannot become a result. */
 async function runIn(runtime: RuntimeName): Promise<BenchResult> {
@@ -771,9 +804,9 @@ if (peerModel && peerRequests.length > 0 && !interrupted) {
       records = new Map(results.map((r) => [r.env.runtime?.name ?? 'browser', failed]));
     } else {
       const c = peerModel.weights.config;
-      const plan = peerPlan(spec, c.vocabSize);
-      const prompt = agreementPrompt(c.maxSeqLen);
-      const contextSize = peerContextSize(plan, c.maxSeqLen, prompt.length);
+      const plan = peerPlan(spec, c.vocabSize, peerModel.prompts);
+      const prompt = probe ?? agreementPrompt(c.maxSeqLen, c.vocabSize, peerModel.prompts);
+      const contextSize = peerContextSize(plan, c.maxSeqLen, prompt.ids.length);
       console.error(
         `peers: ${name} on ${peerModel.fileType}: prefill ${plan.prefill.join(',') || '–'}, depth ${plan.depths.join(',') || '–'}, gen ${plan.gen}, reps ${plan.reps}…`,
       );
@@ -782,31 +815,29 @@ if (peerModel && peerRequests.length > 0 && !interrupted) {
         const recordFor =
           request.engine === 'llama.cpp'
             ? await runPeerJob(
-                { file: model.file, backend: request.backend, contextSize, plan, prompt },
+                { file: model.file, backend: request.backend, contextSize, plan, prompt: prompt.ids },
                 peerTimeoutMs,
               ).then(
-                (job) => (logits: number[][] | undefined) =>
-                  peerRecord(request, model, job, logits, spec.weights),
+                (job) => (logits: number[][] | undefined, format: AgreementFormat) =>
+                  peerRecord(request, model, job, logits, format, prompt.from),
               )
-            : await runWllamaJob(
-                {
-                  backend: request.backend,
-                  contextSize,
-                  plan,
-                  agreementText: agreementText(c.maxSeqLen),
-                  topK: WLLAMA_TOP_K,
-                },
-                model.file,
-                peerTimeoutMs,
-                args.browser,
-              ).then(
-                (job) => (logits: number[][] | undefined) =>
-                  wllamaRecord(request, model, job, logits, spec.weights),
-              );
+            : await (async () => {
+                const input = wllamaInput(prompt, peerModel.prompts);
+                const job = await runWllamaJob(
+                  { backend: request.backend, contextSize, plan, ...input, topK: WLLAMA_TOP_K },
+                  model.file,
+                  peerTimeoutMs,
+                  args.browser,
+                );
+                return (logits: number[][] | undefined, format: AgreementFormat) =>
+                  wllamaRecord(request, model, job, logits, format, input);
+              })();
         records = new Map(
           results.map((r) => {
             const runtime = r.env.runtime?.name ?? 'browser';
-            return [runtime, recordFor(engineLogits.get(runtime))];
+            // The agreement's bound is the format this engine ran (a GGUF file's own: a Q4_K_M
+            // file is "mixed"), not the --weights flag, which a --model GGUF does not set.
+            return [runtime, recordFor(engineLogits.get(runtime), r.model.weightFormat ?? spec.weights)];
           }),
         );
       } catch (e) {

@@ -1,5 +1,8 @@
 import type {
   BenchResult,
+  GenerateEvent,
+  GenerateRequest,
+  GenerateResult,
   GpuInfo,
   ProbeOutcome,
   Progress,
@@ -34,6 +37,12 @@ export interface EngineSession {
   ): Promise<BenchResult>;
   takeProbe(runId: string): Promise<ProbeOutcome | null>;
   verify(request: VerifyRequest): Promise<VerifyResult>;
+  /** Greedy generation from a text prompt, each token to `onEvent` as it is read back; `cancel(runId)` stops it. */
+  generate(
+    request: GenerateRequest,
+    runId: string,
+    onEvent: (e: GenerateEvent) => void,
+  ): Promise<GenerateResult>;
   cancel(runId: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -98,6 +107,8 @@ async function openBrowserEngine(options: OpenOptions): Promise<EngineSession> {
     const b = browser;
     let progress: (p: Progress) => void = () => undefined;
     await page.exposeFunction('benchProgress', (p: Progress) => progress(p));
+    let generated: (e: GenerateEvent) => void = () => undefined;
+    await page.exposeFunction('benchGenerateEvent', (e: GenerateEvent) => generated(e));
     return {
       runtime: 'browser',
       gpu,
@@ -111,6 +122,12 @@ async function openBrowserEngine(options: OpenOptions): Promise<EngineSession> {
       takeProbe: (runId) =>
         page.evaluate((id): Promise<ProbeOutcome | null> => window.engine.takeProbe(id), runId),
       verify: (request) => inPage(() => page.evaluate((req) => window.engine.verify(req), request)),
+      generate: (request, runId, onEvent) => {
+        generated = onEvent;
+        return inPage(() =>
+          page.evaluate(([req, id]) => window.benchGenerate(req, id), [request, runId] as const),
+        );
+      },
       cancel: (runId) => page.evaluate((id) => window.engine.cancel(id), runId),
       close: async () => {
         // A remote browser belongs to whoever started it: close this run's page, then disconnect
@@ -162,6 +179,7 @@ async function openNodeEngine(options: OpenOptions): Promise<EngineSession> {
         native.api.run(absolute(spec), onProgress, runId, probeTokens),
       takeProbe: (runId) => native.api.takeProbe(runId),
       verify: (request) => native.api.verify(absolute(request)),
+      generate: (request, runId, onEvent) => native.api.generate(absolute(request), onEvent, runId),
       cancel: (runId) => native.api.cancel(runId),
       close: async () => {
         await native.close();

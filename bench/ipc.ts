@@ -1,11 +1,18 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { deserializeError, type Progress } from '../src/runtime/api.ts';
-import type { HostReply } from '../src/runtime/rpc.ts';
+import type { HostEvent, HostReply } from '../src/runtime/rpc.ts';
 
 export interface IpcProcess {
   child: ChildProcess;
-  /** Sends `message` with a fresh `id` and resolves with the reply's value (engine errors as their own classes). */
-  call<T>(message: Record<string, unknown>, onProgress?: (p: Progress) => void): Promise<T>;
+  /**
+   * Sends `message` with a fresh `id` and resolves with the reply's value (engine errors as their
+   * own classes). `onProgress` gets what the call streams before it: a run's progress (the
+   * default `E`), or a generation's events.
+   */
+  call<T, E extends HostEvent = Progress>(
+    message: Record<string, unknown>,
+    onProgress?: (p: E) => void,
+  ): Promise<T>;
   /** Asks the process to exit (`{type: 'exit'}`: it destroys its device first); kills it after 5 s. */
   stop(): Promise<void>;
 }
@@ -30,7 +37,7 @@ export function forkIpc(
   let nextId = 0;
   const pending = new Map<
     number,
-    { resolve: (v: unknown) => void; reject: (e: unknown) => void; onProgress?: (p: Progress) => void }
+    { resolve: (v: unknown) => void; reject: (e: unknown) => void; onProgress?: (p: HostEvent) => void }
   >();
   // The engine host's replies; the test harness answers calls the same way (result or error by id).
   child.on('message', (reply: HostReply) => {
@@ -51,10 +58,18 @@ export function forkIpc(
   });
   return {
     child,
-    call: <T>(message: Record<string, unknown>, onProgress?: (p: Progress) => void) =>
+    call: <T, E extends HostEvent = Progress>(
+      message: Record<string, unknown>,
+      onProgress?: (p: E) => void,
+    ) =>
       new Promise<T>((resolve, reject) => {
         const id = ++nextId;
-        pending.set(id, { resolve: resolve as (v: unknown) => void, reject, onProgress });
+        // The host streams only the events of the call it answers (a run's progress, a generation's events).
+        pending.set(id, {
+          resolve: resolve as (v: unknown) => void,
+          reject,
+          onProgress: onProgress as ((p: HostEvent) => void) | undefined,
+        });
         child.send({ ...message, id });
       }),
     stop: async () => {

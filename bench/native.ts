@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { EngineApi, GpuInfo, Progress } from '../src/runtime/api.ts';
-import { dawnLabel, type EngineMethod, type HostRequest } from '../src/runtime/rpc.ts';
+import { dawnLabel, type EngineMethod, type HostEvent, type HostRequest } from '../src/runtime/rpc.ts';
 import { forkIpc, type IpcProcess } from './ipc.ts';
 import { type AdapterChoice, findVulkan } from './vulkan.ts';
 
@@ -77,14 +77,19 @@ export async function openNative(options: { adapter: AdapterChoice }): Promise<N
 
 /** The EngineApi over the host's IPC channel: one call message per method. */
 function engineClient(host: IpcProcess): EngineApi {
-  const call = <T>(method: EngineMethod, args: unknown[], onProgress?: (p: Progress) => void) =>
-    host.call<T>(
+  const call = <T, E extends HostEvent = Progress>(
+    method: EngineMethod,
+    args: unknown[],
+    onProgress?: (p: E) => void,
+  ) =>
+    host.call<T, E>(
       { type: 'call', method, args } satisfies Omit<HostRequest & { type: 'call' }, 'id'>,
       onProgress,
     );
   return {
     gpuInfo: () => call('gpuInfo', []),
     verify: (request) => call('verify', [request]),
+    generate: (request, onEvent, runId) => call('generate', [request, runId], onEvent),
     run: (spec, onProgress, runId, probeTokens) => call('run', [spec, runId, probeTokens], onProgress),
     takeProbe: (runId) => call('takeProbe', [runId]),
     cancel: (runId) => call('cancel', [runId]),

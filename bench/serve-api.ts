@@ -1,27 +1,35 @@
-// npm run serve-api -- --preset P [--port N]: the engine, continuous batching and all, as an
-// OpenAI-compatible endpoint (POST /v1/completions, GET /v1/models, GET /metrics) on this machine.
+// npm run serve-api -- (--preset P | --model F.gguf) [--port N]: the engine, continuous batching and
+// all, as an OpenAI-compatible endpoint (POST /v1/completions, GET /v1/models, GET /metrics) on this
+// machine.
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { PRESETS } from '../src/model/config.ts';
 import { WEIGHT_FORMATS } from '../src/weight-format.ts';
 import { ApiServerStartError, startApiServer } from './api-process.ts';
 import { ADAPTER_CHOICES, type AdapterChoice } from './vulkan.ts';
 
-const HELP = `npm run serve-api -- --preset NAME [options]
+const HELP = `npm run serve-api -- (--preset NAME | --model F.gguf) [options]
 
 Serves the engine as an OpenAI-compatible endpoint (docs/serving-http.md):
-  POST /v1/completions   prompt as text or token ids, max_tokens, stream, stream_options.include_usage
+  POST /v1/completions   prompt as text or token ids, max_tokens, stream, stream_options.include_usage,
+                         ignore_eos
   GET  /v1/models        the one model served
   GET  /metrics          Prometheus text: queue, prefill, decode, TTFT, TPOT and E2E histograms,
                          running and waiting requests, KV pages in use
 
-  --preset NAME          the model (${Object.keys(PRESETS).join(', ')})
-  --seed N               its weights' seed (default 0, as npm run bench)
-  --weights FORMAT       ${WEIGHT_FORMATS.join('|')} (default f32)
+  --preset NAME          a model shape with seeded weights (${Object.keys(PRESETS).join(', ')}): no
+                         tokenizer, so text is a stand-in (one token per UTF-8 byte in, " t<id>" out)
+  --model F.gguf         a llama.cpp GGUF file, served as the model its file name names; with the
+                         tokenizer it carries, text prompts are tokenized and answers are text, and
+                         generation stops at its end-of-generation tokens unless ignore_eos
+  --seed N               a preset's weights' seed (default 0, as npm run bench)
+  --weights FORMAT       a preset's format: ${WEIGHT_FORMATS.join('|')} (default f32; a file keeps its own types)
   --port N               default 8000; 0 picks a free port
   --host ADDR            default 127.0.0.1 (loopback only); another address is served only when named here
   --max-batch N          running batch (default 8)
   --token-budget N       tokens per step, decode rows plus prompt chunks (default 64)
-  --kv-tokens N          KV pool in tokens (default max batch × the model's context)
+  --kv-tokens N          KV pool in tokens (default max batch × the model's context, at most 4096
+                         tokens per slot for a file)
   --page-size N          KV page in tokens (default 16)
   --max-waiting N        requests queued for a slot before the server answers 429 (default 256)
   --adapter default|swiftshader
@@ -37,6 +45,7 @@ const { values } = (() => {
     return parseArgs({
       options: {
         preset: { type: 'string' },
+        model: { type: 'string' },
         seed: { type: 'string' },
         weights: { type: 'string' },
         port: { type: 'string' },
@@ -65,8 +74,14 @@ const int = (flag: string, min: number): number | undefined => {
   if (!Number.isInteger(n) || n < min) fail(`--${flag} must be an integer ≥ ${min}, got "${text}"`);
   return n;
 };
-if (!values.preset) fail('--preset is required');
-if (!(values.preset in PRESETS)) fail(`unknown preset "${values.preset}"`);
+if (!values.preset === !values.model) fail('give one of --preset NAME or --model F.gguf');
+if (values.preset && !(values.preset in PRESETS)) fail(`unknown preset "${values.preset}"`);
+if (values.model) {
+  if (!/\.gguf$/i.test(values.model)) fail(`--model takes a llama.cpp .gguf file, got "${values.model}"`);
+  if (!existsSync(values.model)) fail(`--model ${values.model}: no such file`);
+  if (values.weights || values.seed)
+    fail('--weights and --seed apply to --preset (a file keeps its own weights)');
+}
 if (values.weights && !(WEIGHT_FORMATS as readonly string[]).includes(values.weights))
   fail(`--weights must be ${WEIGHT_FORMATS.join(', ')}, got "${values.weights}"`);
 if (values.adapter && !(ADAPTER_CHOICES as readonly string[]).includes(values.adapter))
@@ -78,6 +93,7 @@ try {
   const server = await startApiServer(
     {
       preset: values.preset,
+      model: values.model,
       seed: int('seed', 0),
       weights: values.weights,
       host: values.host,
@@ -95,8 +111,10 @@ try {
   console.log(
     `Serving ${i.model} (${i.weights}) at ${i.url} on ${i.adapter}${i.software ? ' (a software adapter)' : ''}: batch ${i.maxBatch}, ${i.kvPages} KV pages, context ${i.maxSeqLen}; logits checked against the CPU reference (max rel err ${i.validationMaxRelErr?.toExponential(2)}).`,
   );
+  if (i.tokenizer)
+    console.log(`Text prompts and answers go through the model's own tokenizer, ${i.tokenizer}.`);
   console.log(
-    `Try: curl -s ${i.url}/completions -H 'Content-Type: application/json' -d '{"model":"${i.model}","prompt":[1,2,3],"max_tokens":8}'`,
+    `Try: curl -s ${i.url}/completions -H 'Content-Type: application/json' -d '{"model":"${i.model}","prompt":${i.tokenizer ? '"Hello"' : '[1,2,3]'},"max_tokens":8}'`,
   );
   const stop = async () => {
     await server.close();

@@ -1,6 +1,6 @@
 import { seededData } from '../../src/checks/case.ts';
-import { seededPacked } from '../../src/checks/packed-weights.ts';
 import { type CaseName, type CaseSpec, kernelCase } from '../../src/checks/catalogue.ts';
+import { seededPacked } from '../../src/checks/packed-weights.ts';
 import type { Gpu } from '../../src/gpu/device.ts';
 import { PipelineCache } from '../../src/gpu/pipelines.ts';
 import type { KernelContext } from '../../src/kernels/kernel.ts';

@@ -21,6 +21,7 @@ import {
   markdownRow,
 } from '../markdown.ts';
 import { peersReport } from '../peers/report.ts';
+import { decodeTokensPerS } from '../spec/prompt.ts';
 import { sectionReports } from '../spec/workloads/index.ts';
 import { decodeGen } from './peer-compare.ts';
 import type { BenchResult, Point } from './schema.ts';
@@ -189,6 +190,7 @@ function headerLines(r: BenchResult): string[] {
     '',
     `- **Model:** ${escapeMarkdown(r.model.preset)}, ${formatCount(r.model.params)} params, ${formatBytes(r.model.weightBytes)} of weights${r.model.weightFormat && r.model.weightFormat !== 'f32' ? ` (linear layers ${r.model.weightFormat})` : ''} (d=${c.hiddenSize}, layers=${c.numLayers}, heads=${c.numHeads}/${c.numKvHeads}, ffn=${c.intermediateSize}, vocab=${c.vocabSize})`,
     ...graphLines(r),
+    ...promptLines(r),
     `- **Adapter:** ${escapeMarkdown(adapterLabel(adapter))}${adapterDetails.length > 0 ? ` (${adapterDetails.join(' / ')})` : ''}`,
   ];
   if (adapter.isFallbackAdapter) {
@@ -231,6 +233,33 @@ function headerLines(r: BenchResult): string[] {
     `- **Created:** ${escapeMarkdown(r.createdAt)}`,
   );
   return lines;
+}
+
+/** Longest piece of a prompt the report quotes. */
+const PROMPT_PREVIEW = 80;
+
+function preview(text: string): string {
+  return text.length > PROMPT_PREVIEW ? `${text.slice(0, PROMPT_PREVIEW)}…` : text;
+}
+
+/** Where the sweeps' prompt tokens came from, when a prompt text gave them. */
+function promptLines(r: BenchResult): string[] {
+  const p = r.spec.prompt;
+  if (!p) return [];
+  return [
+    `- **Prompt tokens:** cut from the text of ${escapeMarkdown(p.source)} ("${escapeMarkdown(preview(p.text))}"), ${p.tokens} tokens with the model's own tokenizer: a prefill of L takes its first L tokens, a decode at depth d its first max(d, 1)`,
+  ];
+}
+
+/** The text the run's model generated after its workloads (untrusted in an imported file: escaped). */
+function generationLines(g: NonNullable<BenchResult['generation']>): string[] {
+  const tps = decodeTokensPerS(g);
+  const stop = g.stop === 'eog' ? 'stopped at an end-of-generation token' : 'stopped at the token limit';
+  return [
+    `**Generated text** (greedy, ${g.tokens.length} tokens after a ${g.promptTokens.length}-token prompt, ${stop}; TTFT ${formatMs(g.ttftMs)} ms${g.tpotMs === null ? '' : `, TPOT ${formatMs(g.tpotMs)} ms`}${tps === null ? '' : `, ${fixed(tps, 1)} tokens/s`}; ${escapeMarkdown(g.clock)})`,
+    '',
+    `> **${escapeMarkdown(preview(g.prompt))}** ${escapeMarkdown(g.text)}`,
+  ];
 }
 
 /** The graph the run's model ran, and what was asked, when the file says. */
@@ -415,6 +444,7 @@ export function toMarkdown(r: BenchResult): string {
     const adapter = `${adapterLabel(r.env.adapter)}, ${r.env.runtime?.name ?? 'browser'} runtime`;
     sections.push([peersReport(r.points, r.peers, gen, adapter, isSoftwareAdapter(r.env.adapter))]);
   }
+  if (r.generation) sections.push(generationLines(r.generation));
   if (r.warnings.length > 0) {
     sections.push(['**Warnings:**', '', ...r.warnings.map((w) => `- ${escapeMarkdown(w)}`)]);
   }

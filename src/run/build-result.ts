@@ -5,6 +5,7 @@ import { bestPeaks, measurePeaks, type Peaks } from '../measure/peaks.ts';
 import { weightBytesOf } from '../model/plan.ts';
 import { parameterCount, weightFormatOf, weightFormatsOf } from '../model/weights.ts';
 import { type BenchResult, BenchResultSchema, SCHEMA_VERSION } from '../results/schema.ts';
+import type { Generation } from '../spec/prompt.ts';
 import type { RecordCollector } from './collect.ts';
 import type { PreparedRun } from './prepare.ts';
 import type { ProgressReporter } from './progress.ts';
@@ -33,6 +34,8 @@ export interface RunEnd {
   error?: BenchResult['error'];
   /** The graph the run's model really ran, if it was built. */
   graph?: Graph;
+  /** The text the run's model generated after the workloads (`spec.generate`), if it did. */
+  generation?: Generation;
 }
 
 /**
@@ -90,6 +93,9 @@ export function buildResult(
       weights: spec.weights,
       fuse: spec.fuse,
       workloads: spec.workloads,
+      ...(spec.prompt && prepared.promptTokens
+        ? { prompt: { ...spec.prompt, tokens: prepared.promptTokens.length } }
+        : {}),
     },
     env: {
       userAgent: env.userAgent,
@@ -122,6 +128,7 @@ export function buildResult(
     tuning: engine.tuning,
     points: records.points,
     ...(records.kernelPoints.length > 0 ? { kernelPoints: records.kernelPoints } : {}),
+    ...(end.generation ? { generation: end.generation } : {}),
     ...records.sections(spec.workloads, prepared, peaks, clock),
     validation: engine.validation,
     warnings,

@@ -6,6 +6,7 @@ import { weightFormatOf, weightFormatsOf } from '../model/weights.ts';
 import type { KernelPoint, Point } from '../results/schema.ts';
 import { type Workload, type WorkloadKind, workloadLabel, workloadUnits } from '../spec/workloads/index.ts';
 import { ENGINES } from '../workloads/index.ts';
+import { promptTokens } from '../workloads/prompts.ts';
 import type { KernelRecord, PassRecord, WorkloadContext } from '../workloads/workload.ts';
 import { placeKernelRecord, placePass } from './assemble.ts';
 import type { PreparedRun } from './prepare.ts';
@@ -51,6 +52,10 @@ export class RecordCollector {
         weightFormats: weightFormatsOf(weights),
         variantsFor: (f) =>
           engine.variantsFor(f, signal, () => progress.send(w.kind, `Autotuning the ${f} kernels`)),
+        promptTokens: (n, salt) =>
+          prepared.promptTokens
+            ? prepared.promptTokens.slice(0, n)
+            : promptTokens(n, loaded.weights.config.vocabSize, salt),
         kv: spec.kv,
         model: engine.model,
         pipelines: engine.pipelines,

@@ -134,8 +134,12 @@ export interface GenerateOutcome {
   warnings: string[];
   /** The check against the float64 CPU reference that came before (a prefill and a decode step). */
   validation: { maxRelErr: number | null; passed: boolean };
-  /** Wall-clock ms of the steps before the first token: loading, building (compiling), checking. */
-  timings: { loadMs: number; buildMs: number; checkMs: number };
+  /**
+   * Wall-clock ms of the steps before the first token: loading the file, building the model
+   * (uploading the weights), checking it (its first passes compile the kernels they use); and the
+   * time spent compiling pipelines, over all of them and the generation.
+   */
+  timings: { loadMs: number; buildMs: number; checkMs: number; compileMs: number };
 }
 
 /**
@@ -196,7 +200,7 @@ export async function runGeneration(
       modelName: loaded.name,
       warnings: loaded.warnings,
       validation: { maxRelErr: check.maxRelErr, passed: check.passed },
-      timings: { loadMs: t1 - t0, buildMs: t2 - t1, checkMs: t3 - t2 },
+      timings: { loadMs: t1 - t0, buildMs: t2 - t1, checkMs: t3 - t2, compileMs: model.pipelines.compileMs },
     };
   } finally {
     model.destroy();

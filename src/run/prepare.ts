@@ -6,8 +6,10 @@ import { type LoadedModel, loadModel } from '../model/source.ts';
 import { parameterCount } from '../model/weights.ts';
 import { assertFits, fitToModel, modelErrors } from '../spec/fit.ts';
 import { type EngineNeeds, engineNeeds } from '../spec/needs.ts';
+import { fitToPrompt, promptUnfit } from '../spec/prompt.ts';
 import type { BenchSpec } from '../spec/schema.ts';
 import { BYTES } from '../weight-format.ts';
+import { checkGenerationFits, promptIds } from './generate.ts';
 
 /** A spec made ready to run: its model loaded, its workloads fitted to the model, the engine sized. */
 export interface PreparedRun {
@@ -17,6 +19,10 @@ export interface PreparedRun {
   needs: EngineNeeds;
   loadMs: number;
   warnings: string[];
+  /** The prompt text's tokens (`spec.prompt`), which the sweeps cut their prompts from; absent without one. */
+  promptTokens?: number[];
+  /** The ids of the prompt to generate from after the workloads (`spec.generate`). */
+  generateIds?: number[];
 }
 
 /**
@@ -53,12 +59,39 @@ export async function prepareRun(gpu: Gpu, spec: BenchSpec): Promise<PreparedRun
       `Nothing of the ${spec.suite} suite fits this model's maxSeqLen of ${config.maxSeqLen}.`,
     );
   }
+  // A prompt text: the sweeps' prompts are cut from its tokens, so each L and depth needs as many.
+  let promptTokens: number[] | undefined;
+  if (fitted.spec.prompt) {
+    promptTokens = promptIds(loaded.tokenizer, fitted.spec.prompt.text, loaded.name);
+    const short = promptUnfit(fitted.spec.workloads, promptTokens.length);
+    if (fitted.spec.suite === 'custom') assertFits(short);
+    for (const d of short) warnings.push(`Skipped ${d.message}.`);
+    fitted.spec = { ...fitted.spec, workloads: fitToPrompt(fitted.spec.workloads, promptTokens.length) };
+    if (fitted.spec.workloads.length === 0) {
+      throw new InputError(
+        `Nothing of the ${spec.suite} suite fits the prompt text's ${promptTokens.length} tokens: give a longer text, or --prefill and --depth values it holds.`,
+      );
+    }
+  }
+  let generateIds: number[] | undefined;
+  if (fitted.spec.generate) {
+    generateIds = promptIds(loaded.tokenizer, fitted.spec.generate.prompt, loaded.name);
+    checkGenerationFits(generateIds.length, fitted.spec.generate.maxTokens, config.maxSeqLen);
+  }
   const needs = engineNeeds(fitted.spec);
+  // The generation runs on the run's model after the workloads: its prompt and tokens in one sequence.
+  if (generateIds && fitted.spec.generate) {
+    needs.maxPrompt = Math.max(needs.maxPrompt, generateIds.length);
+    needs.maxContextTokens = Math.max(
+      needs.maxContextTokens,
+      generateIds.length + fitted.spec.generate.maxTokens,
+    );
+  }
   const f32Bytes = parameterCount(config) * BYTES.f32;
   if (needs.model && f32Bytes < DRAM_BOUND_MIN_BYTES && needs.decodeContext > 0) {
     warnings.push(
       `The weights (${(f32Bytes / 2 ** 20).toFixed(1)} MiB in f32) may fit in a GPU's last-level cache (up to ${DRAM_BOUND_MIN_BYTES / 2 ** 20} MiB on some): decode then measures cache bandwidth, not DRAM.`,
     );
   }
-  return { loaded, spec: fitted.spec, needs, loadMs, warnings };
+  return { loaded, spec: fitted.spec, needs, loadMs, warnings, promptTokens, generateIds };
 }

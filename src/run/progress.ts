@@ -1,6 +1,7 @@
 import type { Peaks } from '../measure/peaks.ts';
 import type { KernelPoint, Point } from '../results/schema.ts';
 import type { WorkloadKind } from '../spec/workloads/index.ts';
+import type { GenerateEvent } from './generate.ts';
 
 /** Sent as the run goes, so a UI or CLI can show progress and draw records as they land. */
 export interface Progress {
@@ -19,6 +20,8 @@ export interface Progress {
   kernelPoint?: KernelPoint;
   /** The roofs, once measured, so a live roofline can draw them before the run ends. */
   peaks?: Peaks;
+  /** A token of the text generated after the workloads (`spec.generate`), as it is read back. */
+  generated?: GenerateEvent;
 }
 
 /**

@@ -3,13 +3,16 @@ import { type Gpu, rootCause } from '../gpu/device.ts';
 import { graphOf } from '../measure/cost.ts';
 import type { TuningStore } from '../measure/tuning-cache.ts';
 import type { Model } from '../model/forward.ts';
+import type { Tokenizer } from '../model/tokenizer/index.ts';
 import { promptLogits } from '../model/verify.ts';
 import type { BenchResult } from '../results/schema.ts';
+import type { Generation } from '../spec/prompt.ts';
 import type { BenchSpec } from '../spec/schema.ts';
 import { workloadUnits } from '../spec/workloads/index.ts';
 import { buildResult, measureRoofsAgain, type RunEnd } from './build-result.ts';
 import { RecordCollector } from './collect.ts';
-import { prepareRun } from './prepare.ts';
+import { generateGreedy } from './generate.ts';
+import { type PreparedRun, prepareRun } from './prepare.ts';
 import { type Progress, ProgressReporter } from './progress.ts';
 import { EngineSetup, type RunEnvironment } from './setup.ts';
 
@@ -44,6 +47,43 @@ async function probe(model: Model | null, tokens: number[]): Promise<ProbeOutcom
 }
 
 /**
+ * The text the run's model generates from `spec.generate`'s prompt after the workloads, streamed as
+ * progress: the very model that was timed, outside every timed span. A failure is a warning, never
+ * the run's (a cancel still cancels).
+ */
+async function generateAfterWorkloads(
+  model: Model | null,
+  prepared: PreparedRun,
+  progress: ProgressReporter,
+  warnings: string[],
+  signal: AbortSignal,
+): Promise<Generation | undefined> {
+  const settings = prepared.spec.generate;
+  if (!settings || !prepared.generateIds) return undefined;
+  if (!model) {
+    warnings.push('No text was generated from the prompt: this run builds no model.');
+    return undefined;
+  }
+  const label = 'Generating text from the prompt';
+  progress.send(null, label);
+  try {
+    const g = await generateGreedy(
+      model,
+      prepared.loaded.tokenizer as Tokenizer,
+      prepared.generateIds,
+      settings,
+      (generated) => progress.send(null, label, { generated }),
+      signal,
+    );
+    return { prompt: settings.prompt, ...g };
+  } catch (e) {
+    if (signal.aborted) throw e;
+    warnings.push(`No text was generated from the prompt: ${(e as Error).name}: ${(e as Error).message}`);
+    return undefined;
+  }
+}
+
+/**
  * Runs a benchmark: loads the model and fits the workloads to it (bad input rejects here, before
  * anything is measured), sets up the engine (roofs, kernel families, the model validated against
  * the CPU reference), runs each workload through its engine, then builds the result from every
@@ -70,6 +110,7 @@ export async function runBench(
     await engine.setUp(env, options.tuningStore, progress, warnings, signal);
     await records.runWorkloads(gpu, prepared, engine, progress, warnings, signal);
     if (options.probe) options.probe.onDone(await probe(engine.model, options.probe.tokens));
+    end.generation = await generateAfterWorkloads(engine.model, prepared, progress, warnings, signal);
   } catch (e) {
     // A cancel is a cancel whatever call noticed it; otherwise a lost device is the root cause.
     const cause = signal.aborted ? (signal.reason ?? e) : await rootCause(gpu, e);

@@ -38,6 +38,8 @@ export type OnlineEnd =
 export interface OnlineSubmit {
   prompt: readonly number[];
   maxTokens: number;
+  /** Ends the request after a token it returns true for (an end-of-generation token), before maxTokens. */
+  stopAfter?: (token: number) => boolean;
   /** New tokens of a step, in order, with the time the step's readback returned. */
   onTokens: (tokens: number[], atMs: number) => void;
   /** Called exactly once: finished, cancelled (by `cancel`) or failed (the engine or the request). */
@@ -103,6 +105,7 @@ export class OnlineEngine {
       prompt: sub.prompt,
       outputTokens: sub.maxTokens,
       arrivalMs: this.o.now(),
+      stopAfter: sub.stopAfter,
     });
     const entry: Entry = { req, sub, sent: 0, ended: false };
     this.entries.set(req, entry);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Tokenizer } from '../model/tokenizer/index.ts';
 
 /**
  * The protocol of the engine's OpenAI-compatible `POST /v1/completions` endpoint (OpenAI's legacy
@@ -6,14 +7,17 @@ import { z } from 'zod';
  * server-sent events of a streamed answer. No HTTP here: the server wires these to its routes, and
  * the benchmark's client reads the same shapes back (parseSseEvents).
  *
- * The model's weights are seeded, not trained, and it has no real tokenizer: token ids are the exact
- * interface (a prompt of ids, `token_ids` in the answer), and text in either direction is a
- * deterministic stand-in (textTokens, tokenText) so that ordinary OpenAI clients work unchanged.
+ * Token ids are the exact interface (a prompt of ids, `token_ids` in every answer). A model with
+ * its own tokenizer (a GGUF file that carries one) takes text prompts through it and answers text
+ * detokenized incrementally (CompletionText); a model without one (a preset's seeded weights) has a
+ * deterministic stand-in in both directions (textTokens, tokenText), so that ordinary OpenAI clients
+ * work unchanged.
  *
- * The engine decodes greedily and always generates `max_tokens` tokens (it never stops at EOS or at
- * a stop sequence), so the sampling fields are accepted only at the values that mean exactly that,
- * and anything else is refused rather than silently ignored: a benchmark that asked for sampling
- * must not measure greedy decoding without knowing.
+ * The engine decodes greedily. It stops at the model's end-of-generation tokens (unless
+ * `ignore_eos`; a model without a tokenizer has none) or at `max_tokens`, never at a stop
+ * sequence, so the sampling fields are accepted only at the values that mean exactly that, and
+ * anything else is refused rather than silently ignored: a benchmark that asked for sampling must
+ * not measure greedy decoding without knowing.
  */
 
 // ---------------------------------------------------------------------------------------------
@@ -298,8 +302,8 @@ export function parseCompletionRequest(body: unknown, ctx: CompletionContext): P
     return fail(
       unsupported(
         'stop',
-        "Stop sequences are not supported (the engine always generates 'max_tokens' tokens): " +
-          "'stop' must be null or empty.",
+        'Stop sequences are not supported (the engine stops at the model’s end-of-generation tokens or ' +
+          "at 'max_tokens'): 'stop' must be null or empty.",
       ),
     );
   }
@@ -577,4 +581,36 @@ export function textTokens(text: string, vocabSize: number): number[] {
 /** A printable stand-in for a generated token's text, ` t<id>`: the id is the real output. */
 export function tokenText(id: number): string {
   return ` t${id}`;
+}
+
+/**
+ * A request's generated ids as text, chunk by chunk: through the model's tokenizer (each token's
+ * piece as llama.cpp's server streams it, never half a character; `flush` gives what is left at the
+ * end) where the model has one, else the stand-in ` t<id>` per token. The whole answer is the
+ * chunks joined, so a streamed and a non-streamed answer say the same.
+ */
+export class CompletionText {
+  private readonly decoder: ReturnType<Tokenizer['decoder']> | undefined;
+
+  constructor(tokenizer: Pick<Tokenizer, 'decoder'> | undefined) {
+    this.decoder = tokenizer?.decoder();
+  }
+
+  push(ids: readonly number[]): string {
+    const d = this.decoder;
+    return d ? ids.map((id) => d.push(id)).join('') : ids.map(tokenText).join('');
+  }
+
+  flush(): string {
+    return this.decoder?.flush() ?? '';
+  }
+}
+
+/** Why an answer ended: 'stop' when its last token is an end-of-generation token that ended it, else 'length'. */
+export function finishReason(
+  tokens: readonly number[],
+  stopAfter: ((token: number) => boolean) | undefined,
+): FinishReason {
+  const last = tokens[tokens.length - 1];
+  return stopAfter !== undefined && last !== undefined && stopAfter(last) ? 'stop' : 'length';
 }

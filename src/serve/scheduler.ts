@@ -60,6 +60,12 @@ export interface ServeRequestInit {
   outputTokens: number;
   /** Arrival, ms from the run's start. */
   arrivalMs: number;
+  /**
+   * Ends the request early after a token it returns true for (the model's end-of-generation
+   * tokens, for a server with a tokenizer); that token is the request's last. Without it a request
+   * always generates `outputTokens`.
+   */
+  stopAfter?: (token: number) => boolean;
 }
 
 export type RequestState = 'waiting' | 'running' | 'finished' | 'failed';
@@ -275,7 +281,7 @@ export class Scheduler {
     }
     r.generated.push(token);
     r.tokenTimesMs.push(nowMs);
-    if (r.generated.length >= r.outputTokens) {
+    if (r.generated.length >= r.outputTokens || r.stopAfter?.(token)) {
       this.remove(r);
       r.state = 'finished';
       r.finishMs = nowMs;

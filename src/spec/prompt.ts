@@ -104,7 +104,7 @@ export function promptUnfit(workloads: readonly Workload[], tokens: number): Unf
             kind,
             option,
             value,
-            message: `${option === 'prefill' ? `prompt length ${value}` : `decode depth ${value}`} needs ${need} prompt tokens and the prompt text has ${tokens}`,
+            message: `${kind === 'fusion' ? 'the fused-against-unfused ' : ''}${option === 'prefill' ? `prompt length ${value}` : `decode depth ${value}`}: it takes the prompt text's first ${need} tokens, and the text has ${tokens}`,
           },
         ]
       : [];

@@ -7,7 +7,7 @@ import { isSoftwareAdapter } from '../gpu/device.ts';
 import type { Peaks } from '../measure/peaks.ts';
 import { adapterLabel } from '../results/export.ts';
 import type { BenchResult, Point } from '../results/schema.ts';
-import type { EngineApi, GpuInfo, Progress } from '../runtime/api.ts';
+import type { EngineApi, GenerateEvent, GpuInfo, Progress } from '../runtime/api.ts';
 import { CapacityView } from './capacity/view.ts';
 import { CompareView } from './compare.ts';
 import { DeviceCard } from './device-card.ts';
@@ -30,7 +30,10 @@ export class App {
   readonly element: HTMLElement;
   private readonly errors = new ErrorBanner();
   private readonly device = new DeviceCard();
-  private readonly form = new ConfigForm(() => void this.run());
+  private readonly form = new ConfigForm(
+    () => void this.run(),
+    () => void this.generate(),
+  );
   private readonly progress = new ProgressView();
   private readonly runView = new RunView();
   private readonly compareView: CompareView;
@@ -219,8 +222,15 @@ export class App {
         redraw = true;
       }
       if (p.point) points.push(p.point);
+      if (p.generated) this.runView.generation.event(p.generated);
       if (redraw) this.runView.showLive(label, [...points], peaks);
     };
+    if (spec.generate) {
+      this.runView.generation.start(
+        spec.generate.prompt,
+        'To be generated greedily on the run’s model once its workloads are done…',
+      );
+    }
     let result: BenchResult;
     // Compare with llama.cpp: the engine runs from the GGUF file the peer will load.
     let peer: Awaited<ReturnType<typeof preparePagePeer>> | null = null;
@@ -242,6 +252,7 @@ export class App {
         `The run failed: ${err.name}`,
         `${err.message}${points.length > 0 ? ` The ${points.length} finished points are shown below (export needs a finished run).` : ''}`,
       );
+      if (spec.generate) this.runView.generation.fail(`${err.name}: ${err.message}`);
       this.progress.finish('Failed');
       this.setRunning(false);
       return;
@@ -252,7 +263,12 @@ export class App {
       this.progress.step('llama.cpp (wllama, in this page) on the same file…');
       const logits = await this.engine.takeProbe(this.runId);
       result.peers = [
-        await runPagePeer(spec, peer, logits && 'logits' in logits ? logits.logits : undefined),
+        await runPagePeer(
+          spec,
+          peer,
+          logits && 'logits' in logits ? logits.logits : undefined,
+          result.model.weightFormat,
+        ),
       ];
     }
     this.runView.showResult(result);
@@ -277,6 +293,41 @@ export class App {
       } catch {
         // History is a convenience; the card already says when IndexedDB is unavailable.
       }
+    }
+  }
+
+  /**
+   * The Prompt box's Generate: the picked GGUF file built and checked against the CPU reference,
+   * then the text streamed into the run view token by token. Cancel stops it between two tokens.
+   */
+  private async generate(): Promise<void> {
+    if (this.running || !this.gpu) return;
+    const request = this.form.generateRequest();
+    if (!request) return;
+    this.setRunning(true);
+    this.errors.clearFrom('run');
+    this.showTab('run');
+    const where =
+      'Generated greedily with Generate: the model built for it and checked against the CPU reference, on this adapter’s default kernels.';
+    const view = this.runView.generation;
+    view.start(request.prompt, 'Loading the model…');
+    this.runId = `page-generate-${++this.runs}-${Date.now()}`;
+    this.progress.start();
+    this.progress.step('Generating text from the prompt…');
+    try {
+      const r = await this.engine.generate(
+        request,
+        proxy((e: GenerateEvent) => view.event(e)),
+        this.runId,
+      );
+      view.finish(r.generation, where);
+      this.progress.finish(`Done: ${r.generation.tokens.length} tokens`);
+    } catch (e) {
+      const err = e as Error;
+      view.fail(`${err.name}: ${err.message}`);
+      this.progress.finish('Failed');
+    } finally {
+      this.setRunning(false);
     }
   }
 

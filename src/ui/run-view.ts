@@ -14,6 +14,7 @@ import { button, h } from './dom.ts';
 import { downloadResult, resultFileStem } from './export.ts';
 import { formatCount, formatDate, formatMs } from './format.ts';
 import { resultWeights } from './formats/weights.ts';
+import { GenerationView } from './generation-view.ts';
 import { PeersView } from './peers-view.ts';
 import { latencyTable, resultsTable } from './results-table.ts';
 import { VIEWS, type ViewSlot } from './views/index.ts';
@@ -41,6 +42,8 @@ export class RunView {
   });
   /** The peers beside the run (llama.cpp, wllama), when it has any. */
   private readonly peersView = new PeersView();
+  /** Text the model generated: a run's, after its workloads, or the Prompt box's Generate. */
+  readonly generation = new GenerationView();
   /** Each workload's own section, in the registry's order, where its view sits. */
   private readonly views = WORKLOAD_KINDS.flatMap((kind) => {
     const slot = VIEWS[kind];
@@ -92,7 +95,7 @@ export class RunView {
       this.peersView.element,
       ...this.viewsAt('below-charts'),
     ]);
-    this.element = h('div', { className: 'run-view' }, [this.intro, this.content]);
+    this.element = h('div', { className: 'run-view' }, [this.generation.element, this.intro, this.content]);
   }
 
   get current(): BenchResult | null {
@@ -145,6 +148,7 @@ export class RunView {
     ]);
     for (const { view } of this.views) view.show(r);
     this.peersView.show(r);
+    this.generation.show(r.generation, r.warnings);
   }
 
   private viewsAt(place: ViewSlot['place']): HTMLElement[] {

@@ -8,8 +8,7 @@ import { decodePrompt, MAX_TIMED_PASSES } from '../spec/workload.ts';
 import type { WorkloadOf } from '../spec/workloads/index.ts';
 import type { WeightFormats } from '../weight-format.ts';
 import { batchScaling, batchTargets } from './decode-section.ts';
-import { promptTokens } from './prompts.ts';
-import { requireModel, type WorkloadEngine, type WorkloadRunner } from './workload.ts';
+import { requireModel, type WorkloadContext, type WorkloadEngine, type WorkloadRunner } from './workload.ts';
 
 /**
  * The decode sweep. At each depth, a repetition is one request's life at batch B: B fresh
@@ -34,7 +33,7 @@ export const decodeSweep: WorkloadRunner<'decode'> = async (ctx, w) => {
       const latency = { ttftMs: [] as number[], tpotMs: [] as number[], itlMs: [] as number[] };
       for (let r = 0; r < w.warmup + w.reps; r++) {
         ctx.signal.throwIfAborted();
-        const once = () => generation(model, profiler, w, depth, false);
+        const once = () => generation(model, ctx.promptTokens, profiler, w, depth, false);
         const run = r === 0 ? await checkedRun(ctx.gpu, `decode at depth ${depth}`, once) : await once();
         if (r < w.warmup) continue;
         const tpot = (run.arrivals[steps] - run.arrivals[0]) / steps;
@@ -46,7 +45,7 @@ export const decodeSweep: WorkloadRunner<'decode'> = async (ctx, w) => {
       const profiled: Span[][] = [];
       for (let r = 0; r < (w.profile ? w.reps : 1); r++) {
         ctx.signal.throwIfAborted();
-        profiled.push((await generation(model, profiler, w, depth, true)).spans);
+        profiled.push((await generation(model, ctx.promptTokens, profiler, w, depth, true)).spans);
       }
       const cost = generationCost(
         ctx.config,
@@ -79,13 +78,14 @@ export const decodeSweep: WorkloadRunner<'decode'> = async (ctx, w) => {
 };
 
 /**
- * One generation at batch B: B fresh sequences, each with a distinct prompt of max(depth, 1)
- * tokens (one prefill), then gen − 1 decode steps. Timed (`perKernel` false): one pass per step,
+ * One generation at batch B: B fresh sequences, each with a prompt of max(depth, 1) tokens (one
+ * prefill; distinct stand-in tokens per sequence, or the prompt text's first tokens), then gen − 1 decode steps. Timed (`perKernel` false): one pass per step,
  * the spans read once after the last token, so no readback sits inside a step. Profiled
  * (`perKernel` true): one pass per kernel, read back after each step; nothing of it is a sample.
  */
 async function generation(
   model: Model,
+  prompt: WorkloadContext['promptTokens'],
   profiler: GpuProfiler,
   w: WorkloadOf<'decode'>,
   depth: number,
@@ -94,7 +94,7 @@ async function generation(
   const seqs = Array.from({ length: w.batch }, () => model.createSequence());
   const prompts = seqs.map((seq, b) => ({
     seq,
-    tokens: promptTokens(decodePrompt(depth), model.config.vocabSize, depth + 31 * b + 7),
+    tokens: prompt(decodePrompt(depth), depth + 31 * b + 7),
   }));
   try {
     const start = performance.now();

@@ -4,7 +4,6 @@ import { graphOf, prefillCost } from '../measure/cost.ts';
 import { kernelBreakdown, PointSamples } from '../measure/samples.ts';
 import type { Model } from '../model/forward.ts';
 import { MAX_TIMED_PASSES } from '../spec/workload.ts';
-import { promptTokens } from './prompts.ts';
 import { requireModel, type WorkloadEngine, type WorkloadRunner } from './workload.ts';
 
 /**
@@ -19,7 +18,7 @@ export const prefillSweep: WorkloadRunner<'prefill'> = async (ctx, w) => {
   try {
     for (const [i, L] of w.lengths.entries()) {
       ctx.progress(i, w.lengths.length, `prefill L=${L}`);
-      const tokens = promptTokens(L, ctx.config.vocabSize, L);
+      const tokens = ctx.promptTokens(L, L);
       const samples = new PointSamples(profiler.supported);
       const ttft: number[] = [];
       for (let r = 0; r < w.warmup + w.reps; r++) {

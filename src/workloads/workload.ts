@@ -49,6 +49,11 @@ export interface WorkloadContext<R = never> {
    * graphs in one run (the points of every other workload carry none).
    */
   readonly graph?: Graph;
+  /**
+   * The prompt of `n` tokens a sweep feeds: the first n tokens of the run's prompt text (`--prompt`,
+   * `--prompt-file`) when it has one, else the stand-in tokens for `salt` (prompts.ts).
+   */
+  promptTokens(n: number, salt: number): number[];
   /** The run's KV cache settings (models a workload builds itself follow them). */
   readonly kv: BenchSpec['kv'];
   /** The roofs measured before the workloads ran. */

@@ -1,17 +1,21 @@
 // The HTTP server's engine process: the native runtime's engine on Dawn, behind the OpenAI-compatible
-// endpoint of api-server.ts. Started by bench/serve-api.ts (npm run serve-api), which sets the Vulkan
+// endpoint of api-server.ts, serving a preset or a GGUF file (with the file's own tokenizer, when it
+// carries one). Started by bench/serve-api.ts (npm run serve-api), which sets the Vulkan
 // loader and ICD in its environment and passes the settings as one JSON argument. It prints one JSON
 // line per event on stdout ({"event":"listening","url":…}, {"event":"error","message":…}), so the
 // CLI and the load test can start it and wait for it.
 
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { acquireGpu, isSoftwareAdapter } from '../../gpu/device.ts';
 import { PipelineCache } from '../../gpu/pipelines.ts';
 import { defaultVariants } from '../../kernels/variants.ts';
 import { Model } from '../../model/forward.ts';
-import { loadModel } from '../../model/source.ts';
+import { loadGgufModel } from '../../model/gguf-load.ts';
+import { type LoadedModel, loadModel } from '../../model/source.ts';
 import { validateModel } from '../../model/verify.ts';
-import { quantizeWeights } from '../../model/weights.ts';
+import { quantizeWeights, weightFormatOf } from '../../model/weights.ts';
 import { warmUp } from '../../serve/driver.ts';
 import { OnlineEngine } from '../../serve/online.ts';
 import { VALIDATION_TOKENS } from '../../spec/workload.ts';
@@ -25,6 +29,7 @@ const say = (event: Record<string, unknown>) => process.stdout.write(`${JSON.str
 const { values } = parseArgs({
   options: {
     preset: { type: 'string' },
+    model: { type: 'string' },
     seed: { type: 'string', default: '0' },
     weights: { type: 'string', default: 'f32' },
     host: { type: 'string', default: '127.0.0.1' },
@@ -38,15 +43,33 @@ const { values } = parseArgs({
   },
 });
 
+/**
+ * KV tokens per batch slot when --kv-tokens is not given and a file is served: a real model's
+ * context (32k, 128k tokens) times the batch would ask for tens of GB of KV pool; a longer request
+ * is refused with the pool's size (OnlineEngine.refusal), and --kv-tokens raises the pool.
+ */
+const FILE_SLOT_TOKENS = 4096;
+
+/** The served model: a preset's seeded weights, or a GGUF file read from disk with its tokenizer. */
+async function load(): Promise<LoadedModel> {
+  if (values.model) {
+    const name = basename(values.model);
+    return { name, ...loadGgufModel(new Uint8Array(readFileSync(values.model)), name) };
+  }
+  return loadModel({ kind: 'preset', preset: values.preset as string, seed: Number(values.seed) });
+}
+
 async function main(): Promise<void> {
-  const preset = values.preset as string;
   const maxBatch = Number(values['max-batch']);
   const gpu = await acquireGpu({ gpu: dawnInstance(values.backend as string) });
-  const loaded = await loadModel({ kind: 'preset', preset, seed: Number(values.seed) });
+  const loaded = await load();
+  const modelName = loaded.name;
+  // A file keeps its own tensors' types (the CLI refuses --weights with --model).
   const format = values.weights as RunWeightFormat;
   const weights = format === 'f32' ? loaded.weights : quantizeWeights(loaded.weights, format);
   const config = weights.config;
   const software = isSoftwareAdapter(gpu.adapter);
+  const slotTokens = values.model ? Math.min(config.maxSeqLen, FILE_SLOT_TOKENS) : config.maxSeqLen;
   const model = await Model.create(
     gpu,
     weights,
@@ -54,7 +77,7 @@ async function main(): Promise<void> {
       kv: {
         mode: 'paged',
         pageSize: Number(values['page-size']),
-        capacityTokens: values['kv-tokens'] ? Number(values['kv-tokens']) : maxBatch * config.maxSeqLen,
+        capacityTokens: values['kv-tokens'] ? Number(values['kv-tokens']) : maxBatch * slotTokens,
         prefixCache: false,
       },
       maxBatch,
@@ -79,17 +102,19 @@ async function main(): Promise<void> {
   });
   const app = buildApiServer({
     engine,
-    modelName: preset,
+    modelName,
     vocabSize: config.vocabSize,
     maxSeqLen: config.maxSeqLen,
+    tokenizer: loaded.tokenizer,
     now: epochMs,
   });
   const address = await app.listen({ host: values.host as string, port: Number(values.port) });
   say({
     event: 'listening',
     url: `${address}/v1`,
-    model: preset,
-    weights: format,
+    model: modelName,
+    weights: weightFormatOf(weights),
+    tokenizer: loaded.tokenizer ? `${loaded.tokenizer.model} (${loaded.tokenizer.vocabSize} tokens)` : null,
     adapter: [gpu.adapter.vendor, gpu.adapter.architecture, gpu.adapter.description]
       .filter(Boolean)
       .join(' '),

@@ -1,11 +1,14 @@
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import type { Tokenizer } from '../../model/tokenizer/index.ts';
 import type { OnlineEnd, OnlineEngine, OnlineTimeline } from '../../serve/online.ts';
 import {
   type ApiError,
   apiError,
+  CompletionText,
   checkContext,
   completionChunk,
   completionResponse,
+  finishReason,
   invalidJson,
   notFound,
   parseCompletionRequest,
@@ -14,7 +17,6 @@ import {
   serverError,
   sseData,
   textTokens,
-  tokenText,
   tooManyRequests,
   usageChunk,
 } from '../../serve/openai.ts';
@@ -27,6 +29,7 @@ import {
   Registry,
   TOKEN_LATENCY_BUCKETS_S,
 } from '../../serve/prometheus.ts';
+import { PROMPT_TOKENIZE } from '../../spec/prompt.ts';
 
 /**
  * The engine as an OpenAI-compatible endpoint (Fastify): `POST /v1/completions` (streamed as
@@ -43,6 +46,12 @@ export interface ApiServerOptions {
   modelName: string;
   vocabSize: number;
   maxSeqLen: number;
+  /**
+   * The model's own tokenizer (a GGUF file that carries one): text prompts are tokenized with it,
+   * answers are its text, and generation stops at its end-of-generation tokens unless `ignore_eos`.
+   * Without one, the stand-in text of openai.ts and always `max_tokens` tokens.
+   */
+  tokenizer?: Tokenizer;
   /** The server's clock (epoch ms, sub-millisecond): the engine's `now`. */
   now: () => number;
 }
@@ -198,7 +207,22 @@ export function buildApiServer(o: ApiServerOptions): FastifyInstance {
     });
     if (!parsed.ok) return sendError(reply, parsed.error);
     const r = parsed.request;
-    const prompt = typeof r.prompt === 'string' ? textTokens(r.prompt, o.vocabSize) : r.prompt;
+    const tokenizer = o.tokenizer;
+    const prompt =
+      typeof r.prompt !== 'string'
+        ? r.prompt
+        : tokenizer
+          ? tokenizer.encode(r.prompt, PROMPT_TOKENIZE)
+          : textTokens(r.prompt, o.vocabSize);
+    if (prompt.length === 0) {
+      return sendError(
+        reply,
+        apiError(400, 'The prompt makes no tokens.', 'invalid_request_error', 'prompt', 'invalid_value'),
+      );
+    }
+    // Where the model has a tokenizer, its end-of-generation tokens end a request (llama-server's and vLLM's default).
+    const stopAfter = tokenizer && !r.ignoreEos ? (token: number) => tokenizer.isEog(token) : undefined;
+    const text = new CompletionText(tokenizer);
     const tooLong = checkContext(prompt.length, r.maxTokens, o.maxSeqLen);
     if (tooLong) return sendError(reply, tooLong);
     const refused = o.engine.refusal(prompt.length, r.maxTokens);
@@ -221,16 +245,18 @@ export function buildApiServer(o: ApiServerOptions): FastifyInstance {
       const handle = o.engine.submit({
         prompt,
         maxTokens: r.maxTokens,
+        stopAfter,
         onTokens: (tokens) => {
           if (raw.destroyed) return;
           sent += tokens.length;
+          const stopped = stopAfter?.(tokens[tokens.length - 1]) === true;
           raw.write(
             sseData(
               completionChunk({
                 ...base,
-                text: tokens.map(tokenText).join(''),
+                text: text.push(tokens),
                 tokenIds: tokens,
-                finishReason: sent >= r.maxTokens ? 'length' : null,
+                finishReason: stopped ? 'stop' : sent >= r.maxTokens ? 'length' : null,
               }),
             ),
           );
@@ -246,6 +272,11 @@ export function buildApiServer(o: ApiServerOptions): FastifyInstance {
             return;
           }
           const timing = timingOf(end.timeline);
+          // Bytes the tokenizer still held (a character the last tokens never finished) end the text.
+          const rest = text.flush();
+          const reason = finishReason(end.tokens, stopAfter);
+          if (rest && r.includeUsage)
+            raw.write(sseData(completionChunk({ ...base, text: rest, finishReason: reason })));
           // The timeline rides on the last chunk whether or not the client asked for usage.
           raw.write(
             sseData(
@@ -257,7 +288,7 @@ export function buildApiServer(o: ApiServerOptions): FastifyInstance {
                     timing,
                   })
                 : {
-                    ...completionChunk({ ...base, text: '', finishReason: 'length' }),
+                    ...completionChunk({ ...base, text: rest, finishReason: reason }),
                     server_timing: timing,
                   },
             ),
@@ -283,6 +314,7 @@ export function buildApiServer(o: ApiServerOptions): FastifyInstance {
       const handle = o.engine.submit({
         prompt,
         maxTokens: r.maxTokens,
+        stopAfter,
         onTokens: () => {},
         onEnd: (end) => {
           settled = true;
@@ -293,11 +325,11 @@ export function buildApiServer(o: ApiServerOptions): FastifyInstance {
             void reply.send({
               ...completionResponse({
                 ...base,
-                text: end.tokens.map(tokenText).join(''),
+                text: text.push(end.tokens) + text.flush(),
                 tokenIds: end.tokens,
                 promptTokens: prompt.length,
                 completionTokens: end.tokens.length,
-                finishReason: 'length',
+                finishReason: finishReason(end.tokens, stopAfter),
                 timing: timingOf(end.timeline),
               }),
             });

@@ -13,10 +13,12 @@
 
 import type { KvDtype } from '../../kv/format.ts';
 import { isPresetName, PRESETS, presetConfig } from '../../model/config.ts';
+import { isGgufName } from '../../model/source.ts';
 import { parameterCount } from '../../model/weights.ts';
 import { parseSlo } from '../../serve/metrics.ts';
 import { fitToModel, workloadModelErrors } from '../../spec/fit.ts';
 import { buildSpec, type SpecOptions } from '../../spec/options.ts';
+import type { GenerateRequest } from '../../spec/prompt.ts';
 import type { BenchSpec } from '../../spec/schema.ts';
 import { SPEC_DEFAULTS } from '../../spec/suites.ts';
 import { windowErrors } from '../../spec/workload.ts';
@@ -27,6 +29,7 @@ import { formatCount } from '../format.ts';
 import { type FieldName, Fields, isField, parseList, parseNumber } from './fields.ts';
 import { layOut } from './layout.ts';
 import { LocalModelPicker } from './local-model.ts';
+import { PromptBox } from './prompt-box.ts';
 import {
   FIELD_DEFAULTS,
   PAGE_SUITES,
@@ -81,12 +84,19 @@ export class ConfigForm {
     attrs: { role: 'alert', hidden: true },
   });
   private readonly presetInfo = h('p', { className: 'hint' });
-  private readonly localModel = new LocalModelPicker();
+  private readonly localModel = new LocalModelPicker(() => this.updatePromptBox());
+  private readonly promptBox: PromptBox;
 
-  constructor(private readonly onSubmit: () => void) {
+  /** `onGenerate`: the Prompt box's Generate, once its prompt and token count read well. */
+  constructor(
+    private readonly onSubmit: () => void,
+    onGenerate: () => void,
+  ) {
+    this.promptBox = new PromptBox(onGenerate);
     const layout = layOut(this.fields, {
       presetInfo: this.presetInfo,
       localModel: this.localModel.element,
+      promptBox: this.promptBox.element,
       formError: this.formError,
     });
     this.fieldset = layout.fieldset;
@@ -158,6 +168,14 @@ export class ConfigForm {
     return this.validate();
   }
 
+  /** What the Prompt box's Generate asks for: the chosen model and the box's text, or null (the box says why). */
+  generateRequest(): GenerateRequest | null {
+    const model = this.localModel.model;
+    const settings = this.promptBox.settings();
+    if (!model || !settings) return null;
+    return { model, ...settings };
+  }
+
   /** Whether llama.cpp (wllama) should run beside the run, on the same weights. */
   peerRequested(): boolean {
     return this.fields.checked('peer');
@@ -205,6 +223,12 @@ export class ConfigForm {
       }
     }
     return 'custom';
+  }
+
+  /** The Prompt box is open to a GGUF file alone: only it carries a tokenizer. */
+  private updatePromptBox(): void {
+    const picked = this.localModel.model;
+    this.promptBox.setModel(!picked ? 'preset' : isGgufName(picked.name) ? 'gguf' : 'safetensors');
   }
 
   private updatePresetInfo(): void {
@@ -262,6 +286,9 @@ export class ConfigForm {
         ? parseFormats(this.fields.value('weightsList'))
         : [this.fields.value('weights') as RunWeightFormat],
     };
+    // The Prompt box shows its own error; a box that does not read well sends no generation.
+    const generate = this.promptBox.settings();
+    if (generate) options.generate = generate;
     if (suite === 'spec') {
       // The speculative suite's own fields; its depths, tokens and repetitions are sent as typed.
       options.drafters = parseDrafters(this.fields.value('drafters'));
@@ -391,6 +418,7 @@ export class ConfigForm {
     this.fields.showErrors(errors);
     this.formError.textContent = formErrors.map((m) => m.charAt(0).toUpperCase() + m.slice(1)).join('. ');
     this.formError.hidden = formErrors.length === 0;
-    return result !== null && errors.size === 0 ? result : null;
+    const promptOk = this.promptBox.settings() !== null;
+    return result !== null && errors.size === 0 && promptOk ? result : null;
   }
 }

@@ -26,6 +26,8 @@ interface Layout {
 interface Parts {
   presetInfo: HTMLElement;
   localModel: HTMLElement;
+  /** The Prompt box: text to generate from, with the model's own tokenizer. */
+  promptBox: HTMLElement;
   formError: HTMLElement;
 }
 
@@ -58,6 +60,7 @@ export function layOut(fields: Fields, parts: Parts): Layout {
     ]),
     parts.presetInfo,
     parts.localModel,
+    parts.promptBox,
     h('div', { className: 'form-grid' }, [
       fields.select(
         'suite',

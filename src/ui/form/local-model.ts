@@ -16,7 +16,8 @@ export class LocalModelPicker {
   /** A model picked from disk; when set it replaces the preset. */
   private picked: LocalModel | undefined;
 
-  constructor() {
+  /** `onChange` runs after each pick (or return to the preset), once `model` says what it is. */
+  constructor(onChange: () => void = () => {}) {
     const pickFiles = h('input', {
       attrs: { id: 'local-model', type: 'file', accept: '.safetensors,.json,.gguf', multiple: true },
     });
@@ -41,6 +42,7 @@ export class LocalModelPicker {
         localNote.textContent = `Using ${weights.name} (${(weights.size / 2 ** 20).toFixed(1)} MiB) with its config.json instead of the preset.`;
       }
       clearLocal.hidden = !this.picked;
+      onChange();
     };
     pickFiles.addEventListener('change', onPick(pickFiles));
     pickFolder.addEventListener('change', onPick(pickFolder));
@@ -50,6 +52,7 @@ export class LocalModelPicker {
       pickFolder.value = '';
       clearLocal.hidden = true;
       localNote.textContent = PICK_HINT;
+      onChange();
     });
     this.element = h('div', { className: 'field field-local' }, [
       h('label', { text: 'Or a local safetensors or GGUF model', attrs: { for: 'local-model' } }),

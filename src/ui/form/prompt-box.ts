@@ -1,0 +1,122 @@
+/**
+ * The Prompt box: a text to generate from greedily with the model's own tokenizer, after the run's
+ * workloads (it travels in the spec as `generate`) or at once with Generate. Only a GGUF file
+ * carries a tokenizer; for a preset or a safetensors model the box is disabled and says why.
+ */
+import { type GenerateSettings, MAX_GENERATE_TOKENS } from '../../spec/prompt.ts';
+import { button, h, uniqueId } from '../dom.ts';
+
+/** Tokens asked for by default: llama.cpp's llama-simple's. */
+const DEFAULT_TOKENS = 32;
+
+/** What the chosen model is, as far as the page knows before loading it. */
+export type PromptModel = 'preset' | 'safetensors' | 'gguf';
+
+const NOTES: Record<PromptModel, string> = {
+  preset:
+    'Unavailable: a preset has seeded random weights and no tokenizer, so there is no text to read or write. Pick a .gguf file that carries its tokenizer.',
+  safetensors:
+    'Unavailable: the page reads no tokenizer for a safetensors model. A .gguf file carries its own.',
+  gguf: 'Greedy, with the file’s own tokenizer: generated after the run’s workloads (on the model the run timed), or now with Generate.',
+};
+
+export class PromptBox {
+  readonly element: HTMLElement;
+  private readonly text: HTMLTextAreaElement;
+  private readonly tokens: HTMLInputElement;
+  private readonly note: HTMLElement;
+  private readonly error: HTMLElement;
+  private readonly generateButton: HTMLButtonElement;
+  private model: PromptModel = 'preset';
+
+  constructor(onGenerate: () => void) {
+    const textId = uniqueId('prompt');
+    const tokensId = uniqueId('prompt-tokens');
+    const noteId = `${textId}-note`;
+    this.text = h('textarea', {
+      testId: 'prompt',
+      attrs: { id: textId, rows: 3, spellcheck: 'false', placeholder: 'Hello', 'aria-describedby': noteId },
+    });
+    this.tokens = h('input', {
+      testId: 'prompt-tokens',
+      attrs: {
+        id: tokensId,
+        type: 'number',
+        inputmode: 'numeric',
+        min: 1,
+        max: MAX_GENERATE_TOKENS,
+        step: 1,
+      },
+    });
+    this.tokens.value = String(DEFAULT_TOKENS);
+    this.note = h('p', { className: 'hint', testId: 'prompt-note', attrs: { id: noteId } });
+    this.error = h('p', { className: 'field-error', attrs: { role: 'alert', hidden: true } });
+    this.generateButton = button(
+      'Generate',
+      () => {
+        if (this.readRequest()) onGenerate();
+      },
+      {
+        className: 'btn',
+        testId: 'generate',
+      },
+    );
+    this.element = h('div', { className: 'field field-prompt' }, [
+      h('label', { text: 'Prompt', attrs: { for: textId } }),
+      this.text,
+      h('div', { className: 'prompt-row' }, [
+        h('label', { text: 'Tokens', attrs: { for: tokensId } }),
+        this.tokens,
+        this.generateButton,
+      ]),
+      this.note,
+      this.error,
+    ]);
+    this.setModel('preset');
+  }
+
+  /** Enables the box for a GGUF file, or disables it and says why. */
+  setModel(model: PromptModel): void {
+    this.model = model;
+    const off = model !== 'gguf';
+    this.text.disabled = off;
+    this.tokens.disabled = off;
+    this.generateButton.disabled = off;
+    this.note.textContent = NOTES[model];
+    this.element.classList.toggle('unavailable', off);
+    if (off) this.showError('');
+  }
+
+  /**
+   * The generation the run should do after its workloads: undefined when the box is unavailable or
+   * empty; null (with the error shown) when the token count is not one.
+   */
+  settings(): GenerateSettings | undefined | null {
+    if (this.model !== 'gguf' || this.text.value === '') {
+      this.showError('');
+      return undefined;
+    }
+    return this.readRequest();
+  }
+
+  /** The box's prompt and token count, or null with the error shown. */
+  private readRequest(): GenerateSettings | null {
+    const n = Number(this.tokens.value);
+    if (!Number.isInteger(n) || n < 1 || n > MAX_GENERATE_TOKENS) {
+      this.showError(`Tokens: a whole number in 1…${MAX_GENERATE_TOKENS}`);
+      return null;
+    }
+    if (this.text.value === '') {
+      this.showError('Type a prompt to generate from.');
+      return null;
+    }
+    this.showError('');
+    return { prompt: this.text.value, maxTokens: n, ignoreEos: false };
+  }
+
+  private showError(message: string): void {
+    this.error.textContent = message;
+    this.error.hidden = message === '';
+    this.tokens.toggleAttribute('aria-invalid', message.startsWith('Tokens'));
+  }
+}
