@@ -1,4 +1,5 @@
 import type { KernelContext } from '../kernels/kernel.ts';
+import { isQuantFormat, type PackedFormat } from '../weight-format.ts';
 import { attentionDecodeCase, attentionPrefillCase, kvWriteCase } from './attention.ts';
 import type { KernelCase } from './case.ts';
 import {
@@ -64,9 +65,20 @@ export const ODD_SHAPES = {
   packedMatmul: { M: 33, N: 67, K: 136 },
   /** At the decode batch M, which both packed GEMV families compile in. */
   packedGemv: { N: 67, K: 136 },
+  /**
+   * A GGUF block type's rows are whole blocks (of 256 for the K-quants): K = 512 is two of them
+   * and sixteen of the legacy types' 32 (oddShapesFor picks it).
+   */
+  quantK: 512,
   rmsnorm: { rows: 33, d: 132 },
   /** 33 queries after 9 cached tokens: queries and pages both end part-full. */
   attentionPrefill: { L: 33, start: 9 },
   /** One length per sequence of the decode batch (up to 8). */
   attentionDecode: { lengths: [65, 2, 130, 33, 7, 257, 100, 1] },
 } as const;
+
+/** The odd packed shapes for `format`: K = 136 (a part group) where the format allows it, else whole blocks. */
+export function packedOddShapes(format: PackedFormat) {
+  const K = isQuantFormat(format) ? ODD_SHAPES.quantK : ODD_SHAPES.packedGemv.K;
+  return { matmul: { ...ODD_SHAPES.packedMatmul, K }, gemv: { ...ODD_SHAPES.packedGemv, K } };
+}

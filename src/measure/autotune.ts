@@ -1,6 +1,6 @@
 import { attentionDecodeCase, attentionPrefillCase } from '../checks/attention.ts';
 import type { KernelCase } from '../checks/case.ts';
-import { ODD_SHAPES } from '../checks/catalogue.ts';
+import { ODD_SHAPES, packedOddShapes } from '../checks/catalogue.ts';
 import { rmsNormCase } from '../checks/elementwise.ts';
 import { gemvCase, matmulCase } from '../checks/linear.ts';
 import { packedGemvCase, packedMatmulCase } from '../checks/packed.ts';
@@ -239,7 +239,13 @@ export async function autotune(
    * families trade places with the context's length: split-K wins long contexts); otherwise
    * SEARCH.decodeDepth + 1.
    */
-  opts: { format?: PackedFormat; fused?: boolean; decodeContext?: number } = {},
+  opts: {
+    format?: PackedFormat;
+    /** The [N, K] the packed kernels are timed on: a tensor of the model in `format` (autotunePacked). */
+    packedWeight?: { N: number; K: number };
+    fused?: boolean;
+    decodeContext?: number;
+  } = {},
 ): Promise<TuneResult> {
   const fused = opts.fused ?? true;
   const batch = Math.max(...gemvBatches);
@@ -339,7 +345,10 @@ export async function autotune(
       signal,
     );
     const packed = opts.format
-      ? await autotunePacked(gpu, pipelines, config, gemvBatches, opts.format, signal)
+      ? await autotunePacked(gpu, pipelines, config, gemvBatches, opts.format, signal, {
+          fused: opts.fused,
+          weight: opts.packedWeight,
+        })
       : undefined;
     return {
       variants: {
@@ -380,8 +389,13 @@ export async function autotunePacked(
   gemvBatches: readonly number[],
   format: PackedFormat,
   signal?: AbortSignal,
-  /** As autotune's: only the families that take the fused graph's fusions, unless false. */
-  opts: { fused?: boolean } = {},
+  /**
+   * As autotune's: only the families that take the fused graph's fusions, unless false. `weight`:
+   * the [N, K] to time on (a tensor of the model in `format`; a GGUF type's rows are whole blocks,
+   * which the gate projection's may not be: SmolLM2's d of 576 is no multiple of 256), by default
+   * the gate projection.
+   */
+  opts: { fused?: boolean; weight?: { N: number; K: number } } = {},
 ): Promise<PackedTuneResult> {
   const fused = opts.fused ?? true;
   const batch = Math.max(...gemvBatches);
@@ -389,20 +403,21 @@ export async function autotunePacked(
   const ctx: KernelContext = { gpu, pipelines };
   const profiler = new GpuProfiler(gpu, 1);
   const { d, ffn } = dims(config);
+  const { N, K } = opts.weight ?? { N: ffn, K: d };
   const L = Math.min(SEARCH.prefillRows, config.maxSeqLen);
-  const odd = ODD_SHAPES;
   try {
     const packedMatmul = await search(
       gpu,
       profiler,
       {
         op: 'packedMatmul',
-        shape: `[${L}×${d}]·[${d}×${ffn}] ${format}`,
+        shape: `[${L}×${K}]·[${K}×${N}] ${format}`,
         candidates: VARIANT_CANDIDATES.packedMatmul.filter(
           (v) => packedVariantSupported(v, format, gpu) && (!fused || familyFuses('packedMatmul', v)),
         ),
-        validation: (variant) => packedMatmulCase(ctx, { ...odd.packedMatmul, format, variant }),
-        timing: (variant) => packedMatmulCase(ctx, { M: L, N: ffn, K: d, format, variant }),
+        validation: (variant) =>
+          packedMatmulCase(ctx, { ...packedOddShapes(format).matmul, format, variant }),
+        timing: (variant) => packedMatmulCase(ctx, { M: L, N, K, format, variant }),
       },
       signal,
     );
@@ -411,13 +426,13 @@ export async function autotunePacked(
       profiler,
       {
         op: 'packedGemv',
-        shape: `${gemvBatches.map((m) => `[${m}×${d}]`).join('+')}·[${d}×${ffn}] ${format}`,
+        shape: `${gemvBatches.map((m) => `[${m}×${K}]`).join('+')}·[${K}×${N}] ${format}`,
         candidates: VARIANT_CANDIDATES.packedGemv.filter(
           (v) => packedVariantSupported(v, format, gpu) && (!fused || familyFuses('packedGemv', v)),
         ),
-        validation: (variant) => packedGemvCase(ctx, { ...odd.packedGemv, M: batch, format, variant }),
-        timing: (variant) =>
-          gemvBatches.map((M) => packedGemvCase(ctx, { M, N: ffn, K: d, format, variant })),
+        validation: (variant) =>
+          packedGemvCase(ctx, { ...packedOddShapes(format).gemv, M: batch, format, variant }),
+        timing: (variant) => gemvBatches.map((M) => packedGemvCase(ctx, { M, N, K, format, variant })),
       },
       signal,
     );

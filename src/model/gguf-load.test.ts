@@ -93,6 +93,18 @@ function tensorBytes(file: Uint8Array, name: string): Uint8Array {
   return file.subarray(h.dataOffset + t.offset);
 }
 
+/** Byte offset, in a GGUF file, of dimension `dim` (a u64) of tensor `name` in its tensor table. */
+function tableDimOffset(file: Uint8Array, name: string, dim: number): number {
+  const key = new TextEncoder().encode(name);
+  for (let i = 0; i + key.length < file.length; i++) {
+    if (key.every((b, j) => file[i + j] === b) && file[i - 8] === key.length) {
+      // name, then u32 n_dims, then u64 dims
+      return i + key.length + 4 + 8 * dim;
+    }
+  }
+  throw new Error(`no ${name} in the table`);
+}
+
 const isQK = (name: string) => /\.(q|k)_proj\.weight$/.test(name);
 
 /** The GGUF row order of an HF q/k matrix (the converter's permute), or the matrix itself for others. */
@@ -505,6 +517,28 @@ describe('bad GGUF files', () => {
     // The encoder writes the data where it was told; the file is then cut back to its usual length.
     expect(() => load(encodeGguf(far).subarray(0, file.length))).toThrow(
       /tensor blk.1.attn_v.weight's data \(bytes \d+…\d+\) runs past the end/,
+    );
+  });
+
+  it('a K-quant tensor whose byte size disagrees with its shape: it would run into the next tensor', () => {
+    // Q4_K blocks of 256 weights in 144 bytes: a [256, 2] tensor is 288 bytes. Told it is [256, 4]
+    // (576 bytes) with only its 288 bytes before the next tensor, the loader refuses it by name.
+    const parts = good();
+    parts.tensors.push(
+      { name: 'extra.a', dims: [256, 2], type: 12, data: new Uint8Array(288) },
+      { name: 'extra.b', dims: [256, 2], type: 12, data: new Uint8Array(288) },
+    );
+    const file = encodeGguf(parts);
+    expect(() => load(file)).not.toThrow();
+    const h = parseGgufHeader(file);
+    const a = h.tensors.find((t) => t.name === 'extra.a')!;
+    // Patch the first dim's outer size (dims[1]: 2 → 4) in the tensor table, bytes unchanged.
+    const at = tableDimOffset(file, 'extra.a', 1);
+    const bad = file.slice();
+    new DataView(bad.buffer).setBigUint64(at, 4n, true);
+    expect(a.dims).toEqual([256, 2]);
+    expect(() => load(bad)).toThrow(
+      /tensor extra.a \(Q4_K \[256, 4\]\) needs 576 bytes, but tensor extra.b begins 288 bytes after it: its byte size disagrees with its shape/,
     );
   });
 

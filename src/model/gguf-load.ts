@@ -296,6 +296,19 @@ function checkTable(h: GgufHeader, fileBytes: number, source: string): Map<strin
       );
     }
   }
+  // A tensor's bytes follow from its shape and type; they must end before the next tensor's begin,
+  // or the shape claims more than the file holds for it (llama.cpp's loader lays tensors out back to back).
+  const sizes = new Map(h.tensors.map((t) => [t, ggmlTensorBytes(t.type, t.dims, t.name)]));
+  const inOrder = [...h.tensors].sort((a, b) => a.offset - b.offset);
+  for (let i = 0; i + 1 < inOrder.length; i++) {
+    const [t, next] = [inOrder[i], inOrder[i + 1]];
+    const end = t.offset + (sizes.get(t) ?? 0);
+    if (end > next.offset) {
+      throw new InputError(
+        `${source}: tensor ${t.name} (${ggmlTypeName(t.type)} ${shapeText(t.dims)}) needs ${sizes.get(t)} bytes, but tensor ${next.name} begins ${next.offset - t.offset} bytes after it: its byte size disagrees with its shape`,
+      );
+    }
+  }
   return byName;
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DeviceLimitError } from '../errors.ts';
-import { presetConfig } from './config.ts';
-import { checkPlanFits, planMemory } from './plan.ts';
+import { type ModelConfig, presetConfig } from './config.ts';
+import { checkPlanFits, planMemory, weightTypeSummary } from './plan.ts';
 
 const kv = { mode: 'paged', pageSize: 16, capacityTokens: 4096 } as const;
 const MiB = 1 << 20;
@@ -32,5 +32,38 @@ describe('memory plan', () => {
     expect(() =>
       checkPlanFits(plan, { maxStorageBufferBindingSize: 1 << 30, maxBufferSize: 1 << 30 }, 'smollm2-135m'),
     ).not.toThrow();
+  });
+});
+
+describe('bits per weight by tensor type', () => {
+  it('a hand-counted mix: GGUF types at their file sizes, norms f32, a tied head counted once', () => {
+    // d 256, ffn 512, 1 layer, 4 heads of 64, 2 KV heads, vocab 1000, tied.
+    const config: ModelConfig = {
+      vocabSize: 1000,
+      hiddenSize: 256,
+      intermediateSize: 512,
+      numLayers: 1,
+      numHeads: 4,
+      numKvHeads: 2,
+      headDim: 64,
+      ropeTheta: 10000,
+      rmsNormEps: 1e-5,
+      tieWordEmbeddings: true,
+      maxSeqLen: 64,
+    };
+    // Q6_K for v and down and the embedding, Q4_K for the rest.
+    const formats = (name: string) =>
+      /v_proj|down_proj|embed_tokens/.test(name) ? ('q6_k' as const) : ('q4_k' as const);
+    const { types, bitsPerWeight } = weightTypeSummary(config, formats);
+    // q4_k: q 65,536 + k 32,768 + o 65,536 + gate 131,072 + up 131,072 = 425,984 weights, 144 bytes per 256.
+    // q6_k: v 32,768 + down 131,072 + embedding 256,000 = 419,840, 210 bytes per 256.
+    // f32: three norms of 256 = 768.
+    expect(types).toEqual([
+      { format: 'q4_k', tensors: 5, params: 425_984, bitsPerWeight: 4.5 },
+      { format: 'q6_k', tensors: 3, params: 419_840, bitsPerWeight: 6.5625 },
+      { format: 'f32', tensors: 3, params: 768, bitsPerWeight: 32 },
+    ]);
+    const bits = 425_984 * 4.5 + 419_840 * 6.5625 + 768 * 32;
+    expect(bitsPerWeight).toBeCloseTo(bits / (425_984 + 419_840 + 768), 12);
   });
 });

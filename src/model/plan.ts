@@ -1,6 +1,6 @@
 import { DeviceLimitError } from '../errors.ts';
 import { type KvCacheOptions, kvGeometry } from '../kv/cache.ts';
-import { gpuLayout } from '../quant/formats.ts';
+import { bitsPerWeight, gpuLayout } from '../quant/formats.ts';
 import { BYTES, formatOf, type WeightFormats } from '../weight-format.ts';
 import { dims, type ModelConfig } from './config.ts';
 import { EMBEDDING, elementCount, embeddingFormat, LM_HEAD, tensorSpecs } from './weights.ts';
@@ -113,4 +113,46 @@ export function checkPlanFits(plan: MemoryPlan, limits: Record<string, number>, 
       );
     }
   }
+}
+
+/** One tensor type of a model: how many tensors and weights it holds, and its bits per weight. */
+export interface WeightTypeShare {
+  /** The format as the engine names it (a GGUF type: 'q4_k'; 'f16', 'f32', 'int8', 'int4'). */
+  format: string;
+  tensors: number;
+  params: number;
+  /** Bits per weight as the file stores the type (GGUF's own figure, Q4_K 4.5), the project's formats as held. */
+  bitsPerWeight: number;
+}
+
+/**
+ * The model's weights by type, as llama.cpp's loader prints them ("type q4_K: 113 tensors"), each
+ * with its bits per weight, and the whole model's: Σ bits ÷ Σ weights over every tensor (a tied
+ * head counted once, with the embedding), as llama.cpp's "(4.95 BPW)". Norms and biases are f32.
+ */
+export function weightTypeSummary(
+  config: ModelConfig,
+  formats: WeightFormats,
+): { types: WeightTypeShare[]; bitsPerWeight: number } {
+  const byType = new Map<string, WeightTypeShare>();
+  let bits = 0;
+  let params = 0;
+  for (const s of tensorSpecs(config)) {
+    const format =
+      s.kind === 'linear'
+        ? formatOf(formats, s.name)
+        : s.kind === 'embedding'
+          ? embeddingFormat(formats)
+          : 'f32';
+    const n = elementCount(s.shape);
+    const bpw = bitsPerWeight(format);
+    const share = byType.get(format) ?? { format, tensors: 0, params: 0, bitsPerWeight: bpw };
+    share.tensors++;
+    share.params += n;
+    byType.set(format, share);
+    bits += n * bpw;
+    params += n;
+  }
+  const types = [...byType.values()].sort((a, b) => b.params - a.params);
+  return { types, bitsPerWeight: bits / params };
 }

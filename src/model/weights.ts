@@ -1,5 +1,6 @@
 import { WeightsError } from '../errors.ts';
 import {
+  type PackedFormat,
   type PackedTensor,
   packTensor,
   type RunWeightFormat,
@@ -382,4 +383,27 @@ export function weightsChecksum(w: ModelWeights): string {
     }
   }
   return (h >>> 0).toString(16).padStart(8, '0');
+}
+
+/**
+ * What the packed kernels are tuned for: the packed format holding the most of the linear weights
+ * (a Q4_K_M file of SmolLM2's shape is mostly Q5_0, its rows too narrow for Q4_K), and its largest
+ * tensor's [N, K]; undefined when every linear weight is f32.
+ */
+export function packedTuneTarget(
+  w: ModelWeights,
+): { format: PackedFormat; N: number; K: number } | undefined {
+  const formats = weightFormatsOf(w);
+  const byFormat = new Map<PackedFormat, { params: number; N: number; K: number }>();
+  for (const name of linearNames(w.config)) {
+    const format = formats(name);
+    if (format === 'f32') continue;
+    const [N, K] = linearShape(w.config, name);
+    const t = byFormat.get(format) ?? { params: 0, N, K };
+    if (N * K > t.N * t.K) Object.assign(t, { N, K });
+    t.params += N * K;
+    byFormat.set(format, t);
+  }
+  const best = [...byFormat].sort((a, b) => b[1].params - a[1].params)[0];
+  return best && { format: best[0], N: best[1].N, K: best[1].K };
 }

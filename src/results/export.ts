@@ -189,6 +189,7 @@ function headerLines(r: BenchResult): string[] {
     `## ${escapeMarkdown(r.tool.name)} ${escapeMarkdown(r.tool.version)}: ${escapeMarkdown(r.model.preset)}`,
     '',
     `- **Model:** ${escapeMarkdown(r.model.preset)}, ${formatCount(r.model.params)} params, ${formatBytes(r.model.weightBytes)} of weights${r.model.weightFormat && r.model.weightFormat !== 'f32' ? ` (linear layers ${r.model.weightFormat})` : ''} (d=${c.hiddenSize}, layers=${c.numLayers}, heads=${c.numHeads}/${c.numKvHeads}, ffn=${c.intermediateSize}, vocab=${c.vocabSize})`,
+    ...weightTypeLines(r),
     ...graphLines(r),
     ...promptLines(r),
     `- **Adapter:** ${escapeMarkdown(adapterLabel(adapter))}${adapterDetails.length > 0 ? ` (${adapterDetails.join(' / ')})` : ''}`,
@@ -462,4 +463,21 @@ export function formatFor(r: BenchResult, format: ExportFormat): string {
     case 'md':
       return toMarkdown(r);
   }
+}
+
+/**
+ * The weights by tensor type with their bits per weight, and the whole model's, as llama.cpp's
+ * loader reports a file ("type q4_K: 113 tensors", "4.95 BPW"); absent in files from before.
+ */
+function weightTypeLines(r: BenchResult): string[] {
+  const types = r.model.weightTypes;
+  if (!types || r.model.bitsPerWeight === undefined) return [];
+  const parts = types.map(
+    (t) =>
+      `${t.format} ${t.bitsPerWeight.toFixed(2)} bpw (${t.tensors} tensors, ${formatCount(t.params)} weights)`,
+  );
+  const gpu = (8 * r.model.weightBytes) / r.model.params;
+  return [
+    `- **Bits per weight:** ${r.model.bitsPerWeight.toFixed(2)} for the whole model as its file stores it, ${gpu.toFixed(2)} as the GPU holds it; by type: ${parts.join(', ')}`,
+  ];
 }

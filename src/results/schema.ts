@@ -257,6 +257,24 @@ export const BenchResultSchema = z
         weightFormat: WeightFormatSchema.optional(),
         /** The graph the run's model really ran (absent in older files and in runs without a model). */
         graph: GraphSchema.optional(),
+        /**
+         * The weights by tensor type (a GGUF file mixes them: Q4_K_M holds Q4_K, Q6_K and f32), each
+         * with its bits per weight as the file stores it, and the whole model's (absent in older files).
+         */
+        weightTypes: z
+          .array(
+            z
+              .object({
+                format: z.string().max(20),
+                tensors: z.number().int().nonnegative(),
+                params: z.number().int().nonnegative(),
+                bitsPerWeight: nonNegative,
+              })
+              .strict(),
+          )
+          .max(32)
+          .optional(),
+        bitsPerWeight: nonNegative.optional(),
       })
       .strict(),
     /** The roofs measured before the workloads: every point and kernel is placed against these. */

@@ -2,7 +2,7 @@ import { ResultValidationError } from '../errors.ts';
 import type { Gpu } from '../gpu/device.ts';
 import type { Graph } from '../measure/cost.ts';
 import { bestPeaks, measurePeaks, type Peaks } from '../measure/peaks.ts';
-import { weightBytesOf } from '../model/plan.ts';
+import { weightBytesOf, weightTypeSummary } from '../model/plan.ts';
 import { parameterCount, weightFormatOf, weightFormatsOf } from '../model/weights.ts';
 import { type BenchResult, BenchResultSchema, SCHEMA_VERSION } from '../results/schema.ts';
 import type { Generation } from '../spec/prompt.ts';
@@ -120,6 +120,9 @@ export function buildResult(
       params: parameterCount(config),
       weightBytes: weightBytesOf(config, weightFormatsOf(weights)),
       weightFormat: weightFormatOf(weights),
+      ...(({ types, bitsPerWeight }) => ({ weightTypes: types, bitsPerWeight }))(
+        weightTypeSummary(config, weightFormatsOf(weights)),
+      ),
       ...(end.graph ? { graph: end.graph } : {}),
     },
     peaks,

@@ -9,9 +9,8 @@ import { measurePeaks, type Peaks, probeTimestamps } from '../measure/peaks.ts';
 import type { ClockInfo } from '../measure/samples.ts';
 import { loadTuning, type TuningStore, tuningKey } from '../measure/tuning-cache.ts';
 import { Model } from '../model/forward.ts';
-import { packedFormatsOf } from '../model/upload.ts';
 import { LOGITS_MAX_REL_ERR, validateModel } from '../model/verify.ts';
-import { type ModelWeights, quantizeWeights, weightFormatOf } from '../model/weights.ts';
+import { type ModelWeights, packedTuneTarget, quantizeWeights, weightFormatOf } from '../model/weights.ts';
 import type { BenchResult } from '../results/schema.ts';
 import { VALIDATION_TOKENS } from '../spec/workload.ts';
 import type { WeightFormat } from '../weight-format.ts';
@@ -91,7 +90,8 @@ export class EngineSetup {
       );
     }
     const format = weightFormatOf(this.weights);
-    this.packedFormat = [...packedFormatsOf(this.weights)][0];
+    const tuneTarget = packedTuneTarget(this.weights);
+    this.packedFormat = tuneTarget?.format;
 
     if (!spec.autotune && needs.kernels && isSoftwareAdapter(gpu.adapter)) {
       warnings.push(
@@ -115,6 +115,7 @@ export class EngineSetup {
         cached ??
         (await autotune(gpu, pipelines, config, needs.gemvBatches, signal, {
           format: this.packedFormat,
+          packedWeight: tuneTarget,
           decodeContext: needs.decodeContext,
           fused: spec.fuse,
         }));

@@ -13,7 +13,7 @@ import { ChartSet } from './charts/chart-set.ts';
 import { button, h } from './dom.ts';
 import { downloadResult, resultFileStem } from './export.ts';
 import { formatCount, formatDate, formatMs } from './format.ts';
-import { resultWeights } from './formats/weights.ts';
+import { bitsText, resultWeights } from './formats/weights.ts';
 import { GenerationView } from './generation-view.ts';
 import { PeersView } from './peers-view.ts';
 import { latencyTable, resultsTable } from './results-table.ts';
@@ -170,7 +170,7 @@ export class RunView {
     const lines: HTMLElement[] = [
       h('p', { className: 'summary-line' }, [
         status,
-        ` ${r.points.length} points${this.views.map(({ slot }) => slot.summary(r)).join('')} · ${r.model.preset} (${formatCount(r.model.params)} params, d=${c.hiddenSize}, ${c.numLayers} layers) · weights ${resultWeights(r)}${r.model.graph ? ` · ${graphText(r)} graph` : ''}${kvText(r) ? ` · ${kvText(r)}` : ''} · ${formatDate(r.createdAt)}`,
+        ` ${r.points.length} points${this.views.map(({ slot }) => slot.summary(r)).join('')} · ${r.model.preset} (${formatCount(r.model.params)} params, d=${c.hiddenSize}, ${c.numLayers} layers) · weights ${resultWeights(r)}${bitsText(r)}${r.model.graph ? ` · ${graphText(r)} graph` : ''}${kvText(r) ? ` · ${kvText(r)}` : ''} · ${formatDate(r.createdAt)}`,
       ]),
       h('p', {
         className: 'summary-line muted',

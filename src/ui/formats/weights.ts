@@ -33,3 +33,15 @@ export function resultWeights(r: BenchResult): string {
   if (formats.length > 1) return `${formats.join(', ')} (format sweep)`;
   return r.model.weightFormat ?? formats[0] ?? r.spec.weights ?? 'f32';
 }
+
+/**
+ * The bits per weight of a file's mix: the whole model's and each type's, as llama.cpp reports a
+ * file (" (4.95 bits per weight: q4_k 4.50, q6_k 6.56, …)"); nothing for an all-f32 model or a
+ * result from before.
+ */
+export function bitsText(r: BenchResult): string {
+  const types = r.model.weightTypes;
+  if (!types || r.model.bitsPerWeight === undefined || types.every((t) => t.format === 'f32')) return '';
+  const byType = types.map((t) => `${t.format} ${t.bitsPerWeight.toFixed(2)}`).join(', ');
+  return ` (${r.model.bitsPerWeight.toFixed(2)} bits per weight: ${byType})`;
+}
