@@ -1,8 +1,30 @@
-import { resolve } from 'node:path';
-import { defineConfig } from 'vitest/config';
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { defineConfig, type Plugin } from 'vitest/config';
+import { llamaPath } from './bench/llama-source.ts';
 import { CONTENT_SECURITY_POLICY, ISOLATION_HEADERS } from './src/headers.ts';
+import { VOCAB_FILES, vocabFileName } from './src/model/preset-vocab.ts';
+
+/**
+ * The presets' vocabularies (src/model/preset-vocab.ts), copied at build time from llama.cpp's
+ * release that node-llama-cpp bundles into dist/vocab/, where the page's worker and the Node hosts
+ * read them: 15.5 MB served beside the page, none of it in the repository.
+ */
+function presetVocabularies(): Plugin {
+  return {
+    name: 'preset-vocabularies',
+    apply: 'build',
+    closeBundle() {
+      const dir = resolve(import.meta.dirname, 'dist', 'vocab');
+      mkdirSync(dir, { recursive: true });
+      for (const v of VOCAB_FILES)
+        copyFileSync(llamaPath(join('models', vocabFileName(v))), join(dir, vocabFileName(v)));
+    },
+  };
+}
 
 export default defineConfig({
+  plugins: [presetVocabularies()],
   // Relative asset URLs, so the built app works under any path the CLI serves it from.
   base: './',
   server: { headers: { ...ISOLATION_HEADERS }, host: '127.0.0.1' },

@@ -1,4 +1,4 @@
-// npm run generate -- --model F.gguf --prompt "…" [--max-tokens N] [--ignore-eos]
+// npm run generate -- (--model F.gguf | --preset NAME) --prompt "…" [--max-tokens N] [--ignore-eos]
 // Text in, text out: tokenizes the prompt with the file's own tokenizer, builds the model once on
 // the GPU (headless Chromium's worker, or Node on Dawn), checks it against the CPU reference,
 // then generates greedily and streams the text to stdout as each token is read back. TTFT, TPOT
@@ -6,6 +6,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { isSoftwareAdapter } from '../src/gpu/device.ts';
+import { isPresetName, PRESET_NAMES } from '../src/model/config.ts';
+import { PRESET_VOCABS } from '../src/model/preset-vocab.ts';
 import type { GenerateEvent, GenerateResult } from '../src/runtime/api.ts';
 import { decodeTokensPerS, MAX_GENERATE_TOKENS } from '../src/spec/prompt.ts';
 import {
@@ -25,7 +27,7 @@ const EXIT = { ok: 0, failed: 1, usage: 2, unavailable: 3, cancelled: 130 } as c
 /** The default number of tokens: llama-simple's. */
 const DEFAULT_MAX_TOKENS = 32;
 
-const HELP = `Usage: npm run generate -- --model F.gguf (--prompt "…" | --prompt-file F) [options]
+const HELP = `Usage: npm run generate -- (--model F.gguf | --preset NAME) (--prompt "…" | --prompt-file F) [options]
 
 Generates text greedily from a prompt on this machine's GPU through WebGPU. The prompt is tokenized
 with the model file's own tokenizer as llama.cpp's tools tokenize it (BOS where the file asks for
@@ -34,6 +36,9 @@ float64 CPU reference; the text streams to stdout as each token is read back (ne
 character). Then, on stderr: TTFT, TPOT and tokens/s on the engine's wall clock.
 
   --model F.gguf       a llama.cpp GGUF file that carries its tokenizer (llama, qwen2, qwen3)
+  --preset NAME        a preset with its family's vocabulary (${Object.keys(PRESET_VOCABS).join(', ')}):
+                       seeded random weights, so the text is the vocabulary's tokens at random
+  --seed N             seed of the preset's random weights (default 0)
   --prompt "…"         the prompt text
   --prompt-file F      the prompt, read from a file (UTF-8)
   --max-tokens N       tokens to generate at most, 1…${MAX_GENERATE_TOKENS} (default ${DEFAULT_MAX_TOKENS}); fewer when an
@@ -59,6 +64,8 @@ function parse() {
     return parseArgs({
       options: {
         model: { type: 'string' },
+        preset: { type: 'string' },
+        seed: { type: 'string', default: '0' },
         prompt: { type: 'string' },
         'prompt-file': { type: 'string' },
         'max-tokens': { type: 'string' },
@@ -82,8 +89,13 @@ if (args.help) {
   console.log(HELP);
   process.exit(EXIT.ok);
 }
-if (!args.model) usage('--model F.gguf is required');
-if (!existsSync(args.model)) usage(`--model ${args.model}: no such file`);
+if ((args.model === undefined) === (args.preset === undefined))
+  usage('give one of --model F.gguf or --preset NAME');
+if (args.model !== undefined && !existsSync(args.model)) usage(`--model ${args.model}: no such file`);
+if (args.preset !== undefined && !isPresetName(args.preset))
+  usage(`--preset: unknown preset "${args.preset}" (known: ${PRESET_NAMES.join(', ')})`);
+const seed = Number(args.seed);
+if (!Number.isInteger(seed) || seed < 0) usage(`--seed takes a whole number ≥ 0, got "${args.seed}"`);
 if ((args.prompt === undefined) === (args['prompt-file'] === undefined))
   usage('give one of --prompt "…" or --prompt-file F');
 let prompt = args.prompt ?? '';
@@ -107,7 +119,9 @@ if (!ADAPTER_CHOICES.includes(adapter))
 if (args.adapter && runtime === 'browser')
   usage('--adapter applies to --runtime node (the browser picks its own)');
 
-const served = servedModel(args.model);
+const served = args.model
+  ? servedModel(args.model)
+  : { dir: undefined, source: { kind: 'preset' as const, preset: args.preset ?? '', seed } };
 const runId = `generate-${process.pid}-${Date.now()}`;
 let session: EngineSession | undefined;
 let interrupted = false;
@@ -191,6 +205,10 @@ if (g.tpotMs !== null && tps !== null) {
 } else {
   console.error('TPOT and tokens/s: none (one token generated)');
 }
+if (args.preset)
+  console.error(
+    `note: ${args.preset} has seeded random weights with its family's vocabulary: the text is that vocabulary's tokens at random, not a trained model's.`,
+  );
 if (isSoftwareAdapter(s.gpu.adapter))
   console.error('note: a software adapter: these times describe a CPU emulation of WebGPU, not a GPU.');
 process.exit(EXIT.ok);

@@ -9,6 +9,7 @@ import { writeGguf } from '../src/model/gguf-writer.ts';
 import { randomWeights } from '../src/model/weights.ts';
 import { BenchResultSchema } from '../src/results/schema.ts';
 import { parseSseEvents } from '../src/serve/openai.ts';
+import { llamaPath } from '../test-support/llama-bundle.ts';
 import { makeGenerateFixture } from '../test-support/llama-generate/fixture.ts';
 import { type LlamaGreedy, llamaGreedy } from '../test-support/llama-generate/generate.ts';
 import { runCli } from './cli.ts';
@@ -103,6 +104,31 @@ test('generate CLI in the native runtime: a small F32 file with the writer’s S
   expect(summary(run.stderr)).toEqual({ prompt: want.prompt, ids: want.tokens });
   expect(run.stdout).toBe(want.text);
   expect(run.stderr).toMatch(/wall clock in the engine \(performance\.now\(\) in the Node host\)$/m);
+});
+
+test('generate CLI --preset: the page’s worker fetches the family’s vocabulary; the prompt is llama.cpp’s ids', async () => {
+  test.setTimeout(120_000);
+  // llama.cpp's own tokenizer vectors for GPT-2's vocabulary (models/ggml-vocab-gpt-2.gguf.inp/.out),
+  // whose cut SmolLM2 takes: its first text that needs no token past the 49,151 kept.
+  const texts = readFileSync(llamaPath('models/ggml-vocab-gpt-2.gguf.inp'), 'utf8').split(
+    '\n__ggml_vocab_test__\n',
+  );
+  const ids = readFileSync(llamaPath('models/ggml-vocab-gpt-2.gguf.out'), 'utf8').split('\n');
+  const i = texts.indexOf('Hello, world!');
+  const want = ids[i].trim().split(' ').map(Number);
+  expect(want).toEqual([15496, 11, 995, 0]);
+  const run = await runCli('bench/generate.ts', [
+    '--preset',
+    'smollm2-135m',
+    '--prompt',
+    texts[i],
+    '--max-tokens',
+    '1',
+  ]);
+  expect(run.code, run.stderr).toBe(0);
+  expect(run.stderr).toContain('(browser runtime');
+  expect(summary(run.stderr).prompt).toEqual(want);
+  expect(run.stderr).toMatch(/note: smollm2-135m has seeded random weights with its family's vocabulary/);
 });
 
 test('generate CLI: bad flags, a file without a tokenizer and a prompt past the context exit 2 with the reason', async () => {

@@ -53,6 +53,6 @@ test('verify CLI: GGUF files (F32, F16, Q8_0, Q4_0) match the reference on the G
   const cut = await runCli('bench/verify.ts', ['--model', join(dir, 'cut.gguf'), '--tokens', tokens]);
   expect(cut.code).toBe(2);
   expect(cut.stderr).toMatch(
-    /could not load the model: cut.gguf: tensor \S+'s data \(bytes \d+…\d+\) runs past the end of the \d+-byte file \(truncated\?\)/,
+    /could not load the model: cut.gguf: tensor \S+'s data \(bytes \d+…\d+\) runs past the end of the \d+-byte file \(truncated, or its byte size disagrees with its shape\)/,
   );
 });

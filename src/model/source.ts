@@ -4,6 +4,7 @@ import { blobSource, bytesSource } from './byte-source.ts';
 import { presetConfig } from './config.ts';
 import { loadGgufModel } from './gguf-load.ts';
 import { loadHfModel } from './hf.ts';
+import { presetTokenizer } from './preset-vocab.ts';
 import type { Tokenizer } from './tokenizer/index.ts';
 import { type ModelWeights, randomWeights } from './weights.ts';
 
@@ -62,12 +63,13 @@ export function isGgufName(name: string): boolean {
  */
 export async function loadModel(source: ModelSource): Promise<LoadedModel> {
   switch (source.kind) {
-    case 'preset':
-      return {
-        name: source.preset,
-        weights: randomWeights(presetConfig(source.preset), source.seed),
-        warnings: [],
-      };
+    case 'preset': {
+      const config = presetConfig(source.preset);
+      // Without its vocab file (npm run dev, the kit) a preset runs as always, only without text.
+      // Its absence only matters to a text prompt, which then says where the vocabulary comes from.
+      const { tokenizer } = await presetTokenizer(source.preset, config.vocabSize);
+      return { name: source.preset, weights: randomWeights(config, source.seed), warnings: [], tokenizer };
+    }
     case 'url': {
       const base = source.baseUrl.endsWith('/') ? source.baseUrl : `${source.baseUrl}/`;
       const file = source.weightsFile ?? 'model.safetensors';

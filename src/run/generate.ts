@@ -43,7 +43,7 @@ export type GreedyModel = Pick<Model, 'createSequence' | 'freeSequence' | 'prefi
 export function promptIds(tokenizer: Tokenizer | undefined, text: string, modelName: string): number[] {
   if (!tokenizer) {
     throw new InputError(
-      `${modelName} has no tokenizer: a text prompt needs one (a GGUF file that carries tokenizer.ggml.*; a preset's seeded weights and a safetensors folder have none).`,
+      `${modelName} has no tokenizer: a text prompt needs one (a GGUF file that carries tokenizer.ggml.*, or a laptop preset with its family's vocabulary from the built app's vocab/; ci-tiny and a safetensors folder have none).`,
     );
   }
   const ids = tokenizer.encode(text, PROMPT_TOKENIZE);

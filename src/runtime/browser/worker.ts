@@ -2,12 +2,22 @@
 import { expose } from 'comlink';
 import { acquireGpu } from '../../gpu/device.ts';
 import { type BrandVersion, browserFromHints } from '../../measure/env.ts';
+import { installVocabReader } from '../../model/preset-vocab.ts';
 import { installErrorTransfer } from '../api.ts';
 import { createEngine } from '../engine.ts';
 import { indexedDbTuningStore } from './tuning-store.ts';
 
 /** The browser runtime: the engine in a dedicated Web Worker, on navigator.gpu, exposed through comlink. */
 installErrorTransfer();
+
+// The presets' vocabularies sit in vocab/ beside the built page (the worker's chunk is in assets/).
+// The URL is built in two steps because Vite rewrites `new URL(template, import.meta.url)` into a
+// glob over the source tree, which holds no vocab files.
+const vocabBase = new URL(/* @vite-ignore */ '../vocab/', import.meta.url).href;
+installVocabReader(async (file) => {
+  const res = await fetch(new URL(file, vocabBase)).catch(() => undefined);
+  return res?.ok ? new Uint8Array(await res.arrayBuffer()) : undefined;
+});
 
 /** The browser and its full version; client hints where available, else the user-agent string. */
 async function browserVersion(): Promise<string> {

@@ -23,6 +23,9 @@ import type { RunWeightFormat } from '../../weight-format.ts';
 import { promptTokens } from '../../workloads/prompts.ts';
 import { buildApiServer, epochMs } from './api-server.ts';
 import { dawnInstance } from './dawn-globals.ts';
+import { installDiskVocabReader } from './vocab-files.ts';
+
+installDiskVocabReader();
 
 const say = (event: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(event)}\n`);
 

@@ -10,6 +10,9 @@ import { dawnLabel, type HostRequest } from '../rpc.ts';
 import { dawnInstance } from './dawn-globals.ts';
 import { serveIpc } from './ipc-server.ts';
 import { fileTuningStore } from './tuning-file.ts';
+import { installDiskVocabReader } from './vocab-files.ts';
+
+installDiskVocabReader();
 
 /** The backend Dawn is asked for on each platform: the one a real GPU there is driven by. */
 const BACKENDS: Partial<Record<NodeJS.Platform, string>> = {

@@ -13,6 +13,7 @@
 
 import type { KvDtype } from '../../kv/format.ts';
 import { isPresetName, PRESETS, presetConfig } from '../../model/config.ts';
+import { PRESET_VOCABS } from '../../model/preset-vocab.ts';
 import { isGgufName } from '../../model/source.ts';
 import { parameterCount } from '../../model/weights.ts';
 import { parseSlo } from '../../serve/metrics.ts';
@@ -128,10 +129,14 @@ export class ConfigForm {
         if (suiteForm(this.suite()).sweep.kind !== 'own') this.fields.setValue('suite', this.matchingSuite());
       });
     }
-    this.fields.control('preset').addEventListener('change', () => this.updatePresetInfo());
+    this.fields.control('preset').addEventListener('change', () => {
+      this.updatePresetInfo();
+      this.updatePromptBox();
+    });
     this.element.addEventListener('input', () => this.validate());
     this.element.addEventListener('change', () => this.validate());
     this.updatePresetInfo();
+    this.updatePromptBox();
   }
 
   /**
@@ -157,6 +162,7 @@ export class ConfigForm {
     if (!isPresetName(name)) return;
     this.fields.setValue('preset', name);
     this.updatePresetInfo();
+    this.updatePromptBox();
   }
 
   setDisabled(disabled: boolean): void {
@@ -225,10 +231,14 @@ export class ConfigForm {
     return 'custom';
   }
 
-  /** The Prompt box is open to a GGUF file alone: only it carries a tokenizer. */
+  /** The Prompt box is open to a GGUF file (its own tokenizer) and to a preset with its family’s vocabulary. */
   private updatePromptBox(): void {
     const picked = this.localModel.model;
-    this.promptBox.setModel(!picked ? 'preset' : isGgufName(picked.name) ? 'gguf' : 'safetensors');
+    const preset = this.fields.value('preset');
+    const vocab = isPresetName(preset) && PRESET_VOCABS[preset] !== undefined;
+    this.promptBox.setModel(
+      !picked ? (vocab ? 'presetVocab' : 'preset') : isGgufName(picked.name) ? 'gguf' : 'safetensors',
+    );
   }
 
   private updatePresetInfo(): void {

@@ -9,7 +9,7 @@ import { h } from '../dom.ts';
 type LocalModel = Extract<BenchSpec['model'], { kind: 'files' }>;
 
 const PICK_HINT =
-  'Pick config.json and model.safetensors (f32, f16 or bf16), or a .gguf file (F32, F16, BF16, Q8_0, Q4_0), or the folder holding them.';
+  'Pick config.json and model.safetensors (f32, f16 or bf16), or a .gguf file of a Llama, Qwen2 or Qwen3 model (F32, F16, BF16, the legacy Q4/Q5/Q8 types, the K-quants, Q4_K_M), or the folder holding them.';
 
 export class LocalModelPicker {
   readonly element: HTMLElement;

@@ -1,7 +1,8 @@
 /**
  * The Prompt box: a text to generate from greedily with the model's own tokenizer, after the run's
- * workloads (it travels in the spec as `generate`) or at once with Generate. Only a GGUF file
- * carries a tokenizer; for a preset or a safetensors model the box is disabled and says why.
+ * workloads (it travels in the spec as `generate`) or at once with Generate. A GGUF file carries a
+ * tokenizer, and a laptop preset takes its family's vocabulary (src/model/preset-vocab.ts, whose
+ * output the box calls gibberish); for ci-tiny or a safetensors model the box is disabled and says why.
  */
 import { type GenerateSettings, MAX_GENERATE_TOKENS } from '../../spec/prompt.ts';
 import { button, h, uniqueId } from '../dom.ts';
@@ -10,11 +11,13 @@ import { button, h, uniqueId } from '../dom.ts';
 const DEFAULT_TOKENS = 32;
 
 /** What the chosen model is, as far as the page knows before loading it. */
-export type PromptModel = 'preset' | 'safetensors' | 'gguf';
+export type PromptModel = 'preset' | 'presetVocab' | 'safetensors' | 'gguf';
 
 const NOTES: Record<PromptModel, string> = {
   preset:
-    'Unavailable: a preset has seeded random weights and no tokenizer, so there is no text to read or write. Pick a .gguf file that carries its tokenizer.',
+    'Unavailable: this preset has seeded random weights and no vocabulary, so there is no text to read or write. Pick a .gguf file that carries its tokenizer, or a preset with its family’s vocabulary.',
+  presetVocab:
+    'The prompt is tokenized with the vocabulary of the family this preset copies the shape of, but the weights are seeded random, not trained: what it writes is that vocabulary’s tokens at random, gibberish. A .gguf file of a trained model writes text.',
   safetensors:
     'Unavailable: the page reads no tokenizer for a safetensors model. A .gguf file carries its own.',
   gguf: 'Greedy, with the file’s own tokenizer: generated after the run’s workloads (on the model the run timed), or now with Generate.',
@@ -78,7 +81,7 @@ export class PromptBox {
   /** Enables the box for a GGUF file, or disables it and says why. */
   setModel(model: PromptModel): void {
     this.model = model;
-    const off = model !== 'gguf';
+    const off = model !== 'gguf' && model !== 'presetVocab';
     this.text.disabled = off;
     this.tokens.disabled = off;
     this.generateButton.disabled = off;
@@ -92,7 +95,7 @@ export class PromptBox {
    * empty; null (with the error shown) when the token count is not one.
    */
   settings(): GenerateSettings | undefined | null {
-    if (this.model !== 'gguf' || this.text.value === '') {
+    if ((this.model !== 'gguf' && this.model !== 'presetVocab') || this.text.value === '') {
       this.showError('');
       return undefined;
     }
