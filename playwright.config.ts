@@ -21,7 +21,8 @@ export default defineConfig<{ runtime: Harness['runtime'] }>({
   // The native project first: its files are the longest (model.spec.ts alone runs about 5 minutes),
   // and a long file that starts last keeps one worker busy after the other has run out of tests.
   projects: [
-    // The kernel and model checks, run natively on Dawn by the Node harness process.
+    // The kernel and model checks, run natively on Dawn by the Node harness process (but the
+    // kernels in their other number formats, kernels-formats.spec.ts: run once, in the browser).
     {
       name: 'native',
       use: { runtime: 'node' },

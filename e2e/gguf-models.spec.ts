@@ -15,18 +15,24 @@ import { expect, test } from './harness/client.ts';
  * GEMV), which splits a layer's q/k/v where they mix types. Each type's snippet is checked in
  * every kernel family, with the fusions, by gguf-kernels.spec.ts: pipelines compile slowly on
  * SwiftShader, so the model runs each type's in one graph.
+ *
+ * A block type reads the same in every architecture (the linear kernels do not know the graph),
+ * and what an architecture changes (qwen2's biases, qwen3's head norms, their place in the fused
+ * RoPE + KV write) is in F32 tensors: every block type runs in llama, and qwen2 and qwen3 run the
+ * Q4_K_M mix, unfused and fused.
  */
 
 const prompt = [1, 17, 42, 7, 99, 3, 5, 250];
 
 for (const arch of ARCHITECTURES) {
-  test(`${arch}: every GGUF block type and Q4_K_M against the exact dequantization (|Δ log p| ≤ 1e-3, top-1 100%)`, async ({
+  const everyType = arch === 'llama';
+  test(`${arch}: ${everyType ? 'every GGUF block type and ' : ''}Q4_K_M against the exact dequantization (|Δ log p| ≤ 1e-3, top-1 100%)`, async ({
     harness,
   }) => {
     test.setTimeout(240_000);
     const dir = mkdtempSync(join(tmpdir(), `gguf-${arch}-`));
     const files = makeGgufFixtures(dir, arch, [
-      ...PURE_FTYPES.map((ftype) => ({ ftype, pure: true })),
+      ...(everyType ? PURE_FTYPES.map((ftype) => ({ ftype, pure: true })) : []),
       { ftype: 'Q4_K_M', pure: false },
     ]);
     const seen = new Set<string>();
@@ -58,6 +64,7 @@ for (const arch of ARCHITECTURES) {
         expect(r.layerKinds, what).toContainEqual({ attn: 'split', mlp: 'fused' });
     }
     await harness.call('model', 'useVariants', before);
+    if (!everyType) return;
     expect([...seen].sort()).toEqual([
       'q2_k',
       'q3_k',

@@ -11,12 +11,15 @@ import { ServeChecks } from './serve-checks.ts';
  * build this same object; the tests reach it through e2e/harness/client.ts.
  */
 export function createChecks(gpu: Gpu) {
+  // One pipeline cache for every check: on SwiftShader a compile costs up to seconds, and the model
+  // and serve checks build the same ci-tiny kernels (no check is about a cold compile).
+  const pipelines = new PipelineCache(gpu);
   return {
     adapter: gpu.adapter,
     features: gpu.features,
-    kernels: new KernelChecks(gpu),
-    model: new ModelChecks(gpu),
-    serve: new ServeChecks(gpu),
+    kernels: new KernelChecks(gpu, pipelines),
+    model: new ModelChecks(gpu, pipelines),
+    serve: new ServeChecks(gpu, pipelines),
     peaks: () => measurePeaks(gpu, new PipelineCache(gpu)),
   };
 }

@@ -2,7 +2,7 @@ import { seededData } from '../../src/checks/case.ts';
 import { type CaseName, type CaseSpec, kernelCase } from '../../src/checks/catalogue.ts';
 import { seededPacked } from '../../src/checks/packed-weights.ts';
 import type { Gpu } from '../../src/gpu/device.ts';
-import { PipelineCache } from '../../src/gpu/pipelines.ts';
+import type { PipelineCache } from '../../src/gpu/pipelines.ts';
 import type { KernelContext } from '../../src/kernels/kernel.ts';
 import { PackedGemvKernel } from '../../src/kernels/packed.ts';
 import type { Comparison } from '../../src/kernels/reference.ts';
@@ -32,8 +32,11 @@ export interface BatchInvariance {
 export class KernelChecks {
   private readonly ctx: KernelContext;
 
-  constructor(private readonly gpu: Gpu) {
-    this.ctx = { gpu, pipelines: new PipelineCache(gpu) };
+  constructor(
+    private readonly gpu: Gpu,
+    pipelines: PipelineCache,
+  ) {
+    this.ctx = { gpu, pipelines };
   }
 
   /** The device's features, for a test whose expectation depends on one (shader-f16). */

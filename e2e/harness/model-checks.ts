@@ -1,6 +1,6 @@
 import { KvCacheExhaustedError } from '../../src/errors.ts';
 import type { Gpu } from '../../src/gpu/device.ts';
-import { PipelineCache } from '../../src/gpu/pipelines.ts';
+import type { PipelineCache } from '../../src/gpu/pipelines.ts';
 import { compare } from '../../src/kernels/reference.ts';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../../src/kernels/variants.ts';
 import type { KvDtype } from '../../src/kv/format.ts';
@@ -62,8 +62,11 @@ function bitwiseEqual(a: Float32Array, b: Float32Array): boolean {
 export class ModelChecks {
   private readonly pipelines: PipelineCache;
 
-  constructor(private readonly gpu: Gpu) {
-    this.pipelines = new PipelineCache(gpu);
+  constructor(
+    private readonly gpu: Gpu,
+    pipelines: PipelineCache,
+  ) {
+    this.pipelines = pipelines;
   }
 
   /** Kernel families for the models built next; the checks run once per family set. */

@@ -1,5 +1,5 @@
 import type { Gpu } from '../../src/gpu/device.ts';
-import { PipelineCache } from '../../src/gpu/pipelines.ts';
+import type { PipelineCache } from '../../src/gpu/pipelines.ts';
 import { DEFAULT_VARIANTS, type KernelVariants } from '../../src/kernels/variants.ts';
 import { autotune } from '../../src/measure/autotune.ts';
 import { presetConfig } from '../../src/model/config.ts';
@@ -26,8 +26,11 @@ export class ServeChecks {
   private readonly pipelines: PipelineCache;
   private variants: KernelVariants = DEFAULT_VARIANTS;
 
-  constructor(private readonly gpu: Gpu) {
-    this.pipelines = new PipelineCache(gpu);
+  constructor(
+    private readonly gpu: Gpu,
+    pipelines: PipelineCache,
+  ) {
+    this.pipelines = pipelines;
   }
 
   /** The families the autotuner picks here (the default ones are slow on a CPU adapter). */

@@ -66,7 +66,8 @@ export function encodeKvRow(dtype: KvDtype, row: ArrayLike<number>): Uint32Array
   const headDim = row.length;
   const words = new Uint32Array((kvRowWords(headDim, dtype) * KV_WORD_BYTES[dtype]) / 4);
   if (dtype === 'f32') {
-    new Float32Array(words.buffer).set(Array.from(row));
+    // set() takes any array-like; copying it into an Array first cost the long-context checks seconds.
+    new Float32Array(words.buffer).set(row);
   } else if (dtype === 'f16') {
     for (let i = 0; i < headDim; i += 2)
       words[i / 2] = (f32ToF16Bits(row[i]) | (f32ToF16Bits(row[i + 1]) << 16)) >>> 0;
@@ -105,6 +106,11 @@ export function decodeKvRow(dtype: KvDtype, words: Uint32Array, headDim: number)
  */
 export function roundTripKv(dtype: KvDtype, rows: ArrayLike<number>, headDim: number): Float64Array {
   const out = new Float64Array(rows.length);
+  if (dtype === 'f32') {
+    // A row stored as f32 reads back as each value rounded to f32: no need to pack it.
+    for (let i = 0; i < rows.length; i++) out[i] = Math.fround(rows[i]);
+    return out;
+  }
   const row = new Float64Array(headDim);
   for (let r = 0; r < rows.length / headDim; r++) {
     for (let i = 0; i < headDim; i++) row[i] = rows[r * headDim + i];
