@@ -4,6 +4,7 @@
  * (BufferUsage is getters), so the order a bundle evaluates modules in does not matter.
  */
 import { create, globals } from 'webgpu';
+import { installDawnPollNaps } from './dawn-poll.ts';
 
 Object.assign(globalThis, globals);
 
@@ -17,6 +18,7 @@ const instances: GPU[] = [];
 
 /** A Dawn instance on `backend` ('vulkan', 'metal', 'd3d12'), kept alive until the process exits. */
 export function dawnInstance(backend: string): GPU {
+  installDawnPollNaps();
   const instance = create([`backend=${backend}`]);
   instances.push(instance);
   return instance;
