@@ -1,0 +1,103 @@
+#!/usr/bin/python3
+"""The trained model's evaluation by slice, in torch at f32 (the reference the engine's formats
+will be measured against): on the held-out set that train/corpus.py split off before training.
+
+    /usr/bin/python3 train/eval.py --data train/data --model train/data/model [--limit 100]
+
+Task slices (arithmetic, json, copy, recall-<distance>, edge-*) run greedy from the prompt and
+score exact match of the answer; json also scores validity (the prompt plus the completion, cut at
+the first newline, parses as JSON). Text slices (prose, code) score next-token accuracy and
+perplexity over the held-out files (windows of the model's context, at most --text-tokens tokens
+per slice). Prints one JSON object per slice, and writes them to <model>/eval.json.
+"""
+
+import argparse
+import json
+import math
+import os
+
+import sys
+
+import sentencepiece as spm
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train import load_state  # noqa: E402
+
+
+def greedy(model, ids, n, stop_id):
+    out = []
+    x = torch.tensor([ids])
+    for _ in range(n):
+        logits = model(x[:, -model.c["maxSeqLen"] :])[0, -1]
+        t = int(logits.argmax())
+        if t == stop_id:
+            break
+        out.append(t)
+        x = torch.cat([x, torch.tensor([[t]])], dim=1)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default="train/data")
+    ap.add_argument("--model", default="train/data/model")
+    ap.add_argument("--limit", type=int, default=100, help="examples per task slice")
+    ap.add_argument("--text-tokens", type=int, default=20000)
+    args = ap.parse_args()
+    torch.set_num_threads(2)
+    sp = spm.SentencePieceProcessor(model_file=os.path.join(args.data, "tokenizer.model"))
+    model, c = load_state(args.model)
+    model.eval()
+    newline = sp.piece_to_id("<0x0A>")
+    results = {}
+    with torch.no_grad():
+        for name in sorted(os.listdir(os.path.join(args.data, "eval"))):
+            slice_ = name[: -len(".jsonl")]
+            rows = [json.loads(l) for l in open(os.path.join(args.data, "eval", name), encoding="utf-8")]
+            if "prompt" in rows[0]:
+                rows = rows[: args.limit]
+                exact = valid = 0
+                for r in rows:
+                    ids = [sp.bos_id()] + sp.encode(r["prompt"])
+                    want = r["answer"]
+                    got = sp.decode(greedy(model, ids, len(sp.encode(want)) + 8, newline))
+                    # Exact match on the answer's text (the model may run on past it to the newline).
+                    exact += got.startswith(want) and (len(got) == len(want) or not got[len(want)].isalnum())
+                    if slice_ == "json":
+                        text = r["prompt"][len("JSON: ") :] + got.split("\n")[0]
+                        try:
+                            json.loads(text)
+                            valid += 1
+                        except ValueError:
+                            pass
+                res = {"examples": len(rows), "exact_match": exact / len(rows)}
+                if slice_ == "json":
+                    res["valid"] = valid / len(rows)
+            else:
+                n = correct = 0
+                nll = 0.0
+                for r in rows:
+                    ids = torch.tensor([sp.bos_id()] + sp.encode(r["text"]))
+                    for s in range(0, len(ids) - 1, c["maxSeqLen"]):
+                        x = ids[s : s + c["maxSeqLen"]]
+                        y = ids[s + 1 : s + 1 + c["maxSeqLen"]]
+                        x = x[: len(y)]
+                        logits = model(x[None])[0]
+                        nll += F.cross_entropy(logits, y, reduction="sum").item()
+                        correct += int((logits.argmax(-1) == y).sum())
+                        n += len(y)
+                        if n >= args.text_tokens:
+                            break
+                    if n >= args.text_tokens:
+                        break
+                res = {"tokens": n, "next_token_accuracy": correct / n, "perplexity": math.exp(nll / n)}
+            results[slice_] = res
+            print(json.dumps({slice_: res}), flush=True)
+    with open(os.path.join(args.model, "eval.json"), "w") as f:
+        json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,269 @@
+#!/usr/bin/python3
+"""Trains a small Llama (GQA, RoPE, SwiGLU, RMSNorm, tied embeddings) on the corpus, with Debian's
+python3-torch on the CPU. Run with Debian's python3, with libopenblas0-pthread installed (without
+it Debian's torch falls back to a generic BLAS, 13× slower):
+
+    /usr/bin/python3 train/train.py --data train/data --out train/data/model-256 --seq 256 --batch 32 --minutes 35
+    /usr/bin/python3 train/train.py --data train/data --out train/data/model --seq 1024 --batch 8 --minutes 20 \
+        --lr 1e-3 --init train/data/model-256/weights.pt
+    /usr/bin/python3 train/train.py --data train/data --out train/data/drafter --size drafter --minutes 15
+
+RoPE rotates x[i] with x[i + headDim/2], as Hugging Face's Llama does and as this engine holds its
+weights; the GGUF export (train/export-gguf.ts, the project's writer) permutes q and k rows for
+llama.cpp as convert_hf_to_gguf.py does. Writes, under --out:
+  config.json, model.safetensors   the model as transformers' LlamaForCausalLM reads it (float32)
+  weights.pt                       the state dict, to resume or evaluate in torch
+  loss.csv                         step, tokens, training loss, held-out loss (every --eval-every steps), seconds
+"""
+
+import argparse
+import csv
+import json
+import math
+import os
+import time
+
+import numpy as np
+import sentencepiece as spm
+import torch
+import torch.nn.functional as F
+
+SEED = 20261206
+
+SIZES = {
+    # Widths are multiples of 256 so that every K-quant (256-weight blocks) can hold every tensor.
+    "model": dict(hiddenSize=256, intermediateSize=768, numLayers=4, numHeads=8, numKvHeads=2, headDim=32),
+    # The drafter only needs F16 (10 MB for both files: the model 8.1 MB, this 1.3 MB).
+    "drafter": dict(hiddenSize=128, intermediateSize=256, numLayers=1, numHeads=4, numKvHeads=1, headDim=32),
+}
+
+
+def rope_tables(head_dim, max_len, theta):
+    inv = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim))
+    ang = torch.outer(torch.arange(max_len, dtype=torch.float64), inv)
+    return torch.cos(ang).float(), torch.sin(ang).float()
+
+
+def apply_rope(x, cos, sin):
+    # x: (B, H, T, D); x[i] and x[i + D/2] rotated by angle pos * theta^(-2i/D) (Hugging Face's rotate_half).
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    c, s = cos[: x.shape[2]], sin[: x.shape[2]]
+    return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=-1)
+
+
+class RMSNorm(torch.nn.Module):
+    def __init__(self, d, eps):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(d))
+        self.eps = eps
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class Block(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        d, h, kv, hd, f = c["hiddenSize"], c["numHeads"], c["numKvHeads"], c["headDim"], c["intermediateSize"]
+        self.h, self.kv, self.hd = h, kv, hd
+        self.attn_norm = RMSNorm(d, c["rmsNormEps"])
+        self.q = torch.nn.Linear(d, h * hd, bias=False)
+        self.k = torch.nn.Linear(d, kv * hd, bias=False)
+        self.v = torch.nn.Linear(d, kv * hd, bias=False)
+        self.o = torch.nn.Linear(h * hd, d, bias=False)
+        self.ffn_norm = RMSNorm(d, c["rmsNormEps"])
+        self.gate = torch.nn.Linear(d, f, bias=False)
+        self.up = torch.nn.Linear(d, f, bias=False)
+        self.down = torch.nn.Linear(f, d, bias=False)
+
+    def forward(self, x, cos, sin):
+        B, T, _ = x.shape
+        y = self.attn_norm(x)
+        q = self.q(y).view(B, T, self.h, self.hd).transpose(1, 2)
+        k = self.k(y).view(B, T, self.kv, self.hd).transpose(1, 2)
+        v = self.v(y).view(B, T, self.kv, self.hd).transpose(1, 2)
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        rep = self.h // self.kv
+        k = k.repeat_interleave(rep, dim=1)
+        v = v.repeat_interleave(rep, dim=1)
+        att = (q @ k.transpose(-1, -2)) / math.sqrt(self.hd)
+        mask = torch.ones(T, T, dtype=torch.bool).triu(1)
+        att = att.masked_fill(mask, float("-inf")).softmax(-1)
+        x = x + self.o((att @ v).transpose(1, 2).reshape(B, T, -1))
+        y = self.ffn_norm(x)
+        return x + self.down(F.silu(self.gate(y)) * self.up(y))
+
+
+class Llama(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        self.embed = torch.nn.Embedding(c["vocabSize"], c["hiddenSize"])
+        torch.nn.init.normal_(self.embed.weight, std=0.02)
+        self.blocks = torch.nn.ModuleList(Block(c) for _ in range(c["numLayers"]))
+        self.norm = RMSNorm(c["hiddenSize"], c["rmsNormEps"])
+        cos, sin = rope_tables(c["headDim"], c["maxSeqLen"], c["ropeTheta"])
+        self.register_buffer("cos", cos, persistent=False)
+        self.register_buffer("sin", sin, persistent=False)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        for b in self.blocks:
+            x = b(x, self.cos, self.sin)
+        return self.norm(x) @ self.embed.weight.T  # tied LM head
+
+
+def save_hf(model, c, out):
+    """config.json and model.safetensors under Hugging Face's Llama names, float32 (the safetensors
+    format by hand: an 8-byte header length, the JSON header, the tensors' bytes)."""
+    names = {"embed.weight": "model.embed_tokens.weight", "norm.weight": "model.norm.weight"}
+    sub = {"attn_norm": "input_layernorm", "q": "self_attn.q_proj", "k": "self_attn.k_proj", "v": "self_attn.v_proj",
+           "o": "self_attn.o_proj", "ffn_norm": "post_attention_layernorm", "gate": "mlp.gate_proj", "up": "mlp.up_proj",
+           "down": "mlp.down_proj"}
+    header, blobs, offset = {}, [], 0
+    for name, t in model.state_dict().items():
+        if name.startswith("blocks."):
+            _, layer, part, kind = name.split(".")
+            hf = f"model.layers.{layer}.{sub[part]}.{kind}"
+        else:
+            hf = names[name]
+        data = t.detach().float().contiguous().numpy().tobytes()
+        header[hf] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    head = json.dumps(header, separators=(",", ":")).encode()
+    head += b" " * (-len(head) % 8)
+    with open(os.path.join(out, "model.safetensors"), "wb") as f:
+        f.write(len(head).to_bytes(8, "little"))
+        f.write(head)
+        for b in blobs:
+            f.write(b)
+    hf_config = {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": c["vocabSize"],
+        "hidden_size": c["hiddenSize"], "intermediate_size": c["intermediateSize"], "num_hidden_layers": c["numLayers"],
+        "num_attention_heads": c["numHeads"], "num_key_value_heads": c["numKvHeads"], "head_dim": c["headDim"],
+        "hidden_act": "silu", "max_position_embeddings": c["maxSeqLen"], "rms_norm_eps": c["rmsNormEps"],
+        "rope_theta": c["ropeTheta"], "rope_scaling": None, "attention_bias": False, "mlp_bias": False,
+        "tie_word_embeddings": True, "torch_dtype": "float32", "bos_token_id": 1, "eos_token_id": 2,
+    }
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(hf_config, f, indent=1)
+
+
+def load_state(out):
+    """The model train.py saved under `out` (its config.json in Hugging Face's names, weights.pt)."""
+    hf = json.load(open(os.path.join(out, "config.json")))
+    c = dict(
+        arch="llama", vocabSize=hf["vocab_size"], hiddenSize=hf["hidden_size"], intermediateSize=hf["intermediate_size"],
+        numLayers=hf["num_hidden_layers"], numHeads=hf["num_attention_heads"], numKvHeads=hf["num_key_value_heads"],
+        headDim=hf["head_dim"], ropeTheta=hf["rope_theta"], rmsNormEps=hf["rms_norm_eps"], tieWordEmbeddings=True,
+        maxSeqLen=hf["max_position_embeddings"],
+    )
+    model = Llama(c)
+    model.load_state_dict(torch.load(os.path.join(out, "weights.pt")))
+    return model, c
+
+
+def load_ids(data, sp):
+    cache = os.path.join(data, "train.ids.npy")
+    if os.path.exists(cache) and os.path.getmtime(cache) > os.path.getmtime(os.path.join(data, "tokenizer.model")):
+        return np.load(cache)
+    text = open(os.path.join(data, "train.txt"), encoding="utf-8").read()
+    docs = text.split("\n<|doc|>\n")
+    ids = []
+    for d in docs:
+        ids.append(sp.bos_id())
+        ids.extend(sp.encode(d))
+    arr = np.array(ids, dtype=np.uint16)
+    np.save(cache, arr)
+    return arr
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default="train/data")
+    ap.add_argument("--out", default="train/data/model")
+    ap.add_argument("--size", choices=sorted(SIZES), default="model")
+    ap.add_argument("--minutes", type=float, default=100)
+    ap.add_argument("--seq", type=int, default=1024)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--eval-every", type=int, default=50)
+    ap.add_argument("--init", help="weights.pt to start from (a second phase at a longer --seq)")
+    args = ap.parse_args()
+    torch.manual_seed(SEED)
+    torch.set_num_threads(args.threads)
+    os.makedirs(args.out, exist_ok=True)
+    sp = spm.SentencePieceProcessor(model_file=os.path.join(args.data, "tokenizer.model"))
+    ids = load_ids(args.data, sp)
+    # The last 1% of the token stream is this script's held-out loss (the slices' evaluation is eval.py's).
+    split = int(len(ids) * 0.99)
+    train_ids, val_ids = torch.from_numpy(ids[:split].astype(np.int64)), torch.from_numpy(ids[split:].astype(np.int64))
+    c = dict(
+        arch="llama",
+        vocabSize=sp.get_piece_size(),
+        ropeTheta=10000.0,
+        rmsNormEps=1e-5,
+        tieWordEmbeddings=True,
+        maxSeqLen=args.seq,
+        **SIZES[args.size],
+    )
+    model = Llama(c)
+    if args.init:
+        model.load_state_dict(torch.load(args.init))
+    params = sum(p.numel() for p in model.parameters())
+    print(f"{args.size}: {params / 1e6:.2f}M parameters, {len(train_ids) / 1e6:.1f}M training tokens", flush=True)
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95))
+    gen = torch.Generator().manual_seed(SEED)
+    budget = args.minutes * 60
+    warmup = 100
+    t0 = time.time()
+    step, tokens = 0, 0
+    log = open(os.path.join(args.out, "loss.csv"), "w", newline="")
+    writer = csv.writer(log)
+    writer.writerow(["step", "tokens", "train_loss", "val_loss", "seconds"])
+
+    def batch(src, n):
+        starts = torch.randint(0, len(src) - args.seq - 1, (n,), generator=gen)
+        x = torch.stack([src[s : s + args.seq] for s in starts])
+        y = torch.stack([src[s + 1 : s + args.seq + 1] for s in starts])
+        return x, y
+
+    val_x, val_y = batch(val_ids, 8)
+    while True:
+        elapsed = time.time() - t0
+        if elapsed > budget:
+            break
+        # Warmup, then cosine decay over the time budget (the schedule follows the clock, not a step count).
+        frac = min(1.0, elapsed / budget)
+        lr = args.lr * min(1.0, (step + 1) / warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
+        for g in opt.param_groups:
+            g["lr"] = lr
+        x, y = batch(train_ids, args.batch)
+        loss = F.cross_entropy(model(x).view(-1, c["vocabSize"]), y.view(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        step += 1
+        tokens += x.numel()
+        val = ""
+        if step % args.eval_every == 0:
+            with torch.no_grad():
+                val = F.cross_entropy(model(val_x).view(-1, c["vocabSize"]), val_y.view(-1)).item()
+            torch.save(model.state_dict(), os.path.join(args.out, "weights.pt"))
+            save_hf(model, c, args.out)
+            print(f"step {step} tokens {tokens} loss {loss.item():.3f} val {val:.3f} {tokens / (time.time() - t0):.0f} tok/s", flush=True)
+        writer.writerow([step, tokens, f"{loss.item():.4f}", f"{val:.4f}" if val != "" else "", f"{time.time() - t0:.1f}"])
+        log.flush()
+    torch.save(model.state_dict(), os.path.join(args.out, "weights.pt"))
+    save_hf(model, c, args.out)
+    print(f"done: {step} steps, {tokens} tokens, {time.time() - t0:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
