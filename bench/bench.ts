@@ -26,7 +26,14 @@ import {
   parseResultFile,
   ResultFileError,
 } from '../src/results/compare.ts';
-import { EXPORT_FORMATS, type ExportFormat, fileSlug, formatFor, toMarkdown } from '../src/results/export.ts';
+import {
+  EXPORT_FORMATS,
+  type ExportFormat,
+  exportFormatOfPath,
+  fileSlug,
+  formatFor,
+  toMarkdown,
+} from '../src/results/export.ts';
 import { runtimeComparison } from '../src/results/runtimes.ts';
 import { BenchResultSchema } from '../src/results/schema.ts';
 import type { BenchResult, Progress } from '../src/runtime/api.ts';
@@ -325,7 +332,12 @@ const SUITE_FLAGS = Object.keys(SUITES) as (keyof typeof SUITES)[];
 const suiteName = args.suite ?? SPEC_DEFAULTS.suite;
 if (!(SUITE_FLAGS as readonly string[]).includes(suiteName))
   usage(`--suite must be ${SUITE_FLAGS.join(', ')}, got "${suiteName}"`);
-const format = (args.format ?? (args.out?.split('.').pop() === 'md' ? 'md' : 'json')) as ExportFormat;
+const outFormat = args.out && !args.format ? exportFormatOfPath(args.out) : undefined;
+if (outFormat === null)
+  usage(
+    `--out ${args.out}: its extension names no format (.json, .jsonl, .csv or .md); rename it or pass --format`,
+  );
+const format = (args.format ?? outFormat ?? 'json') as ExportFormat;
 if (!EXPORT_FORMATS.includes(format)) usage(`--format must be one of ${EXPORT_FORMATS.join(', ')}`);
 if (args['max-regression'] !== undefined && !args.baseline) usage('--max-regression needs --baseline FILE');
 const maxRegression = args['max-regression'] === undefined ? undefined : Number(args['max-regression']);

@@ -37,12 +37,11 @@ function rendererRssBytes(): number {
 }
 
 const fileFlag = process.argv.indexOf('--file');
-let file = fileFlag > 0 ? process.argv[fileFlag + 1] : join(tmpdir(), 'page-heap-qwen2.5-0.5b.F16.gguf');
+const file = fileFlag > 0 ? process.argv[fileFlag + 1] : join(tmpdir(), 'page-heap-qwen2.5-0.5b.F16.gguf');
 if (!existsSync(file)) {
   console.error(`writing ${file} (qwen2.5-0.5b, seeded, F16)…`);
   writeFileSync(file, writeGguf(randomWeights(presetConfig('qwen2.5-0.5b'), 1), { type: 'F16' }));
 }
-file = join(file);
 const largestTensor = 151936 * 896 * 2;
 console.error(
   `file: ${(statSync(file).size / MIB).toFixed(0)} MiB; largest tensor ${(largestTensor / MIB).toFixed(0)} MiB`,

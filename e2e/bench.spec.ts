@@ -79,6 +79,12 @@ test('bench CLI: bad flags exit 2 with a clear message', async () => {
   ]);
   expect(baseline.code).toBe(2);
   expect(baseline.stderr).toContain('/no/such/result.json');
+  // An --out whose extension names no format is refused, not written as JSON under another name.
+  const out = await runCli('bench/bench.ts', ['--out', 'results/small.txt']);
+  expect(out.code).toBe(2);
+  expect(out.stderr).toContain(
+    '--out results/small.txt: its extension names no format (.json, .jsonl, .csv or .md); rename it or pass --format',
+  );
 });
 
 test('bench CLI: bad KV types, windows and KV head counts exit 2 naming the flag, before measuring', async () => {

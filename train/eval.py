@@ -5,7 +5,7 @@ will be measured against): on the held-out set that train/corpus.py split off be
     /usr/bin/python3 train/eval.py --data train/data --model train/data/model [--limit 100]
 
 Task slices (arithmetic, json, copy, recall-<distance>, edge-*) run greedy from the prompt and
-score exact match of the answer; json also scores validity (the prompt plus the completion, cut at
+score exact match of the answer (with its 95% Wilson interval); json also scores validity (the prompt plus the completion, cut at
 the first newline, parses as JSON). Text slices (prose, code) score next-token accuracy and
 perplexity over the held-out files (windows of the model's context, at most --text-tokens tokens
 per slice). Prints one JSON object per slice, and writes them to <model>/eval.json.
@@ -24,6 +24,16 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from train import load_state  # noqa: E402
+
+
+def wilson(k, n, z=1.96):
+    """The 95% Wilson score interval of k successes in n trials."""
+    if n == 0:
+        return [0.0, 1.0]
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
 
 
 def greedy(model, ids, n, stop_id):
@@ -72,9 +82,10 @@ def main():
                             valid += 1
                         except ValueError:
                             pass
-                res = {"examples": len(rows), "exact_match": exact / len(rows)}
+                res = {"examples": len(rows), "exact_match": exact / len(rows), "exact_match_95": wilson(exact, len(rows))}
                 if slice_ == "json":
                     res["valid"] = valid / len(rows)
+                    res["valid_95"] = wilson(valid, len(rows))
             else:
                 n = correct = 0
                 nll = 0.0

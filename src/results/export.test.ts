@@ -4,6 +4,7 @@ import { escapeMarkdown } from '../markdown.ts';
 import {
   CSV_COLUMNS,
   csvField,
+  exportFormatOfPath,
   formatFor,
   MARKDOWN_POINTS_HEADER,
   toCsv,
@@ -177,5 +178,19 @@ describe('formatFor', () => {
     expect(formatFor(result, 'jsonl')).toBe(toJsonl(result));
     expect(formatFor(result, 'csv')).toBe(toCsv(result));
     expect(formatFor(result, 'md')).toBe(toMarkdown(result));
+  });
+});
+
+describe('exportFormatOfPath', () => {
+  it('reads every export format from the extension, in any case, and nothing else', () => {
+    expect(exportFormatOfPath('results/small.csv')).toBe('csv');
+    expect(exportFormatOfPath('out.JSONL')).toBe('jsonl');
+    expect(exportFormatOfPath('a.b/run.md')).toBe('md');
+    expect(exportFormatOfPath('C:\\runs\\x.json')).toBe('json');
+    // Unknown, none, a dot-file, and a dot in a folder name only: no format.
+    expect(exportFormatOfPath('results/small.txt')).toBeNull();
+    expect(exportFormatOfPath('results/small')).toBeNull();
+    expect(exportFormatOfPath('.csv')).toBeNull();
+    expect(exportFormatOfPath('runs.d/small')).toBeNull();
   });
 });

@@ -30,6 +30,19 @@ import type { BenchResult, Point } from './schema.ts';
 export const EXPORT_FORMATS = ['json', 'jsonl', 'csv', 'md'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
+/**
+ * The export format a file's name asks for, by its extension (any case): `.json`, `.jsonl`, `.csv`
+ * or `.md`; null for any other extension or none, which the caller refuses rather than writing one
+ * format under another's name.
+ */
+export function exportFormatOfPath(path: string): ExportFormat | null {
+  const name = path.split(/[\\/]/).pop() ?? '';
+  const dot = name.lastIndexOf('.');
+  if (dot <= 0) return null;
+  const ext = name.slice(dot + 1).toLowerCase();
+  return (EXPORT_FORMATS as readonly string[]).includes(ext) ? (ext as ExportFormat) : null;
+}
+
 /** Latency percentiles flattened into CSV columns, e.g. `tpotP95Ms`. */
 const LATENCY_COLUMNS = (['ttft', 'tpot', 'itl'] as const).flatMap((m) =>
   (['p50', 'p95', 'p99'] as const).map((q) => ({
