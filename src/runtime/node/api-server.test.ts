@@ -56,6 +56,7 @@ function server(script: readonly number[]) {
 interface Chunk {
   choices: { text: string; finish_reason: string | null; token_ids?: number[] }[];
   usage?: { prompt_tokens: number; completion_tokens: number };
+  server_timing?: { queue_ms: number };
 }
 
 async function stream(app: ReturnType<typeof server>['app'], body: Record<string, unknown>) {
@@ -92,13 +93,42 @@ describe('serve-api with the model’s tokenizer', () => {
     await app.close();
   });
 
+  it('one chunk of a stream carries the finish reason, and one the server timing, whatever ends it', async () => {
+    const { app } = server(script);
+    const cases = [
+      // Stopped at the end-of-generation token; at max_tokens; at max_tokens inside a character
+      // (its bytes end the text after the finish); each with and without the usage chunk.
+      { body: { max_tokens: 10 }, reason: 'stop' },
+      { body: { max_tokens: 6, ignore_eos: true }, reason: 'length' },
+      { body: { max_tokens: 2 }, reason: 'length' },
+    ];
+    for (const { body, reason } of cases) {
+      for (const includeUsage of [false, true]) {
+        const chunks = await stream(app, {
+          prompt: 'Hi',
+          ...body,
+          ...(includeUsage ? { stream_options: { include_usage: true } } : {}),
+        });
+        const what = JSON.stringify({ body, includeUsage });
+        const finishes = chunks
+          .flatMap((c) => c.choices.map((x) => x.finish_reason))
+          .filter((f) => f !== null);
+        expect(finishes, what).toEqual([reason]);
+        expect(chunks.filter((c) => c.server_timing).length, what).toBe(1);
+        expect(chunks.at(-1)?.server_timing, what).toBeDefined();
+        if (includeUsage) expect(chunks.at(-1)?.usage, what).toBeDefined();
+      }
+    }
+    await app.close();
+  });
+
   it('goes on to max_tokens with ignore_eos, the end-of-generation token rendered as nothing', async () => {
     const { app } = server(script);
     const chunks = await stream(app, { prompt: 'Hi', max_tokens: 6, ignore_eos: true });
     const text = chunks.map((c) => c.choices[0]?.text ?? '').join('');
     expect(text).toBe('aébc');
     expect(chunks.flatMap((c) => c.choices[0]?.token_ids ?? [])).toEqual([97, 0xc3, 0xa9, BYTE_EOS, 98, 99]);
-    expect(chunks.at(-1)?.choices[0].finish_reason).toBe('length');
+    expect(chunks.flatMap((c) => c.choices.map((x) => x.finish_reason)).filter(Boolean)).toEqual(['length']);
     await app.close();
   });
 
@@ -114,8 +144,8 @@ describe('serve-api with the model’s tokenizer', () => {
       usage: { completion_tokens: 4 },
     });
     const cut = await stream(app, { prompt: 'Hi', max_tokens: 2 });
-    expect(cut.map((c) => c.choices[0].text).join('')).toBe('a\ufffd');
-    expect(cut.at(-1)?.choices[0].finish_reason).toBe('length');
+    expect(cut.map((c) => c.choices[0]?.text ?? '').join('')).toBe('a\ufffd');
+    expect(cut.flatMap((c) => c.choices.map((x) => x.finish_reason)).filter(Boolean)).toEqual(['length']);
     await app.close();
   });
 

@@ -240,6 +240,9 @@ export function buildApiServer(o: ApiServerOptions): FastifyInstance {
     const raw = reply.raw;
     let sent = 0;
     let settled = false;
+    // One chunk of a stream carries the finish reason, as OpenAI's and vLLM's do: the last token's
+    // when it is known there, else one at the end.
+    let finishSent = false;
 
     if (r.stream) {
       const handle = o.engine.submit({
@@ -250,14 +253,11 @@ export function buildApiServer(o: ApiServerOptions): FastifyInstance {
           if (raw.destroyed) return;
           sent += tokens.length;
           const stopped = stopAfter?.(tokens[tokens.length - 1]) === true;
+          const finish = stopped ? 'stop' : sent >= r.maxTokens ? 'length' : null;
+          finishSent ||= finish !== null;
           raw.write(
             sseData(
-              completionChunk({
-                ...base,
-                text: text.push(tokens),
-                tokenIds: tokens,
-                finishReason: stopped ? 'stop' : sent >= r.maxTokens ? 'length' : null,
-              }),
+              completionChunk({ ...base, text: text.push(tokens), tokenIds: tokens, finishReason: finish }),
             ),
           );
         },
@@ -274,25 +274,37 @@ export function buildApiServer(o: ApiServerOptions): FastifyInstance {
           const timing = timingOf(end.timeline);
           // Bytes the tokenizer still held (a character the last tokens never finished) end the text.
           const rest = text.flush();
-          const reason = finishReason(end.tokens, stopAfter);
-          if (rest && r.includeUsage)
-            raw.write(sseData(completionChunk({ ...base, text: rest, finishReason: reason })));
-          // The timeline rides on the last chunk whether or not the client asked for usage.
-          raw.write(
-            sseData(
-              r.includeUsage
-                ? usageChunk({
-                    ...base,
-                    promptTokens: prompt.length,
-                    completionTokens: end.tokens.length,
-                    timing,
-                  })
-                : {
-                    ...completionChunk({ ...base, text: rest, finishReason: reason }),
-                    server_timing: timing,
-                  },
-            ),
-          );
+          // The rest of the text, and the finish reason where no token's chunk carried it.
+          const last =
+            rest || !finishSent
+              ? completionChunk({
+                  ...base,
+                  text: rest,
+                  finishReason: finishSent ? null : finishReason(end.tokens, stopAfter),
+                })
+              : null;
+          // The timeline rides on the last chunk whether or not the client asked for usage: the
+          // usage chunk, else the one above, else a chunk of its own with no choice (so no finish).
+          if (r.includeUsage) {
+            if (last) raw.write(sseData(last));
+            raw.write(
+              sseData(
+                usageChunk({
+                  ...base,
+                  promptTokens: prompt.length,
+                  completionTokens: end.tokens.length,
+                  timing,
+                }),
+              ),
+            );
+          } else {
+            raw.write(
+              sseData({
+                ...(last ?? { ...completionChunk({ ...base, text: '', finishReason: null }), choices: [] }),
+                server_timing: timing,
+              }),
+            );
+          }
           raw.end(SSE_DONE);
         },
       });
