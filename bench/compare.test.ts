@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -151,6 +151,22 @@ describe('npm run compare', () => {
       expect(html.code).toBe(0);
       expect(html.stdout).toMatch(/^<!doctype html>/);
       expect(html.stdout).toContain('broken.json');
+      // The README's leaderboard command, as written there, with this folder and file put in.
+      const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+      const line = readme.split('\n').find((l) => l.includes('--format html > board.html'));
+      expect(line, 'the README shows the leaderboard command').toBeDefined();
+      const page = join(board, 'board.html');
+      const command = (line ?? '')
+        .replace(/\s+#.*$/, '')
+        .replace('results/lab', board)
+        .replace('board.html', page);
+      await new Promise<void>((done) =>
+        execFile('sh', ['-c', command], { cwd: repoRoot }, (error, _out, stderr) => {
+          expect(error, stderr).toBeNull();
+          done();
+        }),
+      );
+      expect(readFileSync(page, 'utf8')).toMatch(/^<!doctype html>/);
       const none = await runCompare(['--rank', join(board, 'broken.json')]);
       expect(none.code).toBe(2);
       expect(none.stderr).toContain('no valid result file among 1');
