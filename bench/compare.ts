@@ -202,8 +202,10 @@ function leaderboard(inputs: string[]): never {
         ? leaderboardToCsv(board)
         : leaderboardToMarkdown(board);
   process.stdout.write(text);
+  for (const u of board.unranked) console.error(`compare: ranked nowhere ${u.file}: ${u.why}`);
+  const ranked = files.length - board.unranked.length;
   console.error(
-    `compare: ranked ${files.length} file(s) in ${board.groups.length} group(s)${skipped.length ? `; left out ${skipped.length}` : ''}`,
+    `compare: ranked ${ranked} file(s) in ${board.groups.length} group(s)${board.unranked.length ? `; ${board.unranked.length} ranked nowhere` : ''}${skipped.length ? `; left out ${skipped.length}` : ''}`,
   );
   process.exit(0);
 }

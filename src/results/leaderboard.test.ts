@@ -120,3 +120,31 @@ describe('leaderboard output', () => {
     expect(html).not.toMatch(/<script|src=|href=/);
   });
 });
+
+describe('files that rank nowhere', () => {
+  it('are counted, named and explained in every output: no points, or only batch > 1', () => {
+    const empty = device(makeResult(), 'KV only');
+    empty.points = [];
+    empty.spec.workloads = [{ kind: 'kv' } as BenchResult['spec']['workloads'][number]];
+    const batched = device(makeResult(), 'Batched');
+    batched.points = batched.points.map((p) => ({ ...p, batch: 4 }));
+    const board = buildLeaderboard([
+      { name: 'a.json', result: fast },
+      { name: 'kv.json', result: empty },
+      { name: 'b4.json', result: batched },
+    ]);
+    expect(board.files).toBe(3);
+    expect(board.unranked).toEqual([
+      { file: 'kv.json', why: 'no prefill or decode points (its workloads: kv)' },
+      {
+        file: 'b4.json',
+        why: `its ${batched.points.length} point(s) are all at batch > 1 (its workloads: ${batched.spec.workloads.map((w) => w.kind).join(', ')})`,
+      },
+    ]);
+    const line = 'Ranked nowhere: kv.json (no prefill or decode points (its workloads: kv));';
+    expect(leaderboardToMarkdown(board)).toContain(line);
+    expect(leaderboardToHtml(board)).toContain('Ranked nowhere: kv.json');
+    // A ranked file is not among them.
+    expect(board.unranked.map((u) => u.file)).not.toContain('a.json');
+  });
+});

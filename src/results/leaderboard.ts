@@ -56,6 +56,21 @@ export interface BoardGroup {
 export interface Leaderboard {
   groups: BoardGroup[];
   files: number;
+  /** Valid files with no batch-1 prefill or decode point, so in no group: each with why. */
+  unranked: { file: string; why: string }[];
+}
+
+/** Why a valid file ranks nowhere: it has no batch-1 prefill or decode point. */
+function unrankedWhy(r: BenchResult): string {
+  const suites = r.spec.workloads.map((w) => w.kind).join(', ') || 'none';
+  if (r.points.length === 0) return `no prefill or decode points (its workloads: ${suites})`;
+  return `its ${r.points.length} point(s) are all at batch > 1 (its workloads: ${suites})`;
+}
+
+/** The sentence every output of the board gives for its unranked files, or '' when there are none. */
+export function unrankedText(board: Leaderboard): string {
+  if (board.unranked.length === 0) return '';
+  return `Ranked nowhere: ${board.unranked.map((u) => `${u.file} (${u.why})`).join('; ')}.`;
 }
 
 interface Candidate {
@@ -175,7 +190,11 @@ export function buildLeaderboard(files: readonly BoardFile[]): Leaderboard {
     (a, b) =>
       a.preset.localeCompare(b.preset) || a.weights.localeCompare(b.weights) || a.pass.localeCompare(b.pass),
   );
-  return { groups: out, files: files.length };
+  const inGroups = new Set(out.flatMap((g) => [...g.rows.map((r) => r.file), ...g.otherShape]));
+  const unranked = files
+    .filter((f) => !inGroups.has(f.name))
+    .map((f) => ({ file: f.name, why: unrankedWhy(f.result) }));
+  return { groups: out, files: files.length, unranked };
 }
 
 export function groupTitle(g: BoardGroup): string {
@@ -194,6 +213,7 @@ export const deviceText = (row: BoardRow) => `${row.device}${row.fallback ? ' (s
 /** Markdown: a ranked table per group. */
 export function leaderboardToMarkdown(board: Leaderboard): string {
   const lines = [`# Device leaderboard (${board.files} result files)`, ''];
+  if (board.unranked.length > 0) lines.push(unrankedText(board), '');
   if (board.groups.length === 0) lines.push('No batch-1 prefill or decode points to rank.', '');
   for (const g of board.groups) {
     lines.push(`## ${groupTitle(g)}`, '');
@@ -321,6 +341,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 .note{color:#666}
 </style></head><body>
 <h1>Device leaderboard (${board.files} result files)</h1>
+${board.unranked.length > 0 ? `<p class="note">${escapeHtml(unrankedText(board))}</p>` : ''}
 ${parts.join('\n') || '<p>No batch-1 prefill or decode points to rank.</p>'}
 ${skippedHtml}
 </body></html>

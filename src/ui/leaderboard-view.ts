@@ -71,7 +71,7 @@ function setOptions(el: HTMLSelectElement, values: readonly string[], allLabel: 
 
 export class LeaderboardView {
   readonly element: HTMLElement;
-  private board: Leaderboard = { groups: [], files: 0 };
+  private board: Leaderboard = { groups: [], files: 0, unranked: [] };
   private skipped: SkippedFile[] = [];
   private readonly host = h('div', { testId: 'leaderboard-groups' });
   private readonly skippedList = h('ul', { className: 'warnings', testId: 'leaderboard-skipped' });
@@ -136,6 +136,7 @@ export class LeaderboardView {
     for (const b of this.exportButtons) b.disabled = this.board.groups.length === 0;
     this.skippedList.replaceChildren(
       ...this.skipped.map((s) => h('li', { text: `Left out ${s.file}: ${s.error}` })),
+      ...this.board.unranked.map((u) => h('li', { text: `Ranked nowhere: ${u.file}, ${u.why}` })),
     );
     this.renderGroups();
   }
