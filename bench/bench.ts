@@ -136,6 +136,16 @@ ${WORKLOADS.flatMap((d) => (d.suite ? [wrap(`${d.suite.name}: ${d.suite.help}`, 
   --k K                  spec: draft length, 1…16 (default ${SPEC_DEFAULTS.draftK}); a verify pass holds K + 1 tokens
   --adaptive-k           spec: shrink K after a rejection, grow it back after a full acceptance
   --verify-k K,K,...     spec: the verify-K curve's sizes, 1…17 (default ${SPEC_DEFAULTS.verifyKs.join(',')})
+
+Kernels and graph
+  --profile              profile every repetition, not one run per point (per-kernel times; never
+                         inside the timed samples)
+  --no-autotune          skip the per-device kernel search: the GPU-oriented default families on a
+                         GPU, the barrier-free ones the search picks on SwiftShader on a software
+                         adapter (the report warns)
+  --no-fuse              build the run's model on the unfused graph (16 dispatches per layer), the
+                         fused graph's reference; the result records the graph the model ran
+
 Load test (--suite serve)
   --rate R | --concurrency C   Poisson arrivals at R requests/s (inf: all at t = 0; default: 90% of the
                          saturation rate, measured first), or a closed loop keeping C requests in flight
@@ -158,10 +168,6 @@ Load test (--suite serve)
                          arms' traces over streaming HTTP (docs/serving-http.md)
   --served-model NAME    the model field for URL targets (default: the first of their /v1/models)
   --http-timeout S       a request with no byte for S seconds fails as a timeout (default 120)
-  --profile              time every kernel in every repetition (default: one profiled pass per point)
-  --no-autotune          skip the per-device kernel search and use the GPU-oriented default kernels
-  --no-fuse              build the run's model on the unfused graph (16 dispatches per layer), the
-                         fused graph's reference; the result records the graph the model ran
 
 Sustained load (--suite sustained)
   --duration D           how long the passes repeat: 90, 90s, 5m or 1h (default ${SUSTAINED_DEFAULTS.durationS / 60}m)

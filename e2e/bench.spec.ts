@@ -250,3 +250,29 @@ test('bench CLI: the kernel suite times every kernel after validating it, and ju
     'split-K decode attention at batch 1, depth 4000',
   ]);
 });
+
+test('bench --help: each flag under its own group, each group after a blank line, words as docs/cli.md has them', async () => {
+  const help = await runCli('bench/bench.ts', ['--help']);
+  expect(help.code).toBe(0);
+  const lines = help.stdout.split('\n');
+  // A group header is a line that starts at the margin; each but the usage line follows a blank one.
+  const headers = lines.map((l, i) => ({ l, i })).filter(({ l, i }) => i > 0 && /^[A-Z][a-z]/.test(l));
+  expect(headers.map((h) => h.l)).toContain('Kernels and graph');
+  for (const { l, i } of headers) expect(lines[i - 1], `the line before "${l}"`).toBe('');
+  const group = (title: string) => {
+    const start = lines.findIndex((l) => l.startsWith(title));
+    const end = lines.findIndex((l, i) => i > start && l === '');
+    return lines.slice(start, end).join('\n');
+  };
+  for (const flag of ['--profile', '--no-autotune', '--no-fuse']) {
+    expect(group('Kernels and graph')).toContain(flag);
+    expect(group('Load test')).not.toContain(flag);
+  }
+  // --no-autotune says what docs/cli.md says.
+  const words = (s: string) => s.replace(/\s+/g, ' ').trim();
+  const helpText = words(group('Kernels and graph').split('--no-autotune')[1].split('--no-fuse')[0]);
+  const docRow = readFileSync('docs/cli.md', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('| `--no-autotune`'));
+  expect(words(docRow?.split('|')[2] ?? '')).toBe(helpText);
+});
