@@ -194,3 +194,19 @@ describe('exportFormatOfPath', () => {
     expect(exportFormatOfPath('runs.d/small')).toBeNull();
   });
 });
+
+describe('the high-variance mark', () => {
+  it('is explained under the points table when a point carries it, and only then', () => {
+    const quiet = makeResult();
+    for (const p of quiet.points) p.highVariance = false;
+    expect(toMarkdown(quiet)).not.toContain('coefficient of variation');
+    const noisy = makeResult();
+    noisy.points[0].highVariance = true;
+    const md = toMarkdown(noisy);
+    expect(md).toContain(' ⚠ |');
+    // By hand: HIGH_CV is 0.1, so the legend says 10%.
+    expect(md).toContain(
+      "⚠ after a median: its samples' coefficient of variation (standard deviation ÷ mean) is above 10%",
+    );
+  });
+});

@@ -23,6 +23,7 @@ import {
 import { peersReport } from '../peers/report.ts';
 import { decodeTokensPerS } from '../spec/prompt.ts';
 import { sectionReports } from '../spec/workloads/index.ts';
+import { HIGH_CV } from '../stats.ts';
 import { decodeGen } from './peer-compare.ts';
 import type { BenchResult, Point } from './schema.ts';
 
@@ -96,6 +97,9 @@ export const MARKDOWN_POINTS_HEADER =
 
 /** Marks a point whose samples spread too widely to trust its median (Point.highVariance). */
 export const HIGH_VARIANCE_MARK = '⚠';
+
+/** What the mark means, said wherever it is shown (the report under its table, the page's tooltip). */
+export const HIGH_VARIANCE_LEGEND = `${HIGH_VARIANCE_MARK} after a median: its samples' coefficient of variation (standard deviation ÷ mean) is above ${HIGH_CV * 100}%, so the median is less certain than it looks; more --reps, or a quieter machine, narrows it.`;
 
 /** A short name for an adapter: its description, or vendor/architecture when the browser hides it. */
 /** A file-name-safe slug of untrusted text (adapter names come from result files), at most `max` long. */
@@ -450,6 +454,7 @@ export function toMarkdown(r: BenchResult): string {
   sections.push(...own);
   if (r.points.length > 0 || (!r.kernelPoints && own.length === 0)) {
     sections.push(r.points.length > 0 ? pointsTable(r.points) : ['No measured points.']);
+    if (r.points.some((p) => p.highVariance)) sections.push([HIGH_VARIANCE_LEGEND]);
     if (r.points.length > 0) sections.push(latencyTable(r.points));
   }
   if (r.points.some((p) => p.kernels.length > 0)) sections.push(kernelTable(r.points));

@@ -4,10 +4,10 @@
  */
 
 import { fixed, formatIntensity, formatMs, MISSING } from '../markdown.ts';
-import { HIGH_VARIANCE_MARK, pointSize } from '../results/export.ts';
+import { HIGH_VARIANCE_LEGEND, HIGH_VARIANCE_MARK, pointSize } from '../results/export.ts';
 import type { Point } from '../results/schema.ts';
 
-export { fixed, formatIntensity, formatMs, HIGH_VARIANCE_MARK, MISSING, pointSize };
+export { fixed, formatIntensity, formatMs, HIGH_VARIANCE_LEGEND, HIGH_VARIANCE_MARK, MISSING, pointSize };
 
 /** A short, human label of a point: `L=64` for prefill, `d=512` (or `d=512 ×4`) for decode. */
 export function pointLabel(p: Pick<Point, 'pass' | 'tokens' | 'depth' | 'batch'>): string {

@@ -5,7 +5,15 @@
 import { MARKDOWN_POINTS_HEADER } from '../results/export.ts';
 import type { Point } from '../results/schema.ts';
 import { h } from './dom.ts';
-import { fixed, formatIntensity, formatMs, HIGH_VARIANCE_MARK, MISSING, pointSize } from './format.ts';
+import {
+  fixed,
+  formatIntensity,
+  formatMs,
+  HIGH_VARIANCE_LEGEND,
+  HIGH_VARIANCE_MARK,
+  MISSING,
+  pointSize,
+} from './format.ts';
 import { formatRank, formatsIn, pointFormat } from './formats/weights.ts';
 import { type Column, sortableTable } from './sortable-table.ts';
 
@@ -29,6 +37,7 @@ const CELLS: Omit<Column<Point>, 'header'>[] = [
     sortValue: (p) => p.medianMs,
     numeric: true,
     cellClass: (p) => (p.highVariance ? 'high-variance' : undefined),
+    cellTitle: (p) => (p.highVariance ? HIGH_VARIANCE_LEGEND : undefined),
   },
   { cell: (p) => formatMs(p.wallMedianMs), sortValue: (p) => p.wallMedianMs, numeric: true },
   {
@@ -75,7 +84,12 @@ const FORMAT_COLUMN: Column<Point> = {
 
 export function resultsTable(points: readonly Point[]): HTMLElement {
   const columns = formatsIn(points).length > 1 ? [FORMAT_COLUMN, ...COLUMNS] : COLUMNS;
-  return sortableTable(columns, points, { testId: 'results-table', caption: 'Measured points' });
+  const table = sortableTable(columns, points, { testId: 'results-table', caption: 'Measured points' });
+  if (!points.some((p) => p.highVariance)) return table;
+  return h('div', {}, [
+    table,
+    h('p', { className: 'hint', testId: 'high-variance-legend', text: HIGH_VARIANCE_LEGEND }),
+  ]);
 }
 
 /** Latency of each point, wall clock, as in the report: TTFT per prompt length, TPOT and ITL per depth. */

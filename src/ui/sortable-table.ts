@@ -15,6 +15,8 @@ export interface Column<T> {
   cellClass?: (row: T) => string | undefined;
   /** Tooltip of the header, to explain a column. */
   title?: string;
+  /** Tooltip of a cell, to explain a mark in it. */
+  cellTitle?: (row: T) => string | undefined;
 }
 
 type Direction = 'ascending' | 'descending';
@@ -73,6 +75,7 @@ export function sortableTable<T>(
             h('td', {
               className: [c.numeric ? 'num' : '', c.cellClass?.(row) ?? ''].join(' ').trim() || undefined,
               text: c.cell(row),
+              ...(c.cellTitle?.(row) ? { attrs: { title: c.cellTitle(row) as string } } : {}),
             }),
           ),
         ),
