@@ -60,6 +60,7 @@ import {
 import { runFleet } from './fleet.ts';
 import { type HttpTarget, parseTargets, replayOverHttp, traceOf } from './http-targets.ts';
 import { type PeerModel, parsePeers, preparePeerModel, runPeerJob, runWllamaJob } from './peers.ts';
+import { pipedProgress, progressText } from './progress-text.ts';
 import { parseEndpoints, type RemoteEndpoint } from './remote.ts';
 import { servedModel } from './server.ts';
 import { ADAPTER_CHOICES, type AdapterChoice } from './vulkan.ts';
@@ -672,12 +673,14 @@ if (remotes.length > 0) {
 }
 
 // --- run ------------------------------------------------------------------------------------
-const fmtS = (ms: number) => `${(ms / 1000).toFixed(0)}s`;
+const piped = pipedProgress();
 function progressLine(p: Progress) {
-  const eta = p.etaMs === null ? '' : `  ETA ${fmtS(p.etaMs)}`;
-  const line = `[${p.done}/${p.total}] ${p.workload ? `${p.workload}: ` : ''}${p.label}  elapsed ${fmtS(p.elapsedMs)}${eta}`;
-  if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${line}`);
-  else process.stderr.write(`${line}\n`);
+  if (process.stderr.isTTY) {
+    process.stderr.write(`\r\x1b[K${progressText(p)}`);
+    return;
+  }
+  const line = piped(p);
+  if (line !== null) process.stderr.write(`${line}\n`);
 }
 
 // The run's id: a Ctrl-C cancels it even if it has not started yet (the engine keeps the cancel).

@@ -1,0 +1,23 @@
+import type { Progress } from '../src/runtime/api.ts';
+
+const fmtS = (ms: number) => `${(ms / 1000).toFixed(0)}s`;
+
+/** One progress line: step, workload, what runs, elapsed and the estimate to the end. */
+export function progressText(p: Progress): string {
+  const eta = p.etaMs === null ? '' : `  ETA ${fmtS(p.etaMs)}`;
+  return `[${p.done}/${p.total}] ${p.workload ? `${p.workload}: ` : ''}${p.label}  elapsed ${fmtS(p.elapsedMs)}${eta}`;
+}
+
+/**
+ * For a terminal every update redraws one line; piped output (CI logs, a file) gets one line per
+ * step instead: an update that changes only the clocks of the step already printed prints nothing.
+ */
+export function pipedProgress(): (p: Progress) => string | null {
+  let last = '';
+  return (p) => {
+    const step = `${p.done}/${p.total} ${p.workload ?? ''} ${p.label}`;
+    if (step === last) return null;
+    last = step;
+    return progressText(p);
+  };
+}
