@@ -454,12 +454,15 @@ const serveFlags = SERVE_FLAGS.filter(
 );
 if (args['no-solo']) serveFlags.push('no-solo' as never);
 const sustainedFlags = (['interval', 'roofs-every'] as const).filter((f) => args[f] !== undefined);
+/** "--a applies to …", "--a, --b apply to …": the verb agrees with the flags named. */
+const applyTo = (flags: readonly string[], suite: string) =>
+  `${flags.map((f) => `--${f}`).join(', ')} ${flags.length === 1 ? 'applies' : 'apply'} to --suite ${suite}`;
 if (sustainedFlags.length > 0 && suiteName !== 'sustained') {
-  usage(`${sustainedFlags.map((f) => `--${f}`).join(', ')} apply to --suite sustained`);
+  usage(applyTo(sustainedFlags, 'sustained'));
 }
 if (args['kv-heads'] !== undefined && suiteName !== 'kv') usage('--kv-heads applies to --suite kv');
 if (serveFlags.length > 0 && suiteName !== 'serve') {
-  usage(`${serveFlags.map((f) => `--${f}`).join(', ')} apply to --suite serve`);
+  usage(applyTo(serveFlags, 'serve'));
 }
 let importedTrace: ReturnType<typeof traceFromJsonl> | undefined;
 if (args.trace) {

@@ -133,7 +133,7 @@ test('bench --suite serve: bad traffic flags and a trace past the context exit 2
     [['--suite', 'serve', '--slo', 'ttft:abc'], '--slo'],
     [['--suite', 'serve', '--batching', 'sometimes'], '--batching must be continuous, static, both'],
     [['--suite', 'serve', '--max-batch', '64'], 'maxBatch'],
-    [['--suite', 'quick', '--rate', '2'], '--rate apply to --suite serve'],
+    [['--suite', 'quick', '--rate', '2'], '--rate applies to --suite serve'],
     [['--suite', 'serve', '--target', 'ftp://h/v1'], '--target: "ftp://h/v1" must be an http'],
     [['--suite', 'serve', '--target', 'http://h:8000/v1/completions'], 'ending in /v1'],
     [['--suite', 'serve', '--served-model', 'm'], '--served-model names the model of a --target URL'],

@@ -83,6 +83,6 @@ test('bench --suite sustained: tok/s per window for the whole duration, the roof
   ]);
   expect(bad.map((b) => b.code)).toEqual([2, 2, 2]);
   expect(bad[0].stderr).toContain('--duration takes seconds or a time such as 90s, 5m or 1h, got "soon"');
-  expect(bad[1].stderr).toContain('--interval apply to --suite sustained');
+  expect(bad[1].stderr).toContain('--interval applies to --suite sustained');
   expect(bad[2].stderr).toContain('the tok/s window (--interval) must not be longer than the duration');
 });

@@ -360,7 +360,7 @@ export function estimateCapacity(model: CapacityModel, input: CapacityInput): Ca
   };
   if (input.peakTflops === undefined || input.bandwidthGBs === undefined) {
     notes.push(
-      'No roofs given (a saved result of this tool, or peak TFLOP/s and bandwidth GB/s): times and the compute/bandwidth bottleneck are not estimated.',
+      'No roofs given (a result saved by npm run bench or the page, or peak TFLOP/s and bandwidth GB/s): times and the compute/bandwidth bottleneck are not estimated.',
     );
     return result;
   }
