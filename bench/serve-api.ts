@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { PRESETS } from '../src/model/config.ts';
 import { WEIGHT_FORMATS } from '../src/weight-format.ts';
 import { ApiServerStartError, startApiServer } from './api-process.ts';
+import { stopWhenLauncherGone } from './launcher-watch.ts';
 import { ADAPTER_CHOICES, type AdapterChoice } from './vulkan.ts';
 
 const HELP = `npm run serve-api -- (--preset NAME | --model F.gguf) [options]
@@ -122,6 +123,8 @@ try {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  // Killing the npm that started this must not leave the engine's process on the port.
+  stopWhenLauncherGone(() => void stop());
 } catch (e) {
   console.error(`serve-api: ${(e as Error).message}`);
   process.exit(e instanceof ApiServerStartError ? 3 : 1);

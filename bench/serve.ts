@@ -1,7 +1,15 @@
 // Serves the built app on 127.0.0.1 (for Playwright's webServer and for opening it by hand).
 import { parseArgs } from 'node:util';
+import { stopWhenLauncherGone } from './launcher-watch.ts';
 import { DIST_DIR, serveApp } from './server.ts';
 
 const { values } = parseArgs({ options: { port: { type: 'string', default: '4173' } } });
 const server = await serveApp({ distDir: DIST_DIR, port: Number(values.port) });
 console.log(`Serving dist/ at ${server.url}`);
+// Killing the npm/npx that started this must not leave the port held (bench/launcher-watch.ts).
+const stop = () => {
+  void server.close().then(() => process.exit(0));
+};
+stopWhenLauncherGone(stop);
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);
