@@ -60,14 +60,10 @@ function bitwiseEqual(a: Float32Array, b: Float32Array): boolean {
 
 /** Model-level checks: the GPU forward against the CPU reference and against itself along other paths. */
 export class ModelChecks {
-  private readonly pipelines: PipelineCache;
-
   constructor(
     private readonly gpu: Gpu,
-    pipelines: PipelineCache,
-  ) {
-    this.pipelines = pipelines;
-  }
+    private readonly pipelines: PipelineCache,
+  ) {}
 
   /** Kernel families for the models built next; the checks run once per family set. */
   variants: KernelVariants = DEFAULT_VARIANTS;

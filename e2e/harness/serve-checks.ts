@@ -23,15 +23,12 @@ export interface ServeScenario {
  * so a test can assert that the path it means to check was taken.
  */
 export class ServeChecks {
-  private readonly pipelines: PipelineCache;
   private variants: KernelVariants = DEFAULT_VARIANTS;
 
   constructor(
     private readonly gpu: Gpu,
-    pipelines: PipelineCache,
-  ) {
-    this.pipelines = pipelines;
-  }
+    private readonly pipelines: PipelineCache,
+  ) {}
 
   /** The families the autotuner picks here (the default ones are slow on a CPU adapter). */
   async useAutotuned(): Promise<void> {
