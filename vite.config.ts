@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { defineConfig, type Plugin } from 'vitest/config';
 import { llamaPath } from './bench/llama-source.ts';
 import { CONTENT_SECURITY_POLICY, ISOLATION_HEADERS } from './src/headers.ts';
+import { TRAINED_FILES } from './src/model/config.ts';
 import { VOCAB_FILES, vocabFileName } from './src/model/preset-vocab.ts';
 
 /**
@@ -24,8 +25,26 @@ function presetVocabularies(): Plugin {
   };
 }
 
+/**
+ * The trained presets' files (src/model/config.ts, `file`), from models/ in the repository to
+ * dist/models/, where the page's worker and the Node hosts read them. A file a preset names and the
+ * repository lacks fails the build.
+ */
+function trainedModels(): Plugin {
+  return {
+    name: 'trained-models',
+    apply: 'build',
+    closeBundle() {
+      const dir = resolve(import.meta.dirname, 'dist', 'models');
+      mkdirSync(dir, { recursive: true });
+      for (const file of TRAINED_FILES)
+        copyFileSync(resolve(import.meta.dirname, 'models', file), join(dir, file));
+    },
+  };
+}
+
 export default defineConfig({
-  plugins: [presetVocabularies()],
+  plugins: [presetVocabularies(), trainedModels()],
   // Relative asset URLs, so the built app works under any path the CLI serves it from.
   base: './',
   server: { headers: { ...ISOLATION_HEADERS }, host: '127.0.0.1' },

@@ -295,6 +295,7 @@ function parse() {
         'http-timeout': { type: 'string' },
         'no-solo': { type: 'boolean', default: false },
         'no-quality': { type: 'boolean', default: false },
+        'task-tokens': { type: 'string' },
         profile: { type: 'boolean', default: false },
         'no-autotune': { type: 'boolean', default: false },
         'no-fuse': { type: 'boolean', default: false },
@@ -564,6 +565,7 @@ try {
       sweep: int('--sweep', args.sweep),
       solo: !args['no-solo'],
       quality: !args['no-quality'],
+      taskTokens: int('--task-tokens', args['task-tokens']),
       trace: importedTrace,
       prompt: promptText(),
     },
@@ -572,6 +574,8 @@ try {
   usage((e as Error).message);
 }
 if (spec.suite !== 'formats' && args['no-quality']) usage('--no-quality applies to --suite formats');
+if (spec.suite !== 'formats' && args['task-tokens'] !== undefined)
+  usage('--task-tokens applies to --suite formats');
 if (spec.suite !== 'spec' && (args.drafter || args.k || args['adaptive-k'] || args['verify-k'])) {
   usage('--drafter, --k, --adaptive-k and --verify-k apply to --suite spec');
 }

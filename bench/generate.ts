@@ -6,8 +6,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { isSoftwareAdapter } from '../src/gpu/device.ts';
-import { isPresetName, PRESET_NAMES } from '../src/model/config.ts';
+import { isPresetName, PRESET_NAMES, PRESETS, type Preset, presetConfig } from '../src/model/config.ts';
 import { PRESET_VOCABS } from '../src/model/preset-vocab.ts';
+import { parameterCount } from '../src/model/weights.ts';
 import type { GenerateEvent, GenerateResult } from '../src/runtime/api.ts';
 import { decodeTokensPerS, MAX_GENERATE_TOKENS } from '../src/spec/prompt.ts';
 import {
@@ -36,7 +37,8 @@ float64 CPU reference; the text streams to stdout as each token is read back (ne
 character). Then, on stderr: TTFT, TPOT and tokens/s on the engine's wall clock.
 
   --model F.gguf       a llama.cpp GGUF file that carries its tokenizer (llama, qwen2, qwen3)
-  --preset NAME        a preset with its family's vocabulary (${Object.keys(PRESET_VOCABS).join(', ')}):
+  --preset NAME        trained-4m (the model trained here, with its own tokenizer), or a preset with its
+                       family's vocabulary (${Object.keys(PRESET_VOCABS).join(', ')}):
                        seeded random weights, so the text is the vocabulary's tokens at random
   --seed N             seed of the preset's random weights (default 0)
   --prompt "…"         the prompt text
@@ -205,7 +207,11 @@ if (g.tpotMs !== null && tps !== null) {
 } else {
   console.error('TPOT and tokens/s: none (one token generated)');
 }
-if (args.preset)
+if (args.preset && isPresetName(args.preset) && (PRESETS[args.preset] as Preset).file)
+  console.error(
+    `note: ${args.preset} is a ${(parameterCount(presetConfig(args.preset)) / 1e6).toFixed(2)}M-parameter model trained here on Debian's files and generated tasks (docs/trained-model.md), not a product model.`,
+  );
+else if (args.preset)
   console.error(
     `note: ${args.preset} has seeded random weights with its family's vocabulary: the text is that vocabulary's tokens at random, not a trained model's.`,
   );

@@ -17,7 +17,7 @@ const ARTIFACTS = join(import.meta.dirname, 'artifacts');
 
 async function openCapacity(page: Page): Promise<void> {
   await page.setViewportSize(DESKTOP);
-  await page.goto('/index.html');
+  await page.goto('/index.html?preset=ci-tiny');
   await expect(page.getByTestId('device')).toContainText('Adapter:', { timeout: 30_000 });
   await page.getByTestId('tab-capacity').click();
   await expect(page.getByTestId('tab-capacity')).toHaveAttribute('aria-selected', 'true');
@@ -318,7 +318,7 @@ test('the roofs of a run that finishes while the tab is open are offered and use
 test('a run without measured roofs says so at the roof fields', async ({ page }) => {
   const problems = watchConsole(page);
   await page.setViewportSize(DESKTOP);
-  await page.goto('/index.html');
+  await page.goto('/index.html?preset=ci-tiny');
   await expect(page.getByTestId('device')).toContainText('Adapter:', { timeout: 30_000 });
   // A failed run that never measured its roofs, kept in history (the page's own IndexedDB store).
   const base = makeResult();

@@ -19,10 +19,14 @@ export function watchConsole(page: Page): string[] {
   return problems;
 }
 
-/** Opens the page at desktop width and waits for the device card. */
-export async function openPage(page: Page): Promise<void> {
+/**
+ * Opens the page at desktop width and waits for the device card. The page's own default is the
+ * trained model (its own test opens the page bare); the tests of everything else pin ci-tiny, the
+ * preset they were written against, in the URL as a user's link would.
+ */
+export async function openPage(page: Page, query = '?preset=ci-tiny'): Promise<void> {
   await page.setViewportSize(DESKTOP);
-  await page.goto('/index.html');
+  await page.goto(`/index.html${query}`);
   await expect(page.getByTestId('device')).toContainText('Adapter:', { timeout: 30_000 });
 }
 

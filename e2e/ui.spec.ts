@@ -23,7 +23,7 @@ const HEADERS = MARKDOWN_POINTS_HEADER.split('|')
   .map((c) => c.trim())
   .filter(Boolean);
 
-async function openPage(page: Page, query = ''): Promise<void> {
+async function openPage(page: Page, query = '?preset=ci-tiny'): Promise<void> {
   await page.setViewportSize(DESKTOP);
   await page.goto(`/index.html${query}`);
   await expect(page.getByTestId('device')).toContainText('Adapter:', { timeout: 30_000 });
@@ -363,7 +363,7 @@ test('?autorun=quick starts the quick suite; cancel stops it and keeps the finis
 }) => {
   test.setTimeout(150_000);
   const problems = watchConsole(page);
-  await openPage(page, '?autorun=quick');
+  await openPage(page, '?preset=ci-tiny&autorun=quick');
   await expect(page.getByLabel('Suite')).toHaveValue('quick');
   const progress = page.getByTestId('progress');
   // 5 prefill lengths, 3 decode depths, and the fusion workload's 4 (prefill and decode per graph).

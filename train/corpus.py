@@ -6,7 +6,8 @@ library is needed here):
     /usr/bin/python3 train/corpus.py --out train/data
 
 Writes, under --out (git-ignored; rebuilt by this command):
-  train.txt            the training text, documents separated by a blank line and <|doc|>
+  train.txt            the text (code and prose), documents separated by a blank line and <|doc|>
+  tasks/<kind>.txt     the generated task examples, one per line (arithmetic, json, copy, recall)
   eval/<slice>.jsonl   the held-out set, one file per slice, split off before any training
   manifest.json        every source file's path, size and sha256, and the seed and counts
 
@@ -16,7 +17,8 @@ Sources:
   code   the Python standard library's top-level modules (/usr/lib/python3.11/*.py)
   prose  the licence texts in /usr/share/common-licenses, and man pages of section 1 rendered to
          plain text by man(1) (groff), 80 columns, no hyphenation
-  tasks  generated from SEED: integer addition and subtraction of 1-4 digits, JSON objects from a
+  tasks  generated from SEED: integer addition and subtraction of 1-4 digits (the held-out set adds
+         a slice of two-digit additions), JSON objects from a
          small grammar, key-value recall (a passkey) across 64 to 1,024 tokens of filler, and
          copying a string
 
@@ -55,6 +57,8 @@ FILLER = [
 # tokens is measured again by the evaluation, which records the real count).
 TOKENS_PER_FILLER = 6
 RECALL_DISTANCES = [64, 128, 256, 512, 1024]
+# Training passkeys sit at any distance in [32, 1024] tokens; the evaluation uses the five above.
+RECALL_MIN_TRAIN = 32
 
 
 def sha256(data: bytes) -> str:
@@ -99,6 +103,12 @@ def read_prose(max_man_pages: int):
         yield path, data, text
 
 
+def two_digit_addition(rng: random.Random):
+    """The target slice: both operands of exactly two digits, addition."""
+    a, b = rng.randint(10, 99), rng.randint(10, 99)
+    return f"{a} + {b} =", f" {a + b}"
+
+
 def arithmetic(rng: random.Random, max_digits: int = 4):
     a = rng.randint(0, 10 ** rng.randint(1, max_digits) - 1)
     b = rng.randint(0, 10 ** rng.randint(1, max_digits) - 1)
@@ -141,7 +151,9 @@ def json_object(rng: random.Random, depth: int = 0):
 def json_task(rng: random.Random):
     """A JSON object cut after its first key's value: the model completes it to the end."""
     text = json.dumps(json_object(rng), separators=(", ", ": "))
-    cut = text.index(", ") + 2 if ", " in text else len(text) // 2
+    # Cut after the comma, before its space: a prompt that ended in a space would end in a lone
+    # SentencePiece "▁", which the training text never has there (the space joins the next word).
+    cut = text.index(", ") + 1 if ", " in text else len(text) // 2
     return "JSON: " + text[:cut], text[cut:]
 
 
@@ -169,8 +181,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="train/data")
     ap.add_argument("--man-pages", type=int, default=1500, help="how many section-1 man pages (sorted by name)")
-    ap.add_argument("--tasks", type=int, default=60000, help="generated task examples for training, per kind")
-    ap.add_argument("--eval-tasks", type=int, default=200, help="held-out examples per task slice")
+    ap.add_argument("--tasks", type=int, default=100000, help="generated training examples per task kind (arithmetic 4x, recall 1/4)")
+    ap.add_argument("--eval-tasks", type=int, default=200, help="held-out examples per task slice (200: a 95%% interval of about ±5 points at 80%%)")
     args = ap.parse_args()
     os.makedirs(os.path.join(args.out, "eval"), exist_ok=True)
 
@@ -196,40 +208,45 @@ def main():
 
     train_rng = random.Random(SEED)
     eval_rng = random.Random(SEED + 1)
+    # Task examples go to their own streams (tasks/<kind>.txt, one example per line): train.py
+    # draws each batch row from a stream by a fixed mixture, so the tasks' share of the tokens is a
+    # choice, not an accident of how long the prose is.
     tasks = {
-        "arithmetic": arithmetic,
-        "json": json_task,
-        "copy": copy_task,
+        "arithmetic": (arithmetic, args.tasks * 4),
+        "json": (json_task, args.tasks),
+        "copy": (copy_task, args.tasks),
+        "recall": (lambda r: recall_task(r, r.randint(RECALL_MIN_TRAIN, RECALL_DISTANCES[-1])), args.tasks // 4),
     }
     seen = set()
-    for kind, make in tasks.items():
+    os.makedirs(os.path.join(args.out, "tasks"), exist_ok=True)
+    for kind, (make, count) in tasks.items():
         lines = []
-        for _ in range(args.tasks):
+        for _ in range(count):
             p, a = make(train_rng)
             seen.add(p)
             lines.append(p + a)
-        train_docs.append("\n".join(lines))
-    recall_lines = []
-    for i in range(args.tasks // 20):
-        p, a = recall_task(train_rng, train_rng.choice(RECALL_DISTANCES))
-        seen.add(p)
-        recall_lines.append(p + a)
-    train_docs.extend(recall_lines)
+        with open(os.path.join(args.out, "tasks", f"{kind}.txt"), "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+        manifest["counts"][f"tasks/{kind}"] = count
 
     def eval_examples(make, n):
         out = []
         while len(out) < n:
             p, a = make(eval_rng)
             if p not in seen:
+                seen.add(p)
                 out.append({"prompt": p, "answer": a})
         return out
 
-    for kind, make in tasks.items():
-        eval_slices[kind] = eval_examples(make, args.eval_tasks)
+    n = args.eval_tasks
+    eval_slices["arithmetic"] = eval_examples(arithmetic, n)
+    eval_slices["add-2digit"] = eval_examples(two_digit_addition, n)
+    eval_slices["json"] = eval_examples(json_task, n)
+    eval_slices["copy"] = eval_examples(copy_task, n)
     for d in RECALL_DISTANCES:
-        eval_slices[f"recall-{d}"] = eval_examples(lambda r, d=d: recall_task(r, d), args.eval_tasks // 4)
-    eval_slices["edge-long-numbers"] = eval_examples(lambda r: arithmetic(r, 8), args.eval_tasks // 2)
-    eval_slices["edge-rare-bytes"] = eval_examples(rare_bytes_task, args.eval_tasks // 2)
+        eval_slices[f"recall-{d}"] = eval_examples(lambda r, d=d: recall_task(r, d), n)
+    eval_slices["edge-long-numbers"] = eval_examples(lambda r: arithmetic(r, 8), n)
+    eval_slices["edge-rare-bytes"] = eval_examples(rare_bytes_task, n)
 
     rng = random.Random(SEED + 2)
     rng.shuffle(train_docs)

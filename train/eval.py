@@ -37,15 +37,16 @@ def wilson(k, n, z=1.96):
 
 
 def greedy(model, ids, n, stop_id):
+    """Greedy decoding with a KV cache: the prompt in one pass, then a token at a time."""
+    caches = [[] for _ in model.blocks]
+    logits = model(torch.tensor([ids]), caches)[0, -1]
     out = []
-    x = torch.tensor([ids])
     for _ in range(n):
-        logits = model(x[:, -model.c["maxSeqLen"] :])[0, -1]
         t = int(logits.argmax())
-        if t == stop_id:
+        if t == stop_id or len(ids) + len(out) >= model.c["maxSeqLen"]:
             break
         out.append(t)
-        x = torch.cat([x, torch.tensor([[t]])], dim=1)
+        logits = model(torch.tensor([[t]]), caches)[0, -1]
     return out
 
 
@@ -53,7 +54,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default="train/data")
     ap.add_argument("--model", default="train/data/model")
-    ap.add_argument("--limit", type=int, default=100, help="examples per task slice")
+    ap.add_argument("--limit", type=int, default=200, help="examples per task slice")
     ap.add_argument("--text-tokens", type=int, default=20000)
     args = ap.parse_args()
     torch.set_num_threads(2)
@@ -72,7 +73,11 @@ def main():
                 for r in rows:
                     ids = [sp.bos_id()] + sp.encode(r["prompt"])
                     want = r["answer"]
-                    got = sp.decode(greedy(model, ids, len(sp.encode(want)) + 8, newline))
+                    # The completion's text is the whole decoded minus the prompt's: SentencePiece drops
+                    # the leading space of the first piece it decodes, so decoding the new ids
+                    # alone would read " 46" as "46".
+                    out = greedy(model, ids, len(sp.encode(want)) + 8, newline)
+                    got = sp.decode(ids + out)[len(sp.decode(ids)) :]
                     # Exact match on the answer's text (the model may run on past it to the newline).
                     exact += got.startswith(want) and (len(got) == len(want) or not got[len(want)].isalnum())
                     if slice_ == "json":

@@ -5,7 +5,12 @@
  * convert_hf_to_gguf.py does), with the tokenizer of train/tokenizer.py as llama.cpp's `llama`
  * (SentencePiece) block.
  *
- *   npx tsx train/export-gguf.ts --model train/data/model --vocab train/data/vocab.json --out F.gguf [--type F16]
+ *   npx tsx train/export-gguf.ts --model train/data/model --vocab train/data/vocab.json --out F.gguf [--type F16] [--context N]
+ *
+ * --context sets the context length the file declares (default: the length it was trained at). The
+ * drafter is trained at 256 and declares the target's 1,152, so it can draft beside it on a long
+ * prompt: past 256 its RoPE positions are ones it never saw, and its drafts are only guesses the
+ * target checks.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -48,11 +53,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       vocab: { type: 'string' },
       out: { type: 'string' },
       type: { type: 'string', default: 'F16' },
+      context: { type: 'string' },
     },
   });
   if (!values.model || !values.vocab || !values.out) {
     console.error(
-      'usage: npx tsx train/export-gguf.ts --model DIR --vocab vocab.json --out F.gguf [--type F16|F32]',
+      'usage: npx tsx train/export-gguf.ts --model DIR --vocab vocab.json --out F.gguf [--type F16|F32] [--context N]',
     );
     process.exit(2);
   }
@@ -63,6 +69,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     values.model,
   );
   for (const w of warnings) console.error(`warning: ${w}`);
+  if (values.context) weights.config.maxSeqLen = Number(values.context);
   const vocab = JSON.parse(readFileSync(values.vocab, 'utf8')) as Vocab;
   const bytes = writeGguf(weights, { type, tokenizer: sentencePieceBlock(vocab) });
   writeFileSync(values.out, bytes);

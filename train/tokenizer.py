@@ -30,8 +30,16 @@ def main():
     prefix = os.path.join(args.data, "tokenizer")
     # The sample of lines it trains on is drawn at random: seeded, so a rebuild gives the same vocabulary.
     spm.set_random_generator_seed(SEED)
+    # The text and the first 5,000 examples of each task stream (all of them would outnumber the
+    # text's lines and spend the vocabulary on JSON keys and filler sentences).
+    sample = os.path.join(args.data, "tokenizer-tasks.txt")
+    with open(sample, "w", encoding="utf-8") as out:
+        for kind in sorted(os.listdir(os.path.join(args.data, "tasks"))):
+            with open(os.path.join(args.data, "tasks", kind), encoding="utf-8") as f:
+                for i, line in zip(range(5000), f):
+                    out.write(line)
     spm.SentencePieceTrainer.train(
-        input=os.path.join(args.data, "train.txt"),
+        input=[os.path.join(args.data, "train.txt"), sample],
         model_prefix=prefix,
         model_type="bpe",
         vocab_size=args.vocab,

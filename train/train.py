@@ -44,11 +44,11 @@ def rope_tables(head_dim, max_len, theta):
     return torch.cos(ang).float(), torch.sin(ang).float()
 
 
-def apply_rope(x, cos, sin):
+def apply_rope(x, cos, sin, pos=0):
     # x: (B, H, T, D); x[i] and x[i + D/2] rotated by angle pos * theta^(-2i/D) (Hugging Face's rotate_half).
     half = x.shape[-1] // 2
     x1, x2 = x[..., :half], x[..., half:]
-    c, s = cos[: x.shape[2]], sin[: x.shape[2]]
+    c, s = cos[pos : pos + x.shape[2]], sin[pos : pos + x.shape[2]]
     return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=-1)
 
 
@@ -77,18 +77,25 @@ class Block(torch.nn.Module):
         self.up = torch.nn.Linear(d, f, bias=False)
         self.down = torch.nn.Linear(f, d, bias=False)
 
-    def forward(self, x, cos, sin):
+    def forward(self, x, cos, sin, cache=None):
+        """cache: None in training; in evaluation a list this layer appends its keys and values to
+        (the tokens before x), so greedy decoding runs one token at a time."""
         B, T, _ = x.shape
+        past = 0 if not cache else cache[0].shape[2]
         y = self.attn_norm(x)
         q = self.q(y).view(B, T, self.h, self.hd).transpose(1, 2)
         k = self.k(y).view(B, T, self.kv, self.hd).transpose(1, 2)
         v = self.v(y).view(B, T, self.kv, self.hd).transpose(1, 2)
-        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        q, k = apply_rope(q, cos, sin, past), apply_rope(k, cos, sin, past)
+        if cache is not None:
+            if cache:
+                k, v = torch.cat([cache[0], k], dim=2), torch.cat([cache[1], v], dim=2)
+            cache[:] = [k, v]
         rep = self.h // self.kv
         k = k.repeat_interleave(rep, dim=1)
         v = v.repeat_interleave(rep, dim=1)
         att = (q @ k.transpose(-1, -2)) / math.sqrt(self.hd)
-        mask = torch.ones(T, T, dtype=torch.bool).triu(1)
+        mask = torch.ones(T, past + T, dtype=torch.bool).triu(past + 1)
         att = att.masked_fill(mask, float("-inf")).softmax(-1)
         x = x + self.o((att @ v).transpose(1, 2).reshape(B, T, -1))
         y = self.ffn_norm(x)
@@ -107,10 +114,10 @@ class Llama(torch.nn.Module):
         self.register_buffer("cos", cos, persistent=False)
         self.register_buffer("sin", sin, persistent=False)
 
-    def forward(self, ids):
+    def forward(self, ids, caches=None):
         x = self.embed(ids)
-        for b in self.blocks:
-            x = b(x, self.cos, self.sin)
+        for i, b in enumerate(self.blocks):
+            x = b(x, self.cos, self.sin, None if caches is None else caches[i])
         return self.norm(x) @ self.embed.weight.T  # tied LM head
 
 
@@ -165,19 +172,66 @@ def load_state(out):
     return model, c
 
 
-def load_ids(data, sp):
-    cache = os.path.join(data, "train.ids.npy")
+TASKS = ["arithmetic", "json", "copy", "recall"]
+# Each batch row is drawn from one stream with these weights (--mix overrides them). The text is
+# most of the corpus's bytes but the tasks are what the evaluation asks for, so they get a fixed
+# share of every batch rather than whatever share their size would give.
+MIXTURE = {"text": 0.40, "arithmetic": 0.22, "json": 0.12, "copy": 0.06, "recall": 0.20}
+
+
+def cached(data, name, sp, build):
+    """ids (and example starts) for one stream, cached beside the corpus until the tokenizer changes."""
+    cache = os.path.join(data, f"{name}.ids.npz")
     if os.path.exists(cache) and os.path.getmtime(cache) > os.path.getmtime(os.path.join(data, "tokenizer.model")):
-        return np.load(cache)
-    text = open(os.path.join(data, "train.txt"), encoding="utf-8").read()
-    docs = text.split("\n<|doc|>\n")
-    ids = []
-    for d in docs:
-        ids.append(sp.bos_id())
-        ids.extend(sp.encode(d))
-    arr = np.array(ids, dtype=np.uint16)
-    np.save(cache, arr)
-    return arr
+        z = np.load(cache)
+        return z["ids"], z["starts"]
+    ids, starts = build()
+    np.savez(cache, ids=ids, starts=starts)
+    return ids, starts
+
+
+def load_text(data, sp):
+    """The text stream: every document between a BOS and an EOS."""
+
+    def build():
+        docs = open(os.path.join(data, "train.txt"), encoding="utf-8").read().split("\n<|doc|>\n")
+        ids, starts = [], []
+        for d in docs:
+            starts.append(len(ids))
+            ids.append(sp.bos_id())
+            ids.extend(sp.encode(d))
+            ids.append(sp.eos_id())
+        return np.array(ids, dtype=np.uint16), np.array(starts, dtype=np.int64)
+
+    return cached(data, "text", sp, build)
+
+
+def load_task(data, sp, kind):
+    """One task's stream: every example as BOS, its text, a newline (where the evaluation stops) and
+    EOS (where generation stops: llama.cpp and this engine end at it), with where each example starts."""
+
+    def build():
+        lines = open(os.path.join(data, "tasks", f"{kind}.txt"), encoding="utf-8").read().splitlines()
+        ids, starts = [], []
+        for enc in sp.encode([l + "\n" for l in lines]):
+            starts.append(len(ids))
+            ids.append(sp.bos_id())
+            ids.extend(enc)
+            ids.append(sp.eos_id())
+        return np.array(ids, dtype=np.uint16), np.array(starts, dtype=np.int64)
+
+    return cached(data, kind, sp, build)
+
+
+def parse_mix(text):
+    mix = dict(MIXTURE)
+    for part in filter(None, (text or "").split(",")):
+        k, v = part.split("=")
+        if k not in mix:
+            raise SystemExit(f"--mix: unknown stream {k!r} (streams: {', '.join(mix)})")
+        mix[k] = float(v)
+    total = sum(mix.values())
+    return {k: v / total for k, v in mix.items() if v > 0}
 
 
 def main():
@@ -185,22 +239,33 @@ def main():
     ap.add_argument("--data", default="train/data")
     ap.add_argument("--out", default="train/data/model")
     ap.add_argument("--size", choices=sorted(SIZES), default="model")
-    ap.add_argument("--minutes", type=float, default=100)
+    ap.add_argument("--tokens", type=float, default=0, help="training tokens (the schedule follows them); 0: --minutes decides")
+    ap.add_argument("--minutes", type=float, default=100, help="wall-clock cap (the schedule follows the clock when --tokens is 0)")
     ap.add_argument("--seq", type=int, default=1024)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--eval-every", type=int, default=50)
+    ap.add_argument("--mix", help="stream weights, e.g. recall=0.4,text=0.3 (default: " + ",".join(f"{k}={v}" for k, v in MIXTURE.items()) + ")")
     ap.add_argument("--init", help="weights.pt to start from (a second phase at a longer --seq)")
     args = ap.parse_args()
     torch.manual_seed(SEED)
     torch.set_num_threads(args.threads)
     os.makedirs(args.out, exist_ok=True)
     sp = spm.SentencePieceProcessor(model_file=os.path.join(args.data, "tokenizer.model"))
-    ids = load_ids(args.data, sp)
-    # The last 1% of the token stream is this script's held-out loss (the slices' evaluation is eval.py's).
-    split = int(len(ids) * 0.99)
-    train_ids, val_ids = torch.from_numpy(ids[:split].astype(np.int64)), torch.from_numpy(ids[split:].astype(np.int64))
+    mix = parse_mix(args.mix)
+    text_ids, _ = load_text(args.data, sp)
+    # The last 1% of the text stream is this script's held-out loss (the slices' evaluation is eval.py's).
+    split = int(len(text_ids) * 0.99)
+    streams = {"text": (torch.from_numpy(text_ids[:split].astype(np.int64)), None)}
+    val_ids = torch.from_numpy(text_ids[split:].astype(np.int64))
+    for kind in TASKS:
+        if kind in mix:
+            ids, starts = load_task(args.data, sp, kind)
+            starts = starts[starts < len(ids) - args.seq - 1]
+            streams[kind] = (torch.from_numpy(ids.astype(np.int64)), torch.from_numpy(starts))
+    names = sorted(mix)
+    weights = torch.tensor([mix[n] for n in names])
     c = dict(
         arch="llama",
         vocabSize=sp.get_piece_size(),
@@ -214,7 +279,8 @@ def main():
     if args.init:
         model.load_state_dict(torch.load(args.init))
     params = sum(p.numel() for p in model.parameters())
-    print(f"{args.size}: {params / 1e6:.2f}M parameters, {len(train_ids) / 1e6:.1f}M training tokens", flush=True)
+    sizes = ", ".join(f"{n} {len(streams[n][0]) / 1e6:.1f}M tokens ({mix[n]:.0%})" for n in names)
+    print(f"{args.size}: {params / 1e6:.2f}M parameters; streams: {sizes}", flush=True)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95))
@@ -227,24 +293,32 @@ def main():
     writer = csv.writer(log)
     writer.writerow(["step", "tokens", "train_loss", "val_loss", "seconds"])
 
-    def batch(src, n):
-        starts = torch.randint(0, len(src) - args.seq - 1, (n,), generator=gen)
-        x = torch.stack([src[s : s + args.seq] for s in starts])
-        y = torch.stack([src[s + 1 : s + args.seq + 1] for s in starts])
-        return x, y
+    def window(src, starts):
+        """A window of the stream: at a random token of the text, at an example's start in a task."""
+        if starts is None:
+            s = int(torch.randint(0, len(src) - args.seq - 1, (1,), generator=gen))
+        else:
+            s = int(starts[int(torch.randint(0, len(starts), (1,), generator=gen))])
+        return src[s : s + args.seq + 1]
 
-    val_x, val_y = batch(val_ids, 8)
+    def batch(n):
+        picks = torch.multinomial(weights, n, replacement=True, generator=gen)
+        rows = torch.stack([window(*streams[names[int(i)]]) for i in picks])
+        return rows[:, :-1], rows[:, 1:]
+
+    val = torch.stack([window(val_ids, None) for _ in range(8)])
+    val_x, val_y = val[:, :-1], val[:, 1:]
     while True:
         elapsed = time.time() - t0
-        if elapsed > budget:
+        if elapsed > budget or (args.tokens and tokens >= args.tokens):
             break
-        # Warmup, then cosine decay over the time budget (the schedule follows the clock, not a step count).
-        frac = min(1.0, elapsed / budget)
+        # Warmup, then cosine decay over the token budget (or, without one, over the clock's).
+        frac = min(1.0, tokens / args.tokens if args.tokens else elapsed / budget)
         lr = args.lr * min(1.0, (step + 1) / warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
         for g in opt.param_groups:
             g["lr"] = lr
-        x, y = batch(train_ids, args.batch)
-        loss = F.cross_entropy(model(x).view(-1, c["vocabSize"]), y.view(-1))
+        x, y = batch(args.batch)
+        loss = F.cross_entropy(model(x).view(-1, c["vocabSize"]), y.reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -254,7 +328,7 @@ def main():
         val = ""
         if step % args.eval_every == 0:
             with torch.no_grad():
-                val = F.cross_entropy(model(val_x).view(-1, c["vocabSize"]), val_y.view(-1)).item()
+                val = F.cross_entropy(model(val_x).view(-1, c["vocabSize"]), val_y.reshape(-1)).item()
             torch.save(model.state_dict(), os.path.join(args.out, "weights.pt"))
             save_hf(model, c, args.out)
             print(f"step {step} tokens {tokens} loss {loss.item():.3f} val {val:.3f} {tokens / (time.time() - t0):.0f} tok/s", flush=True)

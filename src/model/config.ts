@@ -119,6 +119,13 @@ export interface Preset {
   /** What the preset mirrors, shown to users. */
   readonly description: string;
   readonly config: ModelConfig;
+  /**
+   * A model trained here and shipped as models/<file> (an F16 GGUF with its tokenizer; train/):
+   * its weights come from that file, not from a seed, and the file's config must equal `config`.
+   */
+  readonly file?: string;
+  /** The held-out evaluation set shipped beside `file` (models/<evalFile>; train/ship.py), which the format sweep scores by slice. */
+  readonly evalFile?: string;
 }
 
 /**
@@ -127,6 +134,43 @@ export interface Preset {
  * Llama 3.2's RoPE scaling); the weights are seeded random, so only the cost, not the text, is realistic.
  */
 export const PRESETS = {
+  'trained-4m': {
+    description:
+      "A 4.07M-parameter Llama trained here for about 2 hours on 2 CPU cores (Debian's files and generated tasks; docs/trained-model.md): it does arithmetic, JSON and recall, it is not a product model",
+    file: 'trained-4m.gguf',
+    evalFile: 'trained-4m-eval.json',
+    config: {
+      vocabSize: 4096,
+      hiddenSize: 256,
+      intermediateSize: 768,
+      numLayers: 4,
+      numHeads: 8,
+      numKvHeads: 2,
+      headDim: 32,
+      ropeTheta: 10000,
+      rmsNormEps: 1e-5,
+      tieWordEmbeddings: true,
+      maxSeqLen: 1152,
+    },
+  },
+  'trained-4m-drafter': {
+    description:
+      "trained-4m's drafter: 1 layer, d 128, the same tokenizer, trained here on the same corpus at sequences of 256 (docs/trained-model.md)",
+    file: 'trained-4m-drafter.gguf',
+    config: {
+      vocabSize: 4096,
+      hiddenSize: 128,
+      intermediateSize: 256,
+      numLayers: 1,
+      numHeads: 4,
+      numKvHeads: 1,
+      headDim: 32,
+      ropeTheta: 10000,
+      rmsNormEps: 1e-5,
+      tieWordEmbeddings: true,
+      maxSeqLen: 1152,
+    },
+  },
   'ci-tiny': {
     description: 'Tiny Llama for tests on a software adapter (odd-ish widths on purpose)',
     config: {
@@ -235,6 +279,11 @@ export const PRESETS = {
 } as const satisfies Record<string, Preset>;
 
 export type PresetName = keyof typeof PRESETS;
+
+/** The files the trained presets ship in models/ (the build copies them into dist/models/). */
+export const TRAINED_FILES: readonly string[] = Object.values(PRESETS as Record<string, Preset>).flatMap(
+  (p) => [...(p.file ? [p.file] : []), ...(p.evalFile ? [p.evalFile] : [])],
+);
 
 export const PRESET_NAMES = Object.keys(PRESETS) as PresetName[];
 

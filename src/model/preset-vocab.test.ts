@@ -1,12 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { llamaPath } from '../../test-support/llama-bundle.ts';
+import { installAssetReader } from './assets.ts';
 import { presetConfig } from './config.ts';
 import { parseGgufHeader } from './gguf.ts';
-import { installVocabReader, PRESET_VOCABS, presetTokenizer } from './preset-vocab.ts';
+import { PRESET_VOCABS, presetTokenizer } from './preset-vocab.ts';
 import { TOKENIZER_GGUF_OPTIONS, tokenizerFromGguf } from './tokenizer/index.ts';
 
-installVocabReader(async (file) => new Uint8Array(readFileSync(llamaPath(`models/${file}`))));
+installAssetReader(
+  async (path) => new Uint8Array(readFileSync(llamaPath(path.replace(/^vocab\//, 'models/')))),
+);
 
 describe("presets' vocabularies", () => {
   it('each laptop preset takes a vocabulary exactly its size (SmolLM2 cut from GPT-2); ci-tiny none', async () => {

@@ -1,3 +1,4 @@
+import { readAsset } from './assets.ts';
 import type { PresetName } from './config.ts';
 import { type GgufHeader, parseGgufHeader } from './gguf.ts';
 import { TOKENIZER_GGUF_OPTIONS, type Tokenizer, tokenizerFromGguf } from './tokenizer/index.ts';
@@ -30,16 +31,6 @@ export const PRESET_VOCABS: Partial<Record<PresetName, VocabFile>> = {
 /** The file name of a vocabulary, as llama.cpp's models/ folder and dist/vocab/ hold it. */
 export function vocabFileName(v: VocabFile): string {
   return `ggml-vocab-${v}.gguf`;
-}
-
-/** Reads a vocab file's bytes (the runtime's: a fetch beside the page, or the disk), undefined where it has none. */
-export type VocabReader = (file: string) => Promise<Uint8Array | undefined>;
-
-let reader: VocabReader | undefined;
-
-/** The runtime's way to the vocab files (the page's worker and the Node hosts install one at start). */
-export function installVocabReader(read: VocabReader): void {
-  reader = read;
 }
 
 /**
@@ -85,7 +76,7 @@ export async function presetTokenizer(
 ): Promise<{ tokenizer?: Tokenizer; warning?: string }> {
   const file = PRESET_VOCABS[preset as PresetName];
   if (!file) return {};
-  const bytes = await reader?.(vocabFileName(file));
+  const bytes = await readAsset(`vocab/${vocabFileName(file)}`);
   if (!bytes)
     return {
       warning: `The ${file} vocabulary (${vocabFileName(file)}) is not here, so text prompts are not available for ${preset}; build the app (npm run build) to copy it.`,

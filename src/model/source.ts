@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { WeightsError } from '../errors.ts';
 import { blobSource, bytesSource } from './byte-source.ts';
-import { presetConfig } from './config.ts';
 import { loadGgufModel } from './gguf-load.ts';
 import { loadHfModel } from './hf.ts';
-import { presetTokenizer } from './preset-vocab.ts';
+import { presetModel } from './preset-weights.ts';
+import type { TaskSlice } from './task-set.ts';
 import type { Tokenizer } from './tokenizer/index.ts';
-import { type ModelWeights, randomWeights } from './weights.ts';
+import type { ModelWeights } from './weights.ts';
 
 /**
  * Where a model's weights come from: the one definition, used by the spec schema, the worker API,
@@ -42,8 +42,10 @@ export interface LoadedModel {
   name: string;
   weights: ModelWeights;
   warnings: string[];
-  /** The file's own tokenizer (a GGUF that has one); a preset or safetensors model has none. */
+  /** The file's own tokenizer (a GGUF that has one), or a preset's (its family's vocabulary, or a trained preset's file's). */
   tokenizer?: Tokenizer;
+  /** A trained preset's held-out evaluation set (the format sweep scores it by slice). */
+  taskSet?: TaskSlice[];
 }
 
 async function fetchOk(url: string): Promise<Response> {
@@ -58,17 +60,14 @@ export function isGgufName(name: string): boolean {
 }
 
 /**
- * Resolves a source to weights: seeded random f32 for presets, parsed and validated safetensors
+ * Resolves a source to weights: a preset's (seeded random f32, or a trained preset's shipped GGUF), parsed and validated safetensors
  * (f32) or GGUF (f32 and packed tensors as the file stores them) otherwise.
  */
 export async function loadModel(source: ModelSource): Promise<LoadedModel> {
   switch (source.kind) {
     case 'preset': {
-      const config = presetConfig(source.preset);
-      // Without its vocab file (npm run dev, the kit) a preset runs as always, only without text.
-      // Its absence only matters to a text prompt, which then says where the vocabulary comes from.
-      const { tokenizer } = await presetTokenizer(source.preset, config.vocabSize);
-      return { name: source.preset, weights: randomWeights(config, source.seed), warnings: [], tokenizer };
+      const { weights, warnings, tokenizer, taskSet } = await presetModel(source.preset, source.seed);
+      return { name: source.preset, weights, warnings, tokenizer, taskSet };
     }
     case 'url': {
       const base = source.baseUrl.endsWith('/') ? source.baseUrl : `${source.baseUrl}/`;

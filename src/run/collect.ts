@@ -48,6 +48,8 @@ export class RecordCollector {
         modelName: loaded.name,
         weights,
         loadedWeights: loaded.weights,
+        tokenizer: loaded.tokenizer,
+        taskSet: loaded.taskSet,
         weightFormat: weightFormatOf(weights),
         weightFormats: weightFormatsOf(weights),
         variantsFor: (f) =>

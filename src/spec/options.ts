@@ -8,6 +8,7 @@ import { ownSuite, SPEC_DEFAULTS, SUITE_NAMES, SUITES, type SuiteName } from './
 import { depth, kvWindow, length, repetitions } from './workload.ts';
 import { CapacityWorkloadSchema } from './workloads/capacity.ts';
 import { DecodeWorkloadSchema } from './workloads/decode.ts';
+import { FormatsWorkloadSchema, TASK_TOKENS_DEFAULT } from './workloads/formats.ts';
 import { fusion } from './workloads/fusion.ts';
 import { WORKLOADS, type Workload } from './workloads/index.ts';
 import { KvWorkloadSchema } from './workloads/kv.ts';
@@ -72,6 +73,8 @@ export const SpecOptionsSchema = z
     fuse: z.boolean().default(SPEC_DEFAULTS.fuse),
     /** --suite formats: measure the error by slice (--no-quality: time the formats only). */
     quality: z.boolean().default(true),
+    /** --suite formats on a trained model: prompt tokens per slice of the held-out set each format is scored on (0: every case). */
+    taskTokens: FormatsWorkloadSchema.shape.taskTokens.default(TASK_TOKENS_DEFAULT),
     /** --weights: one format, or (with --suite formats) the formats to sweep. */
     weights: z
       .array(z.enum(WEIGHT_FORMATS))

@@ -2,9 +2,9 @@ import { InputError } from '../errors.ts';
 import type { Gpu } from '../gpu/device.ts';
 import type { PipelineCache } from '../gpu/pipelines.ts';
 import type { KernelVariants } from '../kernels/variants.ts';
-import { presetConfig } from '../model/config.ts';
 import { Model } from '../model/forward.ts';
-import { type ModelWeights, randomWeights, truncatedWeights } from '../model/weights.ts';
+import { presetModel } from '../model/preset-weights.ts';
+import { type ModelWeights, truncatedWeights } from '../model/weights.ts';
 import { type DrafterSpec, drafterLabel, parseDrafterSpec } from '../spec/drafter.ts';
 import { type Drafter, ngramDrafter, oracleDrafter } from './drafters.ts';
 import { modelDrafter } from './model-drafter.ts';
@@ -13,7 +13,7 @@ import { modelDrafter } from './model-drafter.ts';
 const DOES_NOT_FIT = new Set(['GpuOutOfMemoryError', 'DeviceLimitError', 'KvCacheExhaustedError']);
 
 /**
- * The draft model a drafter names (`model:PRESET`: seeded random weights of that preset;
+ * The draft model a drafter names (`model:PRESET`: that preset's weights, seeded or trained;
  * `truncated:N`: the target's first N layers), on the target's device with its own paged KV cache
  * of `capacityTokens` and the target's kernel families; null for drafters without a model. A
  * vocabulary that differs from the target's, or a draft that does not fit beside the target, is
@@ -41,7 +41,7 @@ export async function createDraftModel(
   }
   const weights =
     spec.kind === 'model'
-      ? randomWeights(presetConfig(spec.preset as Parameters<typeof presetConfig>[0]), o.seed)
+      ? (await presetModel(spec.preset, o.seed)).weights
       : truncatedWeights(target.weights, spec.layers);
   if (weights.config.vocabSize !== vocab) {
     throw new InputError(

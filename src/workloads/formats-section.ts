@@ -2,7 +2,12 @@ import type { ModelConfig } from '../model/config.ts';
 import { linearNames, linearShape } from '../model/weights.ts';
 import { weightBytes } from '../quant/formats.ts';
 import type { BenchResult, Point, Target } from '../results/schema.ts';
-import { type FormatSummary, QUALITY_SLICES, type Quality } from '../spec/workloads/formats.ts';
+import {
+  type FormatSummary,
+  QUALITY_SLICES,
+  type Quality,
+  type TaskQuality,
+} from '../spec/workloads/formats.ts';
 import { WEIGHT_FORMATS, type WeightFormat } from '../weight-format.ts';
 
 /**
@@ -38,11 +43,10 @@ export function formatSummary(points: readonly Point[], config: ModelConfig): Fo
   return rows;
 }
 
-/** One format's error on one slice against f32 (the format sweep); nothing to place. */
-export interface QualityRecord {
-  type: 'quality';
-  quality: Quality;
-}
+/** One format's error on one slice against f32, or its task quality on a trained model's slice (the format sweep); nothing to place. */
+export type QualityRecord =
+  | { type: 'quality'; quality: Quality }
+  | { type: 'taskQuality'; taskQuality: TaskQuality };
 
 /** The format sweep's TPOT ceilings, as ratios to f32's TPOT in the same run (the issue sets them on smollm2-135m). */
 const TPOT_RATIO_MAX = { f16: 0.6, int8: 0.45, int4: 0.3 } as const;
@@ -60,7 +64,9 @@ export function formatTargets(r: Omit<BenchResult, 'targets'>): Target[] {
     });
   }
   const sweep = r.spec.workloads.find((w) => w.kind === 'formats');
-  if (sweep?.kind === 'formats' && sweep.quality && r.status === 'complete') {
+  const tasks = r.taskQuality ?? [];
+  if (tasks.length > 0) out.push(...taskTargets(tasks));
+  if (sweep?.kind === 'formats' && sweep.quality && r.status === 'complete' && tasks.length === 0) {
     const formats = sweep.formats.filter((f) => f !== 'f32');
     const want = formats.length * QUALITY_SLICES.length;
     const have = new Set((r.quality ?? []).map((q) => `${q.format}:${q.slice}`)).size;
@@ -72,4 +78,27 @@ export function formatTargets(r: Omit<BenchResult, 'targets'>): Target[] {
     });
   }
   return out;
+}
+
+/** The issue's targets for the trained model, at f32 on its held-out set: each slice's score at least this share. */
+const TASK_TARGETS: readonly { slices: RegExp; what: string; min: number }[] = [
+  { slices: /^add-2digit$/, what: 'two-digit addition, exact match', min: 0.9 },
+  { slices: /^recall-(64|128|256|512)$/, what: 'recall at distances ≤ 512, exact match', min: 0.9 },
+  { slices: /^json$/, what: 'JSON validity', min: 0.9 },
+];
+
+function taskTargets(rows: readonly TaskQuality[]): Target[] {
+  const f32 = rows.filter((q) => q.format === 'f32');
+  return TASK_TARGETS.flatMap((t) => {
+    const hit = f32.filter((q) => t.slices.test(q.slice));
+    if (hit.length === 0) return [];
+    return [
+      {
+        name: `${t.what} at f32 (held-out set)`,
+        target: `≥ ${t.min * 100}% on each slice`,
+        reached: hit.map((q) => `${q.slice} ${(q.score * 100).toFixed(1)}% of ${q.cases}`).join(', '),
+        met: hit.every((q) => q.score >= t.min),
+      },
+    ];
+  });
 }

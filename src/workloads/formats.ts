@@ -4,12 +4,13 @@ import { logitsError } from '../measure/quality.ts';
 import { Model } from '../model/forward.ts';
 import { validateModel } from '../model/verify.ts';
 import { quantizeWeights, weightFormatOf, weightFormatsOf, widenWeights } from '../model/weights.ts';
-import type { QualitySlice } from '../spec/workloads/formats.ts';
+import { type QualitySlice, TASK_TOKENS_DEFAULT } from '../spec/workloads/formats.ts';
 import type { RunWeightFormat, WeightFormat } from '../weight-format.ts';
 import { decodeSweep } from './decode.ts';
 import { formatSummary, formatTargets, type QualityRecord } from './formats-section.ts';
 import { prefillSweep } from './prefill.ts';
 import { promptTokens } from './prompts.ts';
+import { taskQuality } from './task-quality.ts';
 import type { WorkloadContext, WorkloadEngine, WorkloadRunner } from './workload.ts';
 
 /** Next-token distributions compared per prompt: its prefill and then this many minus one decode steps. */
@@ -99,6 +100,10 @@ export const formatSweep: WorkloadRunner<'formats', QualityRecord> = async (ctx,
   const units = formats.length * (2 + (w.quality ? 1 : 0));
   let done = 0;
   const slices = qualitySlices(ctx.config.vocabSize, ctx.config.maxSeqLen);
+  // A trained model with its held-out set is judged on tasks, all formats at once after the
+  // timings; seeded weights keep the error of their logits by slice, format by format.
+  const tasks =
+    w.quality && ctx.taskSet && ctx.tokenizer ? { set: ctx.taskSet, tokenizer: ctx.tokenizer } : null;
   const reference = new Map<QualitySlice, { logits: Float32Array; tokens: number[][] }>();
   for (const format of formats) {
     ctx.signal.throwIfAborted();
@@ -128,7 +133,7 @@ export const formatSweep: WorkloadRunner<'formats', QualityRecord> = async (ctx,
       ctx.progress(++done, units, `${format}: prefill L=${w.length}`);
       await decodeSweep(sub, { kind: 'decode', depths: [w.depth], gen: w.gen, batch: 1, ...repetitions });
       ctx.progress(++done, units, `${format}: decode at depth ${w.depth}`);
-      if (!w.quality) continue;
+      if (!w.quality || tasks) continue;
       for (const s of slices) {
         ctx.signal.throwIfAborted();
         ctx.progress(done, units, `${format}: error on the ${s.slice} slice`);
@@ -156,6 +161,17 @@ export const formatSweep: WorkloadRunner<'formats', QualityRecord> = async (ctx,
     } finally {
       model.destroy();
     }
+  }
+  if (tasks) {
+    const names = tasks.set.map((t) => t.name);
+    const budget = w.taskTokens ?? TASK_TOKENS_DEFAULT;
+    const perSlice = budget === 0 ? Number.POSITIVE_INFINITY : budget;
+    await taskQuality(ctx, formats, tasks.set, tasks.tokenizer, perSlice, (slice) => {
+      // Whole units only: the quality unit of each format is counted as the slices go by.
+      const at = Math.floor((formats.length * names.indexOf(slice)) / names.length);
+      ctx.progress(done + at, units, `task quality, every format: the ${slice} slice`);
+    });
+    ctx.progress(units, units, 'task quality by slice');
   }
 };
 
@@ -188,10 +204,14 @@ async function buildModel(
 /** The format sweep's engine: its table from the points of each format, and the error by slice it recorded. */
 export const formatsEngine: WorkloadEngine<'formats', QualityRecord> = {
   run: formatSweep,
-  describe: (r) => `${r.quality.format}: error on the ${r.quality.slice} slice`,
+  describe: (r) =>
+    r.type === 'quality'
+      ? `${r.quality.format}: error on the ${r.quality.slice} slice`
+      : `${r.taskQuality.format}: ${r.taskQuality.metric} on the ${r.taskQuality.slice} slice`,
   collect: (records, run) => ({
     formats: formatSummary(run.points, run.config),
-    quality: records.map((r) => r.quality),
+    quality: records.flatMap((r) => (r.type === 'quality' ? [r.quality] : [])),
+    taskQuality: records.flatMap((r) => (r.type === 'taskQuality' ? [r.taskQuality] : [])),
   }),
   targets: formatTargets,
 };

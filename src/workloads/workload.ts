@@ -8,6 +8,8 @@ import type { Roofs } from '../measure/roofline.ts';
 import type { ClockInfo, ClockSamples, KernelTimeRecord } from '../measure/samples.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { Model } from '../model/forward.ts';
+import type { TaskSlice } from '../model/task-set.ts';
+import type { Tokenizer } from '../model/tokenizer/index.ts';
 import type { ValidationCheck } from '../model/verify.ts';
 import type { ModelWeights } from '../model/weights.ts';
 import type { BenchResult, PeaksRecord, Point, Target } from '../results/schema.ts';
@@ -30,6 +32,10 @@ export interface WorkloadContext<R = never> {
   readonly weights: ModelWeights;
   /** The weights as loaded, before the run's format was applied (the format sweep quantizes these). */
   readonly loadedWeights: ModelWeights;
+  /** The model's tokenizer, where it has one (a GGUF's, a preset's vocabulary). */
+  readonly tokenizer?: Tokenizer;
+  /** A trained preset's held-out evaluation set: the format sweep scores each format on it by slice. */
+  readonly taskSet?: readonly TaskSlice[];
   /** The format of the model's linear layers, as every point records it. */
   readonly weightFormat: WeightFormat | 'mixed';
   /** The format of each linear weight, for the cost model. */

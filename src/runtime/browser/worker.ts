@@ -2,7 +2,7 @@
 import { expose } from 'comlink';
 import { acquireGpu } from '../../gpu/device.ts';
 import { type BrandVersion, browserFromHints } from '../../measure/env.ts';
-import { installVocabReader } from '../../model/preset-vocab.ts';
+import { installAssetReader } from '../../model/assets.ts';
 import { installErrorTransfer } from '../api.ts';
 import { createEngine } from '../engine.ts';
 import { indexedDbTuningStore } from './tuning-store.ts';
@@ -10,12 +10,12 @@ import { indexedDbTuningStore } from './tuning-store.ts';
 /** The browser runtime: the engine in a dedicated Web Worker, on navigator.gpu, exposed through comlink. */
 installErrorTransfer();
 
-// The presets' vocabularies sit in vocab/ beside the built page (the worker's chunk is in assets/).
+// The shipped files (vocab/, models/) sit beside the built page; the worker's chunk is in assets/.
 // The URL is built in two steps because Vite rewrites `new URL(template, import.meta.url)` into a
-// glob over the source tree, which holds no vocab files.
-const vocabBase = new URL(/* @vite-ignore */ '../vocab/', import.meta.url).href;
-installVocabReader(async (file) => {
-  const res = await fetch(new URL(file, vocabBase)).catch(() => undefined);
+// glob over the source tree, which holds none of them.
+const distBase = new URL(/* @vite-ignore */ '../', import.meta.url).href;
+installAssetReader(async (path) => {
+  const res = await fetch(new URL(path, distBase)).catch(() => undefined);
   return res?.ok ? new Uint8Array(await res.arrayBuffer()) : undefined;
 });
 

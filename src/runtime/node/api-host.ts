@@ -22,10 +22,10 @@ import { VALIDATION_TOKENS } from '../../spec/workload.ts';
 import type { RunWeightFormat } from '../../weight-format.ts';
 import { promptTokens } from '../../workloads/prompts.ts';
 import { buildApiServer, epochMs } from './api-server.ts';
+import { installDiskAssetReader } from './asset-files.ts';
 import { dawnInstance } from './dawn-globals.ts';
-import { installDiskVocabReader } from './vocab-files.ts';
 
-installDiskVocabReader();
+installDiskAssetReader();
 
 const say = (event: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(event)}\n`);
 

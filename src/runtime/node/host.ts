@@ -7,12 +7,12 @@ import webgpuPackage from 'webgpu/package.json';
 import { acquireGpu, type Gpu } from '../../gpu/device.ts';
 import { createEngine } from '../engine.ts';
 import { dawnLabel, type HostRequest } from '../rpc.ts';
+import { installDiskAssetReader } from './asset-files.ts';
 import { dawnInstance } from './dawn-globals.ts';
 import { serveIpc } from './ipc-server.ts';
 import { fileTuningStore } from './tuning-file.ts';
-import { installDiskVocabReader } from './vocab-files.ts';
 
-installDiskVocabReader();
+installDiskAssetReader();
 
 /** The backend Dawn is asked for on each platform: the one a real GPU there is driven by. */
 const BACKENDS: Partial<Record<NodeJS.Platform, string>> = {

@@ -45,6 +45,52 @@ export const QualitySchema = z
 
 export type Quality = z.infer<typeof QualitySchema>;
 
+/** KL(f32 ‖ format) over the positions a slice scores, as llama-perplexity --kl-divergence prints it. */
+export const KldSchema = z
+  .object({
+    positions: z.number().int().nonnegative(),
+    mean: nonNegative,
+    median: nonNegative,
+    /** 99th percentile, linear between ranks. */
+    p99: nonNegative,
+    max: nonNegative,
+    /** Share of positions whose argmax is f32's ("Same top p"). */
+    sameTop: z.number().min(0).max(1),
+  })
+  .strict();
+
+/**
+ * One format's task quality on one slice of a trained model's held-out set (train/corpus.py), the
+ * seed's §05 way: the share right with its 95% Wilson interval, its change against f32 in points
+ * ("degraded" past 5), and the KL divergence against f32 on the same positions.
+ */
+export const TaskQualitySchema = z
+  .object({
+    format: z.enum(WEIGHT_FORMATS),
+    slice: z.string().min(1).max(64),
+    /** How the slice is scored: exact (the answer, token by token), recall (the same, a passkey), json (validity of a free greedy completion), text (next-token accuracy). */
+    kind: z.enum(['exact', 'recall', 'json', 'text']),
+    metric: z.enum(['exact match', 'valid JSON', 'next-token accuracy']),
+    /** Cases scored (task slices), or tokens (text slices). */
+    cases: z.number().int().positive(),
+    score: z.number().min(0).max(1),
+    /** 95% Wilson interval of the score. */
+    score95: z.tuple([z.number().min(0).max(1), z.number().min(0).max(1)]),
+    /** The JSON slice's exact match too (its answers are random keys and values: low by design). */
+    exactMatch: z.number().min(0).max(1).optional(),
+    /** Text slices: exp(mean negative log-likelihood) of the next token. */
+    perplexity: nonNegative.optional(),
+    /** score − f32's score, in points; null for f32. */
+    deltaPoints: z.number().nullable(),
+    /** "degraded" when the score fell more than 5 points below f32's; null for f32. */
+    verdict: z.enum(['degraded', 'acceptable']).nullable(),
+    /** null for f32 (the reference). */
+    kld: KldSchema.nullable(),
+  })
+  .strict();
+
+export type TaskQuality = z.infer<typeof TaskQualitySchema>;
+
 /** The format sweep's summary: one row per format, from its prefill and decode points in the same run. */
 export const FormatSummarySchema = z
   .object({
@@ -82,9 +128,22 @@ export const FormatsWorkloadSchema = z
     gen: z.number().int().min(2).max(MAX_TIMED_PASSES),
     /** Error by slice against f32 (f32 is added to the list when missing: it is the reference). */
     quality: z.boolean(),
+    /**
+     * On a trained model: the prompt tokens of each held-out slice a format is scored on, cases
+     * taken in order until the next would pass it (at least one; a JSON case's free completion
+     * counts its tokens too); 0 scores every case. Absent in files before the trained model.
+     */
+    taskTokens: z.number().int().min(0).max(1_000_000).optional(),
     ...repetitions,
   })
   .strict();
+
+/**
+ * Prompt tokens per held-out slice a format is scored on by default: about a minute per format on
+ * SwiftShader (13 slices; docs/trained-model.md), so the sample is small there; --task-tokens 0
+ * scores all 200 cases of every slice.
+ */
+export const TASK_TOKENS_DEFAULT = 1024;
 
 /** Every format, a prefill of 64 and a decode at depth 64 of 16 tokens. */
 export const FORMATS_SUITE = { prefill: [64], depths: [64], gen: 16, reps: 3 } as const;
@@ -96,6 +155,8 @@ const section = {
   formats: z.array(FormatSummarySchema).optional(),
   /** Error by slice of each format against f32 on the same inputs (the format sweep). */
   quality: z.array(QualitySchema).optional(),
+  /** A trained model's task quality by slice for each format (the format sweep on a preset with an evaluation set). */
+  taskQuality: z.array(TaskQualitySchema).optional(),
 };
 
 /** The format sweep: each format builds its own model (one sequence at a time); the run's model validates. */
@@ -114,12 +175,14 @@ export const formats = {
   section,
   suite: {
     name: 'formats' as const,
-    help: `the format sweep: for f32, f16, int8 and int4 (or --weights LIST), a prefill of L=${FORMATS_SUITE.prefill[0]} and ${FORMATS_SUITE.gen} tokens at depth ${FORMATS_SUITE.depths[0]}, each format's TPOT against f32's, and its error against f32 by slice (--prefill, --depth: the one L and depth; --no-quality: time the formats only, no error by slice)`,
+    help: `the format sweep: for f32, f16, int8 and int4 (or --weights LIST), a prefill of L=${FORMATS_SUITE.prefill[0]} and ${FORMATS_SUITE.gen} tokens at depth ${FORMATS_SUITE.depths[0]}, each format's TPOT against f32's, and its error against f32 by slice (--prefill, --depth: the one L and depth; --no-quality: time the formats only, no error by slice). On a trained model (trained-4m) the error by slice is its task quality on the held-out set, ${TASK_TOKENS_DEFAULT} prompt tokens per slice (--task-tokens N; 0: every case)`,
     /** Every format, a prefill of 64 and a decode at depth 64 of 16 tokens, and the error by slice. */
     defaults: FORMATS_SUITE,
     weightList: true,
     // --prefill and --depth name the one L and the one depth each format is timed at.
-    build: (o: CommonOptions & { weights?: RunWeightFormat[]; quality: boolean }): FormatsWorkload[] => [
+    build: (
+      o: CommonOptions & { weights?: RunWeightFormat[]; quality: boolean; taskTokens: number },
+    ): FormatsWorkload[] => [
       {
         kind: 'formats',
         formats: o.weights ?? [...WEIGHT_FORMATS],
@@ -127,6 +190,7 @@ export const formats = {
         depth: o.depths?.[0] ?? FORMATS_SUITE.depths[0],
         gen: o.gen ?? FORMATS_SUITE.gen,
         quality: o.quality,
+        taskTokens: o.taskTokens,
         reps: o.reps,
         warmup: o.warmup,
       },
@@ -212,13 +276,68 @@ export function qualityTable(rows: readonly Quality[], preset: string): string[]
   ];
 }
 
+/** What the task table's columns mean. */
+export const TASK_QUALITY_DEFINITIONS =
+  'score: exact match (every answer token and the newline after it are the greedy choice), valid JSON (a free greedy completion closes the object), or next-token accuracy (text), with its 95% Wilson interval; Δ = score − f32’s, points, degraded past −5; KLD = KL(f32 ‖ format) over the positions the slice scores (the answer’s tokens, or every text token), nats, mean, median and 99th percentile; same top = share of those positions with f32’s argmax.';
+
+const pct = (x: number) => `${fixed(x * 100, 1)}%`;
+
+export function taskQualityTable(rows: readonly TaskQuality[], preset: string): string[] {
+  const order = [...new Set(rows.map((r) => r.slice))];
+  const sorted = [...rows].sort((a, b) => order.indexOf(a.slice) - order.indexOf(b.slice));
+  return [
+    `**Task quality by slice** (${preset}: a model trained here, scored on its held-out set, split off before training; f32 is the reference)`,
+    '',
+    markdownRow([
+      'slice',
+      'metric',
+      'format',
+      'cases',
+      'score',
+      '95% interval',
+      'Δ f32',
+      'verdict',
+      'ppl',
+      'KLD mean',
+      'KLD median',
+      'KLD 99%',
+      'same top',
+    ]),
+    markdownDelimiter('lllrrrrlrrrrr'),
+    ...sorted.map((q) =>
+      markdownRow([
+        q.slice,
+        q.metric + (q.exactMatch !== undefined ? ` (exact ${pct(q.exactMatch)})` : ''),
+        q.format,
+        String(q.cases) + (q.kind === 'text' ? ' tokens' : ''),
+        pct(q.score),
+        `${pct(q.score95[0])}–${pct(q.score95[1])}`,
+        q.deltaPoints === null ? MISSING : `${q.deltaPoints >= 0 ? '+' : ''}${fixed(q.deltaPoints, 1)}`,
+        q.verdict ?? MISSING,
+        q.perplexity === undefined ? MISSING : fixed(q.perplexity, 2),
+        q.kld ? q.kld.mean.toExponential(2) : MISSING,
+        q.kld ? q.kld.median.toExponential(2) : MISSING,
+        q.kld ? q.kld.p99.toExponential(2) : MISSING,
+        q.kld ? pct(q.kld.sameTop) : MISSING,
+      ]),
+    ),
+    '',
+    escapeMarkdown(TASK_QUALITY_DEFINITIONS),
+  ];
+}
+
 /** The format sweep's sections of the Markdown report. */
 export function formatSections(
-  s: { formats?: readonly FormatSummary[]; quality?: readonly Quality[] },
+  s: {
+    formats?: readonly FormatSummary[];
+    quality?: readonly Quality[];
+    taskQuality?: readonly TaskQuality[];
+  },
   preset: string,
 ): string[][] {
   const out: string[][] = [];
   if (s.formats && s.formats.length > 0) out.push(formatsTable(s.formats));
   if (s.quality && s.quality.length > 0) out.push(qualityTable(s.quality, preset));
+  if (s.taskQuality && s.taskQuality.length > 0) out.push(taskQualityTable(s.taskQuality, preset));
   return out;
 }

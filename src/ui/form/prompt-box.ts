@@ -2,7 +2,8 @@
  * The Prompt box: a text to generate from greedily with the model's own tokenizer, after the run's
  * workloads (it travels in the spec as `generate`) or at once with Generate. A GGUF file carries a
  * tokenizer, and a laptop preset takes its family's vocabulary (src/model/preset-vocab.ts, whose
- * output the box calls gibberish); for ci-tiny or a safetensors model the box is disabled and says why.
+ * output the box calls gibberish), and a trained preset its own (it opens with a demo prompt); for
+ * ci-tiny or a safetensors model the box is disabled and says why.
  */
 import { type GenerateSettings, MAX_GENERATE_TOKENS } from '../../spec/prompt.ts';
 import { button, h, uniqueId } from '../dom.ts';
@@ -11,7 +12,14 @@ import { button, h, uniqueId } from '../dom.ts';
 const DEFAULT_TOKENS = 32;
 
 /** What the chosen model is, as far as the page knows before loading it. */
-export type PromptModel = 'preset' | 'presetVocab' | 'safetensors' | 'gguf';
+export type PromptModel = 'preset' | 'presetVocab' | 'trained' | 'safetensors' | 'gguf';
+
+/**
+ * The prompt a trained preset starts with, so that Run shows text at once: a passkey 3 sentences
+ * back, a task of its held-out kind (the answer is the key and a newline, then end of text).
+ */
+export const TRAINED_DEMO_PROMPT =
+  'The pass key is 40817. Remember it. The grass is green. The sky is blue. The river flows to the sea. What is the pass key? The pass key is';
 
 const NOTES: Record<PromptModel, string> = {
   preset:
@@ -21,7 +29,12 @@ const NOTES: Record<PromptModel, string> = {
   safetensors:
     'Unavailable: the page reads no tokenizer for a safetensors model. A .gguf file carries its own.',
   gguf: 'Greedy, with the file’s own tokenizer: generated after the run’s workloads (on the model the run timed), or now with Generate.',
+  trained:
+    'Greedy, with the model’s own tokenizer: a 4M-parameter model trained here on Debian’s files and generated tasks (arithmetic like “12 + 34 =”, JSON, a passkey, copying). It writes text, not answers you can rely on. Generated after the run’s workloads, or now with Generate.',
 };
+
+/** Models whose text the box can read and write. */
+const OPEN: ReadonlySet<PromptModel> = new Set(['gguf', 'presetVocab', 'trained']);
 
 export class PromptBox {
   readonly element: HTMLElement;
@@ -80,8 +93,13 @@ export class PromptBox {
 
   /** Enables the box for a GGUF file, or disables it and says why. */
   setModel(model: PromptModel): void {
+    const was = this.model;
     this.model = model;
-    const off = model !== 'gguf' && model !== 'presetVocab';
+    const off = !OPEN.has(model);
+    // A trained preset opens with its demo prompt; leaving it takes the demo away, not what was typed.
+    if (model === 'trained' && this.text.value === '') this.text.value = TRAINED_DEMO_PROMPT;
+    else if (was === 'trained' && model !== 'trained' && this.text.value === TRAINED_DEMO_PROMPT)
+      this.text.value = '';
     this.text.disabled = off;
     this.tokens.disabled = off;
     this.generateButton.disabled = off;
@@ -95,7 +113,7 @@ export class PromptBox {
    * empty; null (with the error shown) when the token count is not one.
    */
   settings(): GenerateSettings | undefined | null {
-    if ((this.model !== 'gguf' && this.model !== 'presetVocab') || this.text.value === '') {
+    if (!OPEN.has(this.model) || this.text.value === '') {
       this.showError('');
       return undefined;
     }

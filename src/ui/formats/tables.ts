@@ -6,8 +6,13 @@ import { captionedTable, type Header } from '../data-table.ts';
  * a format can be fine on short prompts and drift on long ones, and only the slices show it.
  */
 
-import type { FormatSummary, Quality } from '../../spec/workloads/formats.ts';
-import { QUALITY_CAVEAT, QUALITY_DEFINITIONS, qualitySource } from '../../spec/workloads/formats.ts';
+import type { FormatSummary, Quality, TaskQuality } from '../../spec/workloads/formats.ts';
+import {
+  QUALITY_CAVEAT,
+  QUALITY_DEFINITIONS,
+  qualitySource,
+  TASK_QUALITY_DEFINITIONS,
+} from '../../spec/workloads/formats.ts';
 import { h } from '../dom.ts';
 import { fixed, formatMs, MISSING } from '../format.ts';
 
@@ -136,4 +141,58 @@ export function qualityCaveat(preset: string, testId: string): HTMLElement {
 /** What each column of the error table means, said below it. */
 export function qualityDefinitions(testId: string): HTMLElement {
   return h('p', { className: 'spec-note', testId, text: QUALITY_DEFINITIONS });
+}
+
+const TASK_HEADERS: readonly Header[] = [
+  { text: 'slice', title: 'A slice of the held-out set, split off before training' },
+  { text: 'format', title: 'The weight format, scored on the same cases as f32' },
+  { text: 'metric', title: 'Exact match, valid JSON (its exact match in brackets) or next-token accuracy' },
+  { text: 'cases', title: 'Cases scored (tokens for a text slice)', numeric: true },
+  { text: 'score', title: 'Share right', numeric: true },
+  { text: '95% interval', title: 'Wilson score interval of the share', numeric: true },
+  { text: 'Δ f32', title: 'Score − f32’s, points; past −5 the slice is degraded', numeric: true },
+  { text: 'verdict', title: 'degraded: more than 5 points below f32; acceptable otherwise' },
+  { text: 'ppl', title: 'Perplexity of the next token (text slices)', numeric: true },
+  {
+    text: 'KLD mean',
+    title: 'Mean KL(f32 ‖ format) over the positions the slice scores, nats',
+    numeric: true,
+  },
+  { text: 'KLD 99%', title: '99th percentile of the per-position KL divergence, nats', numeric: true },
+  { text: 'same top', title: 'Share of those positions whose argmax is f32’s', numeric: true },
+];
+
+const pct = (x: number) => `${fixed(x * 100, 1)}%`;
+
+/** A trained model's task quality: one row per slice and format, each slice's f32 row first. */
+export function taskQualityTable(rows: readonly TaskQuality[], testId: string): HTMLElement {
+  const order = [...new Set(rows.map((r) => r.slice))];
+  const sorted = [...rows].sort((a, b) => order.indexOf(a.slice) - order.indexOf(b.slice));
+  return captionedTable(
+    'Task quality by slice, on the trained model’s held-out set',
+    TASK_HEADERS,
+    sorted.map((q, i) =>
+      h('tr', { className: i > 0 && sorted[i - 1].slice !== q.slice ? 'group-start' : undefined }, [
+        h('th', { text: q.slice, attrs: { scope: 'row' } }),
+        h('td', { text: q.format }),
+        h('td', { text: q.metric + (q.exactMatch !== undefined ? ` (exact ${pct(q.exactMatch)})` : '') }),
+        num(String(q.cases)),
+        num(pct(q.score)),
+        num(`${pct(q.score95[0])}–${pct(q.score95[1])}`),
+        num(q.deltaPoints === null ? MISSING : `${q.deltaPoints >= 0 ? '+' : ''}${fixed(q.deltaPoints, 1)}`),
+        h('td', { text: q.verdict ?? MISSING, className: q.verdict === 'degraded' ? 'quality-off' : '' }),
+        num(q.perplexity === undefined ? MISSING : fixed(q.perplexity, 2)),
+        num(q.kld ? q.kld.mean.toExponential(2) : MISSING),
+        num(q.kld ? q.kld.p99.toExponential(2) : MISSING),
+        num(q.kld ? pct(q.kld.sameTop) : MISSING),
+      ]),
+    ),
+    testId,
+    'formats-table',
+  );
+}
+
+/** What the task table's columns mean, said below it. */
+export function taskQualityDefinitions(testId: string): HTMLElement {
+  return h('p', { className: 'spec-note', testId, text: TASK_QUALITY_DEFINITIONS });
 }

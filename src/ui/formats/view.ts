@@ -11,7 +11,14 @@ import { formatComparisonChart } from '../charts/formats.ts';
 import { ChartPanel } from '../charts/panel.ts';
 import { h, setChildren } from '../dom.ts';
 import { fixed, formatNumber } from '../format.ts';
-import { formatsTable, qualityCaveat, qualityDefinitions, qualityTable } from './tables.ts';
+import {
+  formatsTable,
+  qualityCaveat,
+  qualityDefinitions,
+  qualityTable,
+  taskQualityDefinitions,
+  taskQualityTable,
+} from './tables.ts';
 
 export interface FormatsViewOptions {
   /** Prefix of the test ids; the run view's are plain (`formats-chart`). */
@@ -66,7 +73,8 @@ export class FormatsView {
   show(result: BenchResult | null, heading = 'Weight formats'): void {
     const rows = result?.formats ?? [];
     const quality = result?.quality ?? [];
-    this.element.hidden = rows.length === 0 && quality.length === 0;
+    const tasks = result?.taskQuality ?? [];
+    this.element.hidden = rows.length === 0 && quality.length === 0 && tasks.length === 0;
     if (!result || this.element.hidden) {
       this.chart.update(null);
       this.body.replaceChildren();
@@ -77,13 +85,18 @@ export class FormatsView {
     setChildren(this.body, [
       line ? h('p', { className: 'lede', testId: this.id('formats-headline'), text: line }) : null,
       rows.length > 0 ? formatsTable(rows, this.id('formats-table')) : null,
-      ...(quality.length > 0
+      ...(tasks.length > 0
         ? [
-            qualityCaveat(result.model.preset, this.id('quality-caveat')),
-            qualityTable(quality, this.id('quality-table')),
-            qualityDefinitions(this.id('quality-definitions')),
+            taskQualityTable(tasks, this.id('task-quality-table')),
+            taskQualityDefinitions(this.id('task-quality-definitions')),
           ]
-        : [h('p', { className: 'muted', text: 'No error against f32 was measured in this run.' })]),
+        : quality.length > 0
+          ? [
+              qualityCaveat(result.model.preset, this.id('quality-caveat')),
+              qualityTable(quality, this.id('quality-table')),
+              qualityDefinitions(this.id('quality-definitions')),
+            ]
+          : [h('p', { className: 'muted', text: 'No error against f32 was measured in this run.' })]),
     ]);
     const copy = result.peaks.copyGBps;
     this.chart.update(rows.length > 0 ? (width) => formatComparisonChart(rows, copy, width) : null);

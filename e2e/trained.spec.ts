@@ -1,0 +1,119 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test } from '@playwright/test';
+import { parseTaskSet } from '../src/model/task-set.ts';
+import { BenchResultSchema } from '../src/results/schema.ts';
+import { TRAINED_DEMO_PROMPT } from '../src/ui/form/prompt-box.ts';
+import { llamaGreedy } from '../test-support/llama-generate/generate.ts';
+import { runCli } from './cli.ts';
+import { openPage, screenshot, watchConsole, withoutAutotune } from './page-helpers.ts';
+
+/**
+ * The model trained here (models/trained-4m.gguf, train/): what it writes is llama.cpp's greedy
+ * text on the same file, it recalls the page's demo passkey, and the format sweep scores every
+ * format on its held-out set by slice; the page opens on it and Run shows its text.
+ */
+
+const MODEL = join(import.meta.dirname, '..', 'models', 'trained-4m.gguf');
+const SLICES = parseTaskSet(new Uint8Array(readFileSync('models/trained-4m-eval.json')), 'eval set').map(
+  (s) => s.name,
+);
+
+let dir: string;
+test.beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'trained-'));
+});
+test.afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+test('generate --preset trained-4m: the demo passkey, as llama.cpp writes it on the same file', async () => {
+  test.setTimeout(120_000);
+  const llama = await llamaGreedy(MODEL, TRAINED_DEMO_PROMPT, 16, false);
+  const run = await runCli(
+    'bench/generate.ts',
+    ['--preset', 'trained-4m', '--prompt', TRAINED_DEMO_PROMPT, '--max-tokens', '16'],
+    110_000,
+  );
+  expect(run.code, run.stderr).toBe(0);
+  // The model knows the key it was told three sentences back, and stops after its line.
+  expect(llama.text.startsWith(' 40817.\n')).toBe(true);
+  expect(run.stdout).toBe(llama.text);
+  expect(run.stderr).toContain('trained here');
+  expect(run.stderr).toMatch(/stopped at an end-of-generation token/);
+});
+
+test('bench --preset trained-4m --suite formats: the task table, every format by slice, against f32', async () => {
+  test.setTimeout(300_000);
+  const out = join(dir, 'formats.json');
+  const run = await runCli(
+    'bench/bench.ts',
+    [
+      '--preset',
+      'trained-4m',
+      '--suite',
+      'formats',
+      '--weights',
+      'f32,int4',
+      '--task-tokens',
+      '160',
+      '--no-autotune',
+      '--out',
+      out,
+    ],
+    280_000,
+  );
+  expect(run.code, run.stderr).toBe(0);
+  expect(run.stdout).toContain('**Task quality by slice** (trained-4m: a model trained here');
+  const result = BenchResultSchema.parse(JSON.parse(readFileSync(out, 'utf8')));
+  // The task table replaces the seeded error table on a trained model.
+  expect(result.quality ?? []).toEqual([]);
+  const rows = result.taskQuality ?? [];
+  expect(rows.map((r) => `${r.format}:${r.slice}`).sort()).toEqual(
+    ['f32', 'int4'].flatMap((f) => SLICES.map((s) => `${f}:${s}`)).sort(),
+  );
+  for (const r of rows) {
+    expect(r.cases, r.slice).toBeGreaterThan(0);
+    expect(r.score95[0]).toBeLessThanOrEqual(r.score);
+    expect(r.score95[1]).toBeGreaterThanOrEqual(r.score);
+    if (r.format === 'f32') {
+      expect(r.kld).toBeNull();
+      expect(r.deltaPoints).toBeNull();
+      continue;
+    }
+    // Δ and the verdict from the two rows, recomputed here.
+    const f32 = rows.find((q) => q.format === 'f32' && q.slice === r.slice);
+    expect(r.cases).toBe(f32?.cases);
+    expect(r.deltaPoints).toBeCloseTo((r.score - (f32?.score ?? 0)) * 100, 9);
+    expect(r.verdict).toBe((r.deltaPoints ?? 0) < -5 ? 'degraded' : 'acceptable');
+    expect(r.kld?.positions).toBeGreaterThan(0);
+    expect(r.kld?.sameTop).toBeGreaterThan(0.5);
+  }
+  // The model can add: two-digit sums right on most of the sampled held-out cases, at f32.
+  const add = rows.find((r) => r.format === 'f32' && r.slice === 'add-2digit');
+  expect(add?.score).toBeGreaterThan(0.5);
+  // The issue's targets are judged in the result, met or not.
+  expect(result.targets?.map((t) => t.name)).toEqual(
+    expect.arrayContaining([
+      'two-digit addition, exact match at f32 (held-out set)',
+      'JSON validity at f32 (held-out set)',
+    ]),
+  );
+});
+
+test('page: opens on the trained model with its demo prompt; Run shows the passkey it recalls', async ({
+  page,
+}) => {
+  test.setTimeout(240_000);
+  const problems = watchConsole(page);
+  await openPage(page, '');
+  await expect(page.getByLabel('Preset')).toHaveValue('trained-4m');
+  await expect(page.getByTestId('prompt')).toHaveValue(TRAINED_DEMO_PROMPT);
+  await expect(page.getByTestId('prompt-note')).toContainText('trained here');
+  await withoutAutotune(page);
+  await page.getByTestId('run').click();
+  const text = page.getByTestId('generated-text');
+  await expect(text).toHaveText(/^ 40817\./, { timeout: 220_000 });
+  await expect(page.getByTestId('results-table')).toBeVisible();
+  await screenshot(page, 'trained-default.png');
+  expect(problems).toEqual([]);
+});
