@@ -97,15 +97,7 @@ test('page: the Prompt box says why a preset cannot take it; a GGUF file runs a 
   await screenshot(page, 'generate-390.png');
   await page.setViewportSize(DESKTOP);
 
-  // Generate, without a run: the model built for it, the text streamed into the same card.
-  await page.getByTestId('prompt-tokens').fill('4');
-  await page.getByTestId('generate').click();
-  await expect(stats).toContainText('4 tokens after a 2-token prompt', { timeout: 120_000 });
-  await expect(page.getByTestId('generation-status')).toHaveText(/^Generated greedily with Generate/);
-  expect((await page.getByTestId('generated-ids').textContent())?.split(', ').map(Number)).toEqual(
-    llama.tokens.slice(0, 4),
-  );
-  expect(llama.text.startsWith((await text.textContent()) ?? '-')).toBe(true);
-
+  // Generate without a run is e2e/trained.spec.ts's (on the trained model: a rebuild of this
+  // file's Q4_K/Q6_K model costs half a minute more of SwiftShader here for the same button).
   expect(problems).toEqual([]);
 });

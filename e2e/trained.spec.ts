@@ -100,7 +100,7 @@ test('bench --preset trained-4m --suite formats: the task table, every format by
   );
 });
 
-test('page: opens on the trained model with its demo prompt; Run shows the passkey it recalls', async ({
+test('page: opens on the trained model with its demo prompt; a run shows the passkey it recalls, and Generate alone does too', async ({
   page,
 }) => {
   test.setTimeout(240_000);
@@ -109,11 +109,30 @@ test('page: opens on the trained model with its demo prompt; Run shows the passk
   await expect(page.getByLabel('Preset')).toHaveValue('trained-4m');
   await expect(page.getByTestId('prompt')).toHaveValue(TRAINED_DEMO_PROMPT);
   await expect(page.getByTestId('prompt-note')).toContainText('trained here');
+  await expect(page.getByTestId('generate')).toBeEnabled();
+  // A small sweep of its own, no kernel search: the default quick suite on this model costs
+  // 80 s more of SwiftShader (static-host.spec.ts runs the quick suite), and the text is the point.
   await withoutAutotune(page);
+  await page.getByLabel('Prefill lengths L').fill('16');
+  await page.getByLabel('Decode depths').fill('16');
+  await page.getByLabel('Tokens to generate').fill('4');
+  await page.getByLabel('Repetitions').fill('3');
   await page.getByTestId('run').click();
   const text = page.getByTestId('generated-text');
-  await expect(text).toHaveText(/^ 40817\./, { timeout: 220_000 });
+  await expect(text).toHaveText(/^ 40817\./, { timeout: 200_000 });
+  await expect(page.getByTestId('generation-stats')).toContainText('stopped at an end-of-generation token');
   await expect(page.getByTestId('results-table')).toBeVisible();
   await screenshot(page, 'trained-default.png');
+  const ids = (await page.getByTestId('generated-ids').textContent())?.split(', ').map(Number) ?? [];
+
+  // Generate, without a run: the model built for it, the text streamed into the same card.
+  await page.getByTestId('prompt-tokens').fill('4');
+  await page.getByTestId('generate').click();
+  await expect(page.getByTestId('generation-status')).toHaveText(/^Generated greedily with Generate/, {
+    timeout: 120_000,
+  });
+  expect((await page.getByTestId('generated-ids').textContent())?.split(', ').map(Number)).toEqual(
+    ids.slice(0, 4),
+  );
   expect(problems).toEqual([]);
 });

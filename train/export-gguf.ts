@@ -58,11 +58,18 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   });
   if (!values.model || !values.vocab || !values.out) {
     console.error(
-      'usage: npx tsx train/export-gguf.ts --model DIR --vocab vocab.json --out F.gguf [--type F16|F32] [--context N]',
+      'usage: npx tsx train/export-gguf.ts --model DIR --vocab vocab.json --out F.gguf [--type F16|F32|Q8_0|Q4_0] [--context N]',
     );
     process.exit(2);
   }
-  const type = values.type === 'F32' ? 'F32' : 'F16';
+  const types = ['F32', 'F16', 'Q8_0', 'Q4_0'] as const;
+  const type = types.find((t) => t === values.type?.toUpperCase());
+  if (!type) {
+    console.error(
+      `--type: one of ${types.join(', ')} (Q8_0 and Q4_0 for the agreement checks against llama.cpp)`,
+    );
+    process.exit(2);
+  }
   const { weights, warnings } = loadHfModel(
     readFileSync(`${values.model}/config.json`, 'utf8'),
     new Uint8Array(readFileSync(`${values.model}/model.safetensors`)),

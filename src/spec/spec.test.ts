@@ -94,6 +94,8 @@ describe('specFromOptions', () => {
         depth: 64,
         gen: 16,
         quality: true,
+        // The held-out budget of a trained model's task table (unused on seeded weights).
+        taskTokens: 1024,
         reps: 3,
         warmup: 1,
       },

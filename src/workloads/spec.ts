@@ -2,6 +2,8 @@ import { GpuProfiler } from '../gpu/profiler.ts';
 import { graphOf, verifyCost } from '../measure/cost.ts';
 import { PointSamples } from '../measure/samples.ts';
 import { type Model, VERIFY_CHUNK } from '../model/forward.ts';
+import type { TaskSlice } from '../model/task-set.ts';
+import type { Tokenizer } from '../model/tokenizer/index.ts';
 import { mulberry32 } from '../random.ts';
 import { type DrafterSpec, drafterLabel, parseDrafterSpec } from '../spec/drafter.ts';
 import { decodePrompt } from '../spec/workload.ts';
@@ -70,21 +72,36 @@ export const specDecoding: WorkloadRunner<'spec', SpecRecord> = async (ctx, w) =
     ctx.progress(done, units, 'warm-up: every verify size, every drafter');
     await warmVerifySizes(model, w.k + 1);
     await onePrompt(classPrompt('random', w.promptTokens, vocab, 999_983), Math.min(w.gen, w.k + 3), 1);
-    for (const [ci, promptClass] of w.classes.entries()) {
+    // Seeded weights: the spec's prompt classes. A trained model: its held-out slices, each a
+    // prompt of its own cases, so acceptance is told by what the text is (code, JSON, recall, prose).
+    const classes =
+      taskClasses(ctx, w) ??
+      w.classes.map((c, ci) => ({
+        name: c,
+        prompts: Array.from({ length: w.prompts }, (_, i) =>
+          classPrompt(c, w.promptTokens, vocab, w.seed * 1000 + ci * 100 + i),
+        ),
+      }));
+    // The descriptor counts w.classes' units; the slices share them out in whole units.
+    const perClass = 1 + specs.length;
+    const unitAt = (ci: number, step: number) =>
+      w.depths.length +
+      Math.floor((ci * w.classes.length) / classes.length) * perClass +
+      (classes.length === w.classes.length ? step : 0);
+    for (const [ci, { name: promptClass, prompts }] of classes.entries()) {
       const results = [];
-      for (let i = 0; i < w.prompts; i++) {
+      for (const [i, prompt] of prompts.entries()) {
         ctx.signal.throwIfAborted();
         ctx.progress(
-          done,
+          unitAt(ci, 0),
           units,
-          `${promptClass} prompt ${i + 1} of ${w.prompts}: plain decode, then each drafter`,
+          `${promptClass} prompt ${i + 1} of ${prompts.length}: plain decode, then each drafter`,
         );
-        const prompt = classPrompt(promptClass, w.promptTokens, vocab, w.seed * 1000 + ci * 100 + i);
         results.push(await onePrompt(prompt, w.gen, w.seed * 7919 + i));
       }
       const baseline = results.map((r) => r.baseline);
       const baselineTpotMs = mean(baseline.map((b) => b.tpotMs));
-      ctx.progress(++done, units, `plain greedy decode, ${promptClass} prompts`);
+      ctx.progress(unitAt(ci, 1), units, `plain greedy decode, ${promptClass} prompts`);
       for (const [di, { text, spec }] of specs.entries()) {
         const label = drafterLabel(spec);
         const run = summarize(
@@ -106,7 +123,7 @@ export const specDecoding: WorkloadRunner<'spec', SpecRecord> = async (ctx, w) =
           passed: run.identical,
         });
         ctx.emit({ type: 'specRun', run });
-        ctx.progress(++done, units, `${label}, ${promptClass} prompts`);
+        ctx.progress(unitAt(ci, 2 + di), units, `${label}, ${promptClass} prompts`);
       }
     }
   } finally {
@@ -138,6 +155,63 @@ async function buildDraftModels(ctx: WorkloadContext<SpecRecord>, target: Model,
     throw e;
   }
   return drafts;
+}
+
+/**
+ * A trained model's prompt classes: each held-out slice whose cases fit `promptTokens`, with
+ * `prompts` prompts made of its cases as the corpus streams them (BOS, the case, a newline, EOS),
+ * the last case cut after its question, so generation answers it and goes on to the next; a text
+ * slice's prompts are windows of its text. Slices that cannot make them are listed in `skipped`.
+ */
+export function slicePrompts(
+  set: readonly TaskSlice[],
+  tokenizer: Pick<Tokenizer, 'encode' | 'eos'>,
+  promptTokens: number,
+  count: number,
+): { classes: { name: string; prompts: number[][] }[]; skipped: string[] } {
+  const eos = tokenizer.eos === undefined ? [] : [tokenizer.eos];
+  const classes: { name: string; prompts: number[][] }[] = [];
+  const skipped: string[] = [];
+  for (const slice of set) {
+    const prompts: number[][] = [];
+    if (slice.kind === 'text') {
+      const ids = tokenizer.encode(slice.texts.map((t) => t.text).join('\n'));
+      for (let i = 0; i < count && (i + 1) * promptTokens <= ids.length; i++)
+        prompts.push(ids.slice(i * promptTokens, (i + 1) * promptTokens));
+    } else {
+      let next = 0;
+      for (let i = 0; i < count; i++) {
+        const ids: number[] = [];
+        for (; next < slice.cases.length; next++) {
+          const c = slice.cases[next];
+          const whole = [...tokenizer.encode(`${c.prompt}${c.answer}\n`), ...eos];
+          if (ids.length + whole.length <= promptTokens) {
+            ids.push(...whole);
+            continue;
+          }
+          const question = tokenizer.encode(c.prompt);
+          if (ids.length + question.length <= promptTokens) ids.push(...question);
+          next++;
+          break;
+        }
+        if (ids.length > 0) prompts.push(ids);
+      }
+    }
+    if (prompts.length === count) classes.push({ name: slice.name, prompts });
+    else skipped.push(slice.name);
+  }
+  return { classes, skipped };
+}
+
+/** The slices' classes on a model with an evaluation set (and a warning naming those skipped); null without one. */
+function taskClasses(ctx: WorkloadContext<SpecRecord>, w: WorkloadOf<'spec'>) {
+  if (!ctx.taskSet || !ctx.tokenizer) return null;
+  const { classes, skipped } = slicePrompts(ctx.taskSet, ctx.tokenizer, w.promptTokens, w.prompts);
+  if (skipped.length > 0)
+    ctx.warn(
+      `Speculative decoding by slice: ${skipped.join(', ')} skipped (a case longer than the ${w.promptTokens}-token prompt, or too few cases for ${w.prompts} prompts; --prefill N sets the prompt length)`,
+    );
+  return classes;
 }
 
 /**

@@ -176,7 +176,7 @@ export const speculative = {
   section,
   suite: {
     name: 'spec' as const,
-    help: `speculative decoding: the verify-K curve (k=${SPECULATIVE_DEFAULTS.verifyKs.join(',')}) at depth ${SPEC_SUITE.depths.join(',')}, then each drafter at K=${SPECULATIVE_DEFAULTS.draftK} on repetitive and random prompts of ${SPECULATIVE_DEFAULTS.promptTokens} tokens, ${SPEC_SUITE.gen} tokens each, against plain greedy decode of the same prompts (--depth: the curve's depths, --gen: tokens per prompt)`,
+    help: `speculative decoding: the verify-K curve (k=${SPECULATIVE_DEFAULTS.verifyKs.join(',')}) at depth ${SPEC_SUITE.depths.join(',')}, then each drafter at K=${SPECULATIVE_DEFAULTS.draftK} on repetitive and random prompts of ${SPECULATIVE_DEFAULTS.promptTokens} tokens, ${SPEC_SUITE.gen} tokens each, against plain greedy decode of the same prompts (--depth: the curve's depths, --gen: tokens per prompt, --prefill N: prompt tokens). On a trained model (trained-4m) the prompts are its held-out slices' cases, one class per slice: acceptance by slice`,
     /** The verify-K curve at depth 64, then three drafters at K = 4 over 64 tokens per prompt. */
     defaults: SPEC_SUITE,
     weightList: false,
@@ -192,7 +192,9 @@ export const speculative = {
         k: o.k,
         adaptiveK: o.adaptiveK,
         gen: o.gen ?? SPEC_SUITE.gen,
-        promptTokens: SPECULATIVE_DEFAULTS.promptTokens,
+        // --prefill N: the speculative runs' prompt length (a trained model's recall slices need
+        // their whole passkey question in it).
+        promptTokens: o.prefill?.[0] ?? SPECULATIVE_DEFAULTS.promptTokens,
         prompts: SPECULATIVE_DEFAULTS.prompts,
         classes: [...SPEC_PROMPT_CLASSES],
         reps: o.reps,
