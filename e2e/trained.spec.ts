@@ -110,6 +110,9 @@ test('page: opens on the trained model with its demo prompt; a run shows the pas
   await expect(page.getByTestId('prompt')).toHaveValue(TRAINED_DEMO_PROMPT);
   await expect(page.getByTestId('prompt-note')).toContainText('trained here');
   await expect(page.getByTestId('generate')).toBeEnabled();
+  // An adapter that reports no device or description (Chromium 156) says why beside the dashes.
+  const unnamed = (await page.getByTestId('device').textContent())?.includes('Description–');
+  await expect(page.getByTestId('adapter-info-note')).toHaveCount(unnamed ? 1 : 0);
   // A small sweep of its own, no kernel search: the default quick suite on this model costs
   // 80 s more of SwiftShader (static-host.spec.ts runs the quick suite), and the text is the point.
   await withoutAutotune(page);

@@ -73,6 +73,15 @@ export class DeviceCard {
         ['Device', a.device || '–'],
         ['Description', a.description || '–'],
       ]),
+      // Chromium reports the device and description only with its WebGPU developer features on
+      // (issue 37, item 11): say so rather than leave two dashes unexplained.
+      !a.device && !a.description
+        ? h('p', {
+            className: 'muted small',
+            testId: 'adapter-info-note',
+            text: 'Device and description: this browser did not report them. Chromium withholds both unless WebGPU developer features are on (chrome://flags/#enable-webgpu-developer-features); results name the adapter by vendor and architecture.',
+          })
+        : null,
       h('ul', { className: 'badges', attrs: { 'aria-label': 'Features' } }, [
         badge('f16', f16),
         badge('subgroups', subgroups, subgroupSizes),

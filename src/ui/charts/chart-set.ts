@@ -105,7 +105,8 @@ export class ChartSet {
       testId: id('kernels-chart'),
       wide: true,
       fileStem: stem('kernels'),
-      emptyText: 'No per-kernel times yet (they need GPU timestamp queries).',
+      emptyText:
+        'No per-kernel times in these runs: they come from a profiled run (“Profile every repetition”, or bench --profile), which also needs GPU timestamp queries.',
       controls: [shareToggle.element],
       caption:
         'GPU time of each kernel role, from a profiled run of each point in which every kernel has its ' +
