@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { isSoftwareAdapter } from '../src/gpu/device.ts';
 import { isPresetName, PRESET_NAMES, PRESETS, type Preset, presetConfig } from '../src/model/config.ts';
 import { PRESET_VOCABS } from '../src/model/preset-vocab.ts';
+import { samplingProblem } from '../src/model/sampler.ts';
 import { parameterCount } from '../src/model/weights.ts';
 import type { GenerateEvent, GenerateResult } from '../src/runtime/api.ts';
 import { decodeTokensPerS, MAX_GENERATE_TOKENS } from '../src/spec/prompt.ts';
@@ -46,6 +47,10 @@ character). Then, on stderr: TTFT, TPOT and tokens/s on the engine's wall clock.
   --max-tokens N       tokens to generate at most, 1…${MAX_GENERATE_TOKENS} (default ${DEFAULT_MAX_TOKENS}); fewer when an
                        end-of-generation token comes first
   --ignore-eos         go on past end-of-generation tokens, to exactly N (as llama.cpp's --ignore-eos)
+  --temperature T      sample instead of greedy: logits ÷ T (0…10; default 0, greedy), then
+  --top-k K            keep the K most likely tokens (default 0: all),
+  --top-p P            keep the fewest most likely tokens reaching probability P (default 1: all),
+  --sampling-seed S    and draw with this seed (default 0): a seed gives the same text every run
   --runtime browser|node   where the engine runs (default: browser where one is found, else node on Dawn)
   --adapter default|swiftshader   node: the installed GPU driver (default), or Chromium's SwiftShader
   --browser PATH       Chromium or Chrome to use (default: $CHROMIUM_PATH, Playwright's, or a system one)
@@ -72,6 +77,10 @@ function parse() {
         'prompt-file': { type: 'string' },
         'max-tokens': { type: 'string' },
         'ignore-eos': { type: 'boolean', default: false },
+        temperature: { type: 'string' },
+        'top-k': { type: 'string' },
+        'top-p': { type: 'string' },
+        'sampling-seed': { type: 'string' },
         runtime: { type: 'string' },
         adapter: { type: 'string' },
         browser: { type: 'string' },
@@ -112,6 +121,17 @@ if (prompt === '') usage('the prompt is empty');
 const maxTokens = Number(args['max-tokens'] ?? DEFAULT_MAX_TOKENS);
 if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > MAX_GENERATE_TOKENS)
   usage(`--max-tokens takes a whole number in 1…${MAX_GENERATE_TOKENS}, got "${args['max-tokens']}"`);
+const sampling = {
+  temperature: Number(args.temperature ?? 0),
+  topK: Number(args['top-k'] ?? 0),
+  topP: Number(args['top-p'] ?? 1),
+  seed: Number(args['sampling-seed'] ?? 0),
+};
+const samplingBad = samplingProblem(sampling);
+if (samplingBad) usage(samplingBad);
+const sampled = sampling.temperature > 0;
+if (!sampled && (args['top-k'] || args['top-p'] || args['sampling-seed']))
+  usage('--top-k, --top-p and --sampling-seed need --temperature above 0 (0 is greedy)');
 const runtime = (args.runtime ?? defaultRuntime(args.browser)) as RuntimeName;
 if (runtime !== 'browser' && runtime !== 'node')
   usage(`--runtime must be browser or node, got "${args.runtime}"`);
@@ -158,7 +178,13 @@ const onEvent = (e: GenerateEvent) => {
 let result: GenerateResult;
 try {
   result = await s.generate(
-    { model: served.source, prompt, maxTokens, ignoreEos: args['ignore-eos'] },
+    {
+      model: served.source,
+      prompt,
+      maxTokens,
+      ignoreEos: args['ignore-eos'],
+      ...(sampled ? { sampling } : {}),
+    },
     runId,
     onEvent,
   );
@@ -197,6 +223,11 @@ const tokens = (k: number) => `${k} token${k === 1 ? '' : 's'}`;
 console.error(`prompt: ${tokens(g.promptTokens.length)} [${g.promptTokens.join(',')}]`);
 console.error(`generated: ${tokens(n)}, ${stopped}${args['ignore-eos'] ? ' (--ignore-eos)' : ''}`);
 console.error(`token ids: ${g.tokens.join(',')}`);
+console.error(
+  g.sampling
+    ? `sampled: temperature ${g.sampling.temperature}, top-k ${g.sampling.topK || 'all'}, top-p ${g.sampling.topP}, seed ${g.sampling.seed}`
+    : 'greedy',
+);
 console.error(
   `TTFT ${ms(g.ttftMs)}: prefill of ${tokens(g.promptTokens.length)} submitted → first token read back; ${clock}`,
 );

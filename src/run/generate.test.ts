@@ -135,3 +135,57 @@ describe('promptIds and checkGenerationFits', () => {
     );
   });
 });
+
+describe('generateGreedy with sampling', () => {
+  /** A stand-in whose every step offers the same logits: token 65 ('A') likely, 66 and 67 less. */
+  function offering() {
+    const logits = new Float32Array(260).fill(-1e9);
+    logits[65] = 2;
+    logits[66] = 1;
+    logits[67] = 0.5;
+    const modes: string[] = [];
+    const model: GreedyModel = {
+      createSequence: () => 1,
+      freeSequence: () => {},
+      prefill: async (requests, mode) => {
+        modes.push(`prefill ${mode}`);
+        return [
+          {
+            seq: requests[0].seq,
+            nextToken: 65,
+            nextTokens: [65],
+            logits: mode === 'last' ? logits : undefined,
+          },
+        ];
+      },
+      decode: async (_requests, options) => {
+        modes.push(`decode ${options?.logits ? 'logits' : 'ids'}`);
+        return { nextTokens: [65], logits: options?.logits ? logits : undefined };
+      },
+    };
+    return { model, modes };
+  }
+  const sample = (seed: number, temperature = 1) => {
+    const { model, modes } = offering();
+    return generateGreedy(
+      model,
+      byteTokenizer(),
+      [BYTE_BOS, 72],
+      { maxTokens: 40, ignoreEos: true, sampling: { temperature, topK: 0, topP: 1, seed } },
+      () => {},
+    ).then((g) => ({ g, modes }));
+  };
+
+  it('reads logits back and draws from them: a seed repeats its text, another seed differs, greedy ignores both', async () => {
+    const a = await sample(1);
+    expect(a.modes.slice(0, 3)).toEqual(['prefill none', 'prefill last', 'decode logits']);
+    expect(a.g.sampling).toEqual({ temperature: 1, topK: 0, topP: 1, seed: 1 });
+    expect(new Set(a.g.tokens)).toEqual(new Set([65, 66, 67]));
+    expect((await sample(1)).g.tokens).toEqual(a.g.tokens);
+    expect((await sample(2)).g.tokens).not.toEqual(a.g.tokens);
+    const greedy = await sample(1, 0);
+    expect(greedy.g.tokens).toEqual(new Array(40).fill(65));
+    expect(greedy.g.sampling).toBeUndefined();
+    expect(greedy.modes.slice(0, 3)).toEqual(['prefill none', 'prefill none', 'decode ids']);
+  });
+});

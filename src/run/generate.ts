@@ -1,11 +1,13 @@
 import { formatError } from '../error-figure.ts';
-import { InputError, ReferenceMismatchError } from '../errors.ts';
+import { InputError, InternalError, ReferenceMismatchError } from '../errors.ts';
 import { type Gpu, isSoftwareAdapter } from '../gpu/device.ts';
 import { defaultVariants } from '../kernels/variants.ts';
 import { Model } from '../model/forward.ts';
+import { drawToken, samplingDistribution } from '../model/sampler.ts';
 import { loadModel } from '../model/source.ts';
 import type { Tokenizer } from '../model/tokenizer/index.ts';
 import { LOGITS_MAX_REL_ERR, validateModel } from '../model/verify.ts';
+import { mulberry32 } from '../random.ts';
 import {
   GENERATION_CLOCK,
   type GenerateRequest,
@@ -72,7 +74,7 @@ export async function generateGreedy(
   model: GreedyModel,
   tokenizer: Tokenizer,
   ids: readonly number[],
-  settings: Pick<GenerateSettings, 'maxTokens' | 'ignoreEos'>,
+  settings: Pick<GenerateSettings, 'maxTokens' | 'ignoreEos' | 'sampling'>,
   onEvent: (e: GenerateEvent) => void,
   signal?: AbortSignal,
 ): Promise<Omit<Generation, 'prompt'>> {
@@ -96,15 +98,24 @@ export async function generateGreedy(
   const done = () =>
     tokens.length >= settings.maxTokens ||
     (!settings.ignoreEos && tokenizer.isEog(tokens[tokens.length - 1]));
+  // Sampled: each step reads its logits back and draws from them on the CPU (seeded); greedy
+  // reads only the GPU's argmax.
+  const sampling = settings.sampling && settings.sampling.temperature > 0 ? settings.sampling : undefined;
+  const random = sampling ? mulberry32(sampling.seed) : undefined;
+  const pick = (greedy: number, logits: Float32Array | undefined) => {
+    if (!sampling || !random) return greedy;
+    if (!logits) throw new InternalError('a sampled step read back no logits');
+    return drawToken(samplingDistribution(logits, sampling), random());
+  };
   const seq = model.createSequence();
   try {
     const start = performance.now();
-    const [first] = await model.prefill([{ seq, tokens: ids }], 'none');
-    take(first.nextToken, performance.now() - start);
+    const [first] = await model.prefill([{ seq, tokens: ids }], sampling ? 'last' : 'none');
+    take(pick(first.nextToken, first.logits), performance.now() - start);
     while (!done()) {
       signal?.throwIfAborted();
-      const step = await model.decode([{ seq, token: tokens[tokens.length - 1] }]);
-      take(step.nextTokens[0], performance.now() - start);
+      const step = await model.decode([{ seq, token: tokens[tokens.length - 1] }], { logits: !!sampling });
+      take(pick(step.nextTokens[0], step.logits), performance.now() - start);
     }
   } finally {
     model.freeSequence(seq);
@@ -124,6 +135,7 @@ export async function generateGreedy(
     tpotMs: n > 1 ? (times[n - 1] - times[0]) / (n - 1) : null,
     tokenTimesMs: times,
     clock: GENERATION_CLOCK,
+    ...(sampling ? { sampling } : {}),
   };
 }
 

@@ -37,6 +37,17 @@ export const PromptTextSchema = z
 export type PromptText = z.infer<typeof PromptTextSchema>;
 
 /** A greedy generation from a text prompt, on the run's own model, after its workloads. */
+/** Temperature, top-k, top-p and the seed of the draws (src/model/sampler.ts). */
+export const SamplingSchema = z
+  .object({
+    temperature: z.number().min(0).max(10),
+    /** 0: every token. */
+    topK: z.number().int().min(0),
+    topP: z.number().gt(0).max(1),
+    seed: z.number().int().min(0).max(0xffffffff),
+  })
+  .strict();
+
 export const GenerateSettingsSchema = z
   .object({
     prompt: z.string().min(1, 'the prompt is empty').max(MAX_PROMPT_CHARS),
@@ -44,6 +55,8 @@ export const GenerateSettingsSchema = z
     maxTokens: z.number().int().min(1).max(MAX_GENERATE_TOKENS),
     /** Go on past end-of-generation tokens, to exactly maxTokens (llama.cpp's --ignore-eos). */
     ignoreEos: z.boolean(),
+    /** Sample instead of greedy: absent, or temperature 0, is greedy. */
+    sampling: SamplingSchema.optional(),
   })
   .strict();
 export type GenerateSettings = z.infer<typeof GenerateSettingsSchema>;
@@ -77,6 +90,8 @@ export const GenerationSchema = z
     tokenTimesMs: z.array(nonNegative).min(1),
     /** The clock every figure above is on, in words. */
     clock: z.string().max(300),
+    /** How each token was chosen when sampled (absent: greedy). */
+    sampling: SamplingSchema.optional(),
   })
   .strict();
 export type Generation = z.infer<typeof GenerationSchema>;
