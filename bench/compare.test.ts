@@ -30,9 +30,14 @@ interface Run {
 /** Runs the CLI as a user would; resolves with its exit code and output instead of rejecting. */
 function runCompare(args: readonly string[]): Promise<Run> {
   return new Promise((done) => {
-    execFile(process.execPath, ['--import', 'tsx', 'bench/compare.ts', ...args], { cwd: repoRoot }, (error, stdout, stderr) => {
-      done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'bench/compare.ts', ...args],
+      { cwd: repoRoot },
+      (error, stdout, stderr) => {
+        done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 

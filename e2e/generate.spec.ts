@@ -178,7 +178,13 @@ test('serve-api --model: a text prompt streams llama.cpp’s greedy text and tok
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ model: server?.info.model, ...body }),
       });
-    const res = await post({ prompt: 'Hello', max_tokens: 32, ignore_eos: true, stream: true });
+    const res = await post({
+      prompt: 'Hello',
+      max_tokens: 32,
+      ignore_eos: true,
+      stream: true,
+      temperature: 0,
+    });
     expect(res.statusCode).toBe(200);
     const chunks = parseSseEvents(await res.body.text())
       .events.filter((e) => e !== '[DONE]')

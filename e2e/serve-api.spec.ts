@@ -59,6 +59,14 @@ test('serve-api: models, a completion, and every malformed request answered as O
   expect(ok.status).toBe(200);
   expect(ok.body.choices[0].token_ids).toHaveLength(4);
   expect(ok.body.usage).toEqual({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 });
+  // Sampling (OpenAI's default temperature of 1 above): a seed repeats its tokens, temperature 0 is greedy.
+  const seeded = { model: 'ci-tiny', prompt: [5, 6, 7], max_tokens: 8, temperature: 0.9, top_k: 50, seed: 7 };
+  const [s1, s2] = [await post(seeded), await post(seeded)];
+  expect(s1.body.choices[0].token_ids).toEqual(s2.body.choices[0].token_ids);
+  const greedy = { model: 'ci-tiny', prompt: [5, 6, 7], max_tokens: 8, temperature: 0 };
+  const [g1, g2] = [await post(greedy), await post(greedy)];
+  expect(g1.body.choices[0].token_ids).toEqual(g2.body.choices[0].token_ids);
+  expect(s1.body.choices[0].token_ids).not.toEqual(g1.body.choices[0].token_ids);
   const t = ok.body.server_timing;
   // The timeline's spans are differences of its points.
   expect(t.queue_ms).toBeCloseTo(t.admitted_ms - t.received_ms, 6);
@@ -68,7 +76,13 @@ test('serve-api: models, a completion, and every malformed request answered as O
     ['not JSON', { raw: '{"model": "ci-tiny", ' }, 400, null, 'invalid_json'],
     ['a JSON array', { body: [1, 2] }, 400, null, null],
     ['an unknown field', { body: { model: 'ci-tiny', prompt: [1], frobnicate: 1 } }, 400, 'frobnicate', null],
-    ['sampling', { body: { model: 'ci-tiny', prompt: [1], temperature: 0.7 } }, 400, 'temperature', null],
+    [
+      'a temperature past 2',
+      { body: { model: 'ci-tiny', prompt: [1], temperature: 3 } },
+      400,
+      'temperature',
+      'invalid_value',
+    ],
     [
       'a token id past the vocabulary',
       { body: { model: 'ci-tiny', prompt: [1, 10_000_000] } },

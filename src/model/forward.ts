@@ -95,6 +95,10 @@ export interface StepResult {
   decodeTokens: number[];
   /** Greedy next token after each prefill chunk's last token, in order. */
   prefillTokens: number[];
+  /** With `logits`: each decode row's logits ([rows, vocab]), for a sampler. */
+  decodeLogits?: Float32Array;
+  /** With `logits`: each prefill chunk's last row of logits. */
+  prefillLogits?: Float32Array[];
 }
 
 /**
@@ -371,7 +375,7 @@ export class Model {
    * prefill chunk continues its sequence's cache; its next token is meaningful only for the chunk
    * that ends the prompt.
    */
-  async step(request: StepRequest, options: { timing?: Timing } = {}): Promise<StepResult> {
+  async step(request: StepRequest, options: { timing?: Timing; logits?: boolean } = {}): Promise<StepResult> {
     assertAlive(this.gpu);
     const { decodes, prefills } = request;
     if (decodes.length === 0 && prefills.length === 0)
@@ -433,11 +437,20 @@ export class Model {
         ...prefillPlans.flatMap((p) => [...p.bodyCalls, ...p.headCalls]),
       ]);
       this.gpu.device.queue.submit([encoder.finish()]);
-      const decodeTokens = (await this.plans.readDecodeRows(decodePlans, decodes.length, false)).nextTokens;
+      const wantLogits = options.logits ?? false;
+      const read = await this.plans.readDecodeRows(decodePlans, decodes.length, wantLogits);
+      const decodeTokens = read.nextTokens;
       const prefillTokens: number[] = [];
-      for (const plan of prefillPlans) prefillTokens.push((await readNextTokens(plan, 1))[0]);
+      const prefillLogits: Float32Array[] = [];
+      for (const plan of prefillPlans) {
+        prefillTokens.push((await readNextTokens(plan, 1))[0]);
+        if (wantLogits)
+          prefillLogits.push(await readFloat32(this.gpu, plan.logits, this.config.vocabSize * BYTES.f32));
+      }
       assertAlive(this.gpu);
-      return { decodeTokens, prefillTokens };
+      return wantLogits
+        ? { decodeTokens, prefillTokens, decodeLogits: read.logits ?? new Float32Array(0), prefillLogits }
+        : { decodeTokens, prefillTokens };
     });
   }
 

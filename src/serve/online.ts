@@ -1,4 +1,6 @@
-import type { Model } from '../model/forward.ts';
+import type { Model, StepResult } from '../model/forward.ts';
+import { drawToken, type SamplingSettings, samplingDistribution } from '../model/sampler.ts';
+import { mulberry32 } from '../random.ts';
 import { kvPort } from './driver.ts';
 import { Scheduler, type ServeRequest } from './scheduler.ts';
 
@@ -40,6 +42,8 @@ export interface OnlineSubmit {
   maxTokens: number;
   /** Ends the request after a token it returns true for (an end-of-generation token), before maxTokens. */
   stopAfter?: (token: number) => boolean;
+  /** Sample each token (temperature above 0) instead of taking the GPU's argmax. */
+  sampling?: SamplingSettings;
   /** New tokens of a step, in order, with the time the step's readback returned. */
   onTokens: (tokens: number[], atMs: number) => void;
   /** Called exactly once: finished, cancelled (by `cancel`) or failed (the engine or the request). */
@@ -64,6 +68,8 @@ interface Entry {
   sub: OnlineSubmit;
   sent: number;
   ended: boolean;
+  /** The request's own seeded draws, when it samples. */
+  random?: () => number;
 }
 
 export class OnlineEngine {
@@ -107,7 +113,14 @@ export class OnlineEngine {
       arrivalMs: this.o.now(),
       stopAfter: sub.stopAfter,
     });
-    const entry: Entry = { req, sub, sent: 0, ended: false };
+    const sampled = sub.sampling && sub.sampling.temperature > 0 ? sub.sampling : undefined;
+    const entry: Entry = {
+      req,
+      sub,
+      sent: 0,
+      ended: false,
+      random: sampled ? mulberry32(sampled.seed) : undefined,
+    };
     this.entries.set(req, entry);
     if (req.state === 'failed') this.end(entry);
     else this.kick();
@@ -199,11 +212,18 @@ export class OnlineEngine {
         continue;
       }
       let result: Awaited<ReturnType<Model['step']>>;
+      // Logits come back only when a request of the step samples (a greedy step reads ids alone).
+      const samples = (req: ServeRequest) => this.entries.get(req)?.random !== undefined;
+      const logits = plan.decodes.some((d) => samples(d.req)) || plan.prefills.some((p) => samples(p.req));
       try {
-        result = await this.model.step({
-          decodes: plan.decodes.map((d) => ({ seq: d.req.seq as number, token: d.token })),
-          prefills: plan.prefills.map((p) => ({ seq: p.req.seq as number, tokens: p.tokens })),
-        });
+        result = await this.model.step(
+          {
+            decodes: plan.decodes.map((d) => ({ seq: d.req.seq as number, token: d.token })),
+            prefills: plan.prefills.map((p) => ({ seq: p.req.seq as number, tokens: p.tokens })),
+          },
+          { logits },
+        );
+        if (logits) result = this.sample(plan, result);
       } catch (err) {
         // A lost device or an engine fault: every open request fails with it, and the server stops taking work.
         const message = `engine step failed: ${(err as Error)?.message ?? err}`;
@@ -231,6 +251,27 @@ export class OnlineEngine {
         if (req.state === 'finished' || req.state === 'failed') this.end(e);
       }
     }
+  }
+
+  /**
+   * The step's tokens with each sampling request's drawn from its logits (its own seeded draws, in
+   * step order); the greedy requests keep the GPU's argmax. A prefill chunk that is not its
+   * prompt's last also draws, and the scheduler drops that token, as it drops the argmax.
+   */
+  private sample(plan: ReturnType<Scheduler['plan']>, r: StepResult): StepResult {
+    const vocab = this.model.config.vocabSize;
+    const draw = (req: ServeRequest, greedy: number, row: Float32Array | undefined) => {
+      const e = this.entries.get(req);
+      const s = e?.sub.sampling;
+      if (!e?.random || !s || !row) return greedy;
+      return drawToken(samplingDistribution(row, s), e.random());
+    };
+    return {
+      decodeTokens: plan.decodes.map((d, b) =>
+        draw(d.req, r.decodeTokens[b], r.decodeLogits?.subarray(b * vocab, (b + 1) * vocab)),
+      ),
+      prefillTokens: plan.prefills.map((p, i) => draw(p.req, r.prefillTokens[i], r.prefillLogits?.[i])),
+    };
   }
 
   /** Ends a request once: its callback, and it leaves the scheduler's list (a server runs for days). */

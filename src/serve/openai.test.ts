@@ -57,6 +57,8 @@ describe('parseCompletionRequest: the request', () => {
       stream: false,
       includeUsage: false,
       ignoreEos: false,
+      // OpenAI's default temperature is 1: sampled, with a seed the server picks.
+      sampling: { temperature: 1, topK: 0, topP: 1 },
     });
   });
 
@@ -67,6 +69,7 @@ describe('parseCompletionRequest: the request', () => {
       stream_options: null,
       temperature: null,
       top_p: null,
+      top_k: null,
       n: null,
       echo: null,
       logprobs: null,
@@ -103,6 +106,7 @@ describe('parseCompletionRequest: the request', () => {
       stream: true,
       includeUsage: true,
       ignoreEos: true,
+      sampling: { temperature: 0, topK: 0, topP: 1, seed: 42 },
     });
   });
 
@@ -287,20 +291,29 @@ describe('parseCompletionRequest: errors', () => {
     ]);
   });
 
-  it('temperature other than 0: only greedy decoding is served', () => {
-    expect(errWith({ temperature: 0.7 }).body.error).toEqual({
-      message: "Only greedy decoding (temperature 0) is served; 'temperature' 0.7 is not supported.",
+  it('sampling: temperature, top_p, top_k (vLLM) and seed are taken, out-of-range values named', () => {
+    expect(ok({ temperature: 0.7, top_p: 0.9, top_k: 40, seed: 3 }).sampling).toEqual({
+      temperature: 0.7,
+      topK: 40,
+      topP: 0.9,
+      seed: 3,
+    });
+    // top_k −1 is vLLM's "every token", as 0 is.
+    expect(ok({ top_k: -1 }).sampling.topK).toBe(0);
+    expect(errWith({ temperature: 2.5 }).body.error).toEqual({
+      message: "'temperature' must be in [0, 2], got 2.5.",
       type: 'invalid_request_error',
       param: 'temperature',
-      code: 'unsupported_value',
+      code: 'invalid_value',
     });
-    // OpenAI's default, given explicitly, is sampling too.
-    expect(spc(errWith({ temperature: 1 }))).toEqual([400, 'temperature', 'unsupported_value']);
+    expect(spc(errWith({ top_p: 0 }))).toEqual([400, 'top_p', 'invalid_value']);
+    expect(spc(errWith({ top_k: -2 }))).toEqual([400, 'top_k', 'invalid_value']);
+    expect(spc(errWith({ seed: -1 }))).toEqual([400, 'seed', 'invalid_value']);
+    expect(spc(errWith({ top_k: 1.5 }))).toEqual([400, 'top_k', 'invalid_type']);
   });
 
   it('the other values this engine does not serve', () => {
     const cases: [string, unknown][] = [
-      ['top_p', 0.9],
       ['n', 2],
       ['echo', true],
       ['logprobs', 0],

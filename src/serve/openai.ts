@@ -105,6 +105,8 @@ export interface CompletionRequest {
   /** stream_options.include_usage: a last chunk with usage before [DONE]; false when not streaming. */
   includeUsage: boolean;
   ignoreEos: boolean;
+  /** How each token is chosen: temperature 0 is greedy; seed undefined: the server picks one. */
+  sampling: { temperature: number; topK: number; topP: number; seed?: number };
 }
 
 export interface CompletionContext {
@@ -171,6 +173,8 @@ const FIELDS = {
   },
   temperature: { schema: z.number(), kinds: ['integer', 'number'], expected: 'a number' },
   top_p: { schema: z.number(), kinds: ['integer', 'number'], expected: 'a number' },
+  // vLLM's extension.
+  top_k: { schema: z.number().int(), kinds: ['integer'], expected: 'an integer' },
   n: { schema: z.number().int(), kinds: ['integer'], expected: 'an integer' },
   echo: { schema: z.boolean(), kinds: ['boolean'], expected: 'a boolean' },
   logprobs: { schema: z.number().int(), kinds: ['integer'], expected: 'an integer or null' },
@@ -273,19 +277,31 @@ export function parseCompletionRequest(body: unknown, ctx: CompletionContext): P
     if (err) return fail(err);
   }
 
-  const temperature = get('temperature') as number | undefined;
-  // Absent means greedy here, where OpenAI's default is 1: this engine has no sampler to default to.
-  if (temperature !== undefined && temperature !== 0) {
+  // Sampling as OpenAI's API defines it: temperature absent is 1 (its default), 0 is greedy; top_p
+  // in (0, 1]; top_k (vLLM's extension) 0 or −1 for all; seed absent: the server picks one per request.
+  const temperature = (get('temperature') as number | undefined) ?? 1;
+  if (temperature < 0 || temperature > 2) {
     return fail(
-      unsupported(
-        'temperature',
-        `Only greedy decoding (temperature 0) is served; 'temperature' ${temperature} is not supported.`,
+      invalidRequest(`'temperature' must be in [0, 2], got ${temperature}.`, 'temperature', 'invalid_value'),
+    );
+  }
+  const topP = (get('top_p') as number | undefined) ?? 1;
+  if (!(topP > 0 && topP <= 1)) {
+    return fail(invalidRequest(`'top_p' must be in (0, 1], got ${topP}.`, 'top_p', 'invalid_value'));
+  }
+  const topK = (get('top_k') as number | undefined) ?? 0;
+  if (topK < -1) {
+    return fail(
+      invalidRequest(
+        `'top_k' must be −1 or 0 (every token) or a count ≥ 1, got ${topK}.`,
+        'top_k',
+        'invalid_value',
       ),
     );
   }
-  const topP = get('top_p') as number | undefined;
-  if (topP !== undefined && topP !== 1) {
-    return fail(unsupported('top_p', `Only greedy decoding is served: 'top_p' must be 1, got ${topP}.`));
+  const seed = get('seed') as number | undefined;
+  if (seed !== undefined && (seed < 0 || seed > 0xffffffff)) {
+    return fail(invalidRequest(`'seed' must be in [0, 2^32 − 1], got ${seed}.`, 'seed', 'invalid_value'));
   }
   const n = get('n') as number | undefined;
   if (n !== undefined && n !== 1) {
@@ -359,6 +375,7 @@ export function parseCompletionRequest(body: unknown, ctx: CompletionContext): P
       stream,
       includeUsage: stream && (streamOptions?.include_usage ?? false),
       ignoreEos: (get('ignore_eos') as boolean | undefined) ?? false,
+      sampling: { temperature, topK: Math.max(0, topK), topP, ...(seed === undefined ? {} : { seed }) },
     },
   };
 }

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Tokenizer } from '../../model/tokenizer/index.ts';
+import { fmix32 } from '../../random.ts';
 import type { OnlineEnd, OnlineEngine, OnlineTimeline } from '../../serve/online.ts';
 import {
   type ApiError,
@@ -171,6 +172,9 @@ export function buildApiServer(o: ApiServerOptions): FastifyInstance {
   const app = Fastify({ logger: false, bodyLimit: 8 * 1024 * 1024, forceCloseConnections: true });
   const metrics = serverMetrics(o);
   const created = Math.floor(Date.now() / 1000);
+  // A request that samples without a seed gets the next of these: distinct per request, and the
+  // same sequence on every start of the server.
+  let nextSeed = 0;
 
   // Fastify's own errors (a body that is not JSON, a wrong content type, too large) in OpenAI's shape.
   app.setErrorHandler((error, _req, reply) => {
@@ -220,6 +224,7 @@ export function buildApiServer(o: ApiServerOptions): FastifyInstance {
         apiError(400, 'The prompt makes no tokens.', 'invalid_request_error', 'prompt', 'invalid_value'),
       );
     }
+    const sampling = { ...r.sampling, seed: r.sampling.seed ?? fmix32(nextSeed++) };
     // Where the model has a tokenizer, its end-of-generation tokens end a request (llama-server's and vLLM's default).
     const stopAfter = tokenizer && !r.ignoreEos ? (token: number) => tokenizer.isEog(token) : undefined;
     const text = new CompletionText(tokenizer);
@@ -249,6 +254,7 @@ export function buildApiServer(o: ApiServerOptions): FastifyInstance {
         prompt,
         maxTokens: r.maxTokens,
         stopAfter,
+        sampling,
         onTokens: (tokens) => {
           if (raw.destroyed) return;
           sent += tokens.length;
@@ -327,6 +333,7 @@ export function buildApiServer(o: ApiServerOptions): FastifyInstance {
         prompt,
         maxTokens: r.maxTokens,
         stopAfter,
+        sampling,
         onTokens: () => {},
         onEnd: (end) => {
           settled = true;
