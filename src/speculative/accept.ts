@@ -58,3 +58,52 @@ export class AcceptanceStats {
     return this.proposedAt.map((n, i) => (n === 0 ? 0 : this.acceptedAt[i] / n));
   }
 }
+
+/**
+ * The acceptance rule of speculative sampling (Leviathan et al. 2023; Chen et al. 2023), which
+ * keeps the target's distribution exactly. `target[i]` is the target's distribution after row i
+ * (k + 1 of them, as `predictions` above, each a full probability vector over the vocabulary, the
+ * sampler's temperature, top-k and top-p already applied), `draft[i]` the drafted token and
+ * `proposal[i]` the drafter's distribution it was drawn from; a deterministic drafter (n-gram
+ * lookup) proposes with certainty: `proposal` null. Token di is kept with probability
+ * min(1, p(di) ÷ q(di)); the first rejection draws the emitted token from max(0, p − q)
+ * renormalized, and a fully kept draft draws the bonus token from the last target row. `random`
+ * gives one uniform number per decision, in order.
+ */
+export function acceptSampled(
+  draft: readonly number[],
+  target: readonly ArrayLike<number>[],
+  proposal: readonly ArrayLike<number>[] | null,
+  random: () => number,
+): { accepted: number; next: number } {
+  if (target.length !== draft.length + 1) {
+    throw new InternalError(
+      `acceptSampled: ${target.length} target rows for a draft of ${draft.length} (need one more than the draft)`,
+    );
+  }
+  for (let i = 0; i < draft.length; i++) {
+    const p = target[i];
+    const d = draft[i];
+    const q = proposal ? proposal[i][d] : 1;
+    if (q > 0 && random() < Math.min(1, p[d] / q)) continue;
+    // Rejected: the residual max(0, p − q), with q a point mass at d for a deterministic drafter.
+    const residual = Array.from({ length: p.length }, (_, t) =>
+      Math.max(0, p[t] - (proposal ? proposal[i][t] : t === d ? 1 : 0)),
+    );
+    return { accepted: i, next: drawFrom(residual, random()) };
+  }
+  return { accepted: draft.length, next: drawFrom(target[draft.length], random()) };
+}
+
+/** A token drawn from weights (not necessarily normalized) with the uniform number `u`. */
+function drawFrom(weights: ArrayLike<number>, u: number): number {
+  let total = 0;
+  for (let t = 0; t < weights.length; t++) total += weights[t];
+  let sum = 0;
+  for (let t = 0; t < weights.length; t++) {
+    sum += weights[t] / total;
+    if (u < sum && weights[t] > 0) return t;
+  }
+  for (let t = weights.length - 1; t >= 0; t--) if (weights[t] > 0) return t;
+  throw new InternalError('drawFrom: every weight is 0');
+}
