@@ -20,18 +20,18 @@ describe('sampling', () => {
     const logits = [4, 3, 2, 1, 0.5].map(Math.log);
     const all = samplingDistribution(logits, { temperature: 1, topK: 0, topP: 1 });
     expect(all.ids).toEqual([0, 1, 2, 3, 4]);
-    all.probs.forEach((p, i) => expect(p).toBeCloseTo([4, 3, 2, 1, 0.5][i] / 10.5, 12));
+    for (const [i, p] of all.probs.entries()) expect(p).toBeCloseTo([4, 3, 2, 1, 0.5][i] / 10.5, 12);
     // top-k 3: 4, 3, 2 over 9.
     const k3 = samplingDistribution(logits, { temperature: 1, topK: 3, topP: 1 });
     expect(k3.ids).toEqual([0, 1, 2]);
-    k3.probs.forEach((p, i) => expect(p).toBeCloseTo([4, 3, 2][i] / 9, 12));
+    for (const [i, p] of k3.probs.entries()) expect(p).toBeCloseTo([4, 3, 2][i] / 9, 12);
     // top-p 0.6 of (4, 3, 2, 1, 0.5)/10.5: 0.381, then 0.667 ≥ 0.6: two kept, 4/7 and 3/7.
     const p6 = samplingDistribution(logits, { temperature: 1, topK: 0, topP: 0.6 });
     expect(p6.ids).toEqual([0, 1]);
     expect(p6.probs[0]).toBeCloseTo(4 / 7, 12);
     // temperature 0.5 squares the odds: 16, 9, 4, 1, 0.25.
     const t5 = samplingDistribution(logits, { temperature: 0.5, topK: 0, topP: 1 });
-    t5.probs.forEach((p, i) => expect(p).toBeCloseTo([16, 9, 4, 1, 0.25][i] / 30.25, 12));
+    for (const [i, p] of t5.probs.entries()) expect(p).toBeCloseTo([16, 9, 4, 1, 0.25][i] / 30.25, 12);
   });
 
   it('draws follow the distribution: chi-square over 20,000 seeded draws below the 0.1% critical value', () => {
@@ -46,7 +46,7 @@ describe('sampling', () => {
     for (let s = 0; keep < p.length && s < 0.95; keep++) s += p[keep];
     const want = p.slice(0, keep).map((x) => x / p.slice(0, keep).reduce((a, b) => a + b, 0));
     expect(d.ids).toEqual([0, 1, 5, 2, 3].slice(0, keep));
-    d.probs.forEach((x, i) => expect(x).toBeCloseTo(want[i], 12));
+    for (const [i, x] of d.probs.entries()) expect(x).toBeCloseTo(want[i], 12);
     const n = 20_000;
     const counts = new Array(d.ids.length).fill(0);
     const random = mulberry32(7);

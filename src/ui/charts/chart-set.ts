@@ -97,8 +97,9 @@ export class ChartSet {
       fileStem: stem('itl'),
       emptyText: 'No decode points yet.',
       caption:
-        'Cumulative distribution of the wall time between consecutive generated tokens (every gap of ' +
-        'every repetition at that depth). A steep curve is steady; a long tail is stutter.',
+        'Cumulative distribution of the wall time between consecutive generated tokens, every gap of ' +
+        'every repetition: one curve per depth for a single run; with several runs, one curve per run ' +
+        'with its depths pooled (the legend names them). A steep curve is steady; a long tail is stutter.',
     });
     const kernels = new ChartPanel({
       title: 'Where the GPU time goes',

@@ -76,8 +76,15 @@ export function itlChart(runs: readonly ChartRun[], width: number): PlotNode | n
   const groups = runs.flatMap((run) => {
     const decode = run.points.filter((p) => p.pass === 'decode');
     if (single) return decode.map((p) => ({ series: pointLabel(p), samples: p.itlSamplesMs ?? [] }));
+    // Several runs: one curve each, its depths pooled, and the legend says which were pooled.
+    const depths = [...new Set(decode.map((p) => p.depth))].sort((a, b) => a - b);
     return decode.length > 0
-      ? [{ series: run.label, samples: decode.flatMap((p) => p.itlSamplesMs ?? []) }]
+      ? [
+          {
+            series: depths.length > 1 ? `${run.label} (depths ${depths.join(', ')} pooled)` : run.label,
+            samples: decode.flatMap((p) => p.itlSamplesMs ?? []),
+          },
+        ]
       : [];
   });
   const data = groups.flatMap(({ series, samples }) =>
@@ -96,9 +103,8 @@ export function itlChart(runs: readonly ChartRun[], width: number): PlotNode | n
     ...baseOptions(width, chartHeight(width, 300)),
     x: { label: 'Inter-token latency (ms) →', grid: true },
     y: { domain: [0, 1], label: '↑ Share of tokens at or below', grid: true, tickFormat: '.0%' },
-    color: single
-      ? { domain: series, range: series.map((_, i) => RUN_COLORS[i % RUN_COLORS.length]), legend: true }
-      : colorByRun(runs),
+    // One colour per curve, in run order when comparing (the series name the pooled depths).
+    color: { domain: series, range: series.map((_, i) => RUN_COLORS[i % RUN_COLORS.length]), legend: true },
     marks: [
       Plot.line(data, { x: 'ms', y: 'share', stroke: 'series', curve: 'step-after', strokeWidth: 2 }),
       Plot.dot(data, { x: 'ms', y: 'share', fill: 'series', r: 2.5, title: 'title', tip: true }),
