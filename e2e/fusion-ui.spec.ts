@@ -61,9 +61,12 @@ test('fused against unfused graph: the form’s checkbox, the table, the graph o
   const passes = page.getByTestId('results-table').locator('tbody tr td:first-child');
   await expect(passes).toHaveText([...result.points.map((p) => (p.graph ? `${p.pass} ${p.graph}` : p.pass))]);
   await expect(page.getByTestId('latency-table').locator('tbody th').last()).toHaveText('decode unfused');
-  // The time charts draw each graph as its own series, named in the legend.
-  await expect(page.getByTestId('tpot-chart')).toContainText('fused graph');
-  await expect(page.getByTestId('tpot-chart')).toContainText('unfused graph');
+  // The time charts draw the sweeps and each arm of the fusion workload as their own series, named
+  // as such in the legend; the roofline names each arm's points by graph.
+  await expect(page.getByTestId('tpot-chart')).toContainText('sweeps');
+  await expect(page.getByTestId('tpot-chart')).toContainText('fusion workload: fused graph');
+  await expect(page.getByTestId('tpot-chart')).toContainText('fusion workload: unfused graph');
+  await expect(page.getByTestId('roofline')).toContainText('unfused');
   await screenshot(page, 'fusion-run.png');
   await screenshot(summary, 'fusion-summary.png');
 

@@ -10,8 +10,12 @@ import type { Point } from '../results/schema.ts';
 export { fixed, formatIntensity, formatMs, HIGH_VARIANCE_LEGEND, HIGH_VARIANCE_MARK, MISSING, pointSize };
 
 /** A short, human label of a point: `L=64` for prefill, `d=512` (or `d=512 ×4`) for decode. */
-export function pointLabel(p: Pick<Point, 'pass' | 'tokens' | 'depth' | 'batch'>): string {
-  return `${p.pass === 'prefill' ? 'L' : 'd'}=${pointSize(p)}`;
+export function pointLabel(
+  p: Pick<Point, 'pass' | 'tokens' | 'depth' | 'batch'> & Partial<Pick<Point, 'graph'>>,
+): string {
+  // The fusion workload's points name their graph: beside the sweep's L=256 they are "L=256 fused"
+  // and "L=256 unfused", not two more "L=256".
+  return `${p.pass === 'prefill' ? 'L' : 'd'}=${pointSize(p)}${p.graph ? ` ${p.graph}` : ''}`;
 }
 
 /** Seconds as m:ss, for elapsed time and ETA. */

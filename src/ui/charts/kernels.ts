@@ -23,7 +23,7 @@ export function kernelsChart(runs: readonly ChartRun[], width: number, share: bo
       .flatMap((p) => {
         const total = p.kernels.reduce((a, k) => a + k.medianMs, 0);
         // The fusion workload's points name their graph, so they are never read as the sweep's.
-        const pass = `${p.pass} ${pointLabel(p)}${several ? ` ${pointFormat(p)}` : ''}${p.graph ? ` ${p.graph}` : ''}`;
+        const pass = `${p.pass} ${pointLabel(p)}${several ? ` ${pointFormat(p)}` : ''}`;
         const row = single ? pass : `#${r + 1} ${pass}`;
         return p.kernels.map((k) => ({
           row,
