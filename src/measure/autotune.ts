@@ -143,13 +143,19 @@ async function search<V extends AnyVariant>(
   profiler: GpuProfiler,
   s: OpSearch<V>,
   signal: AbortSignal | undefined,
+  onProgress?: (label: string) => void,
 ): Promise<{ chosen: V; choice: TuningChoice }> {
+  // Each trial says where the search is: the op, the family, and how many of its candidates have run.
+  let tries = 0;
+  const say = (v: V, what: string) =>
+    onProgress?.(`${s.op}: ${what} ${variantName(v)} (trial ${++tries}; ${s.candidates.length} candidates)`);
   const budgetMs = SEARCH.budgetMs[s.op] ?? null;
   // Ops with a handful of candidates keep the old protocol: every one timed SEARCH.reps times.
   const halving =
     budgetMs === null ? { eta: Math.max(2, s.candidates.length), reps0: SEARCH.reps } : SEARCH.halving;
   const first = (v: V) => async (reps: number) => {
     signal?.throwIfAborted();
+    say(v, 'validating and timing');
     const rig = new KernelRig(gpu, `autotune ${s.op} ${variantName(v)}`);
     try {
       const validation = await s.validation(v).prepare(rig);
@@ -164,6 +170,7 @@ async function search<V extends AnyVariant>(
   };
   const again = async (v: V, reps: number) => {
     signal?.throwIfAborted();
+    say(v, 'timing again');
     const rig = new KernelRig(gpu, `autotune ${s.op} ${variantName(v)}`);
     try {
       return await timeCases(rig, profiler, s.timing(v), s.weights, reps);
@@ -245,6 +252,8 @@ export async function autotune(
     packedWeight?: { N: number; K: number };
     fused?: boolean;
     decodeContext?: number;
+    /** Called before each trial with where the search is (the op, the family, the trial count). */
+    onProgress?: (label: string) => void;
   } = {},
 ): Promise<TuneResult> {
   const fused = opts.fused ?? true;
@@ -273,6 +282,7 @@ export async function autotune(
         weights: projections.map((p) => p.count),
       },
       signal,
+      opts.onProgress,
     );
     // GEMV: time the gate projection of one decode step at each batch the run calls it with
     // (a speculative run decodes one row and verifies K+1), summed, so the choice does not favour
@@ -290,6 +300,7 @@ export async function autotune(
         timing: (variant) => gemvBatches.map((M) => gemvCase(ctx, { M, N: ffn, K: d, variant })),
       },
       signal,
+      opts.onProgress,
     );
     // RMSNorm: time L rows of d.
     const rmsnorm = await search(
@@ -303,6 +314,7 @@ export async function autotune(
         timing: (variant) => rmsNormCase(ctx, { rows: L, d, eps: config.rmsNormEps, variant }),
       },
       signal,
+      opts.onProgress,
     );
     // Attention: the model's heads in a paged cache, at a typical prompt and context depth.
     const attentionPrefill = await search(
@@ -317,6 +329,7 @@ export async function autotune(
         timing: (variant) => attentionPrefillCase(ctx, { ...attention, L, start: 0, variant }),
       },
       signal,
+      opts.onProgress,
     );
     const attentionDecode = await search(
       gpu,
@@ -343,11 +356,13 @@ export async function autotune(
           }),
       },
       signal,
+      opts.onProgress,
     );
     const packed = opts.format
       ? await autotunePacked(gpu, pipelines, config, gemvBatches, opts.format, signal, {
           fused: opts.fused,
           weight: opts.packedWeight,
+          onProgress: opts.onProgress,
         })
       : undefined;
     return {
@@ -395,7 +410,7 @@ export async function autotunePacked(
    * which the gate projection's may not be: SmolLM2's d of 576 is no multiple of 256), by default
    * the gate projection.
    */
-  opts: { fused?: boolean; weight?: { N: number; K: number } } = {},
+  opts: { fused?: boolean; weight?: { N: number; K: number }; onProgress?: (label: string) => void } = {},
 ): Promise<PackedTuneResult> {
   const fused = opts.fused ?? true;
   const batch = Math.max(...gemvBatches);
@@ -420,6 +435,7 @@ export async function autotunePacked(
         timing: (variant) => packedMatmulCase(ctx, { M: L, N, K, format, variant }),
       },
       signal,
+      opts.onProgress,
     );
     const packedGemv = await search(
       gpu,
@@ -435,6 +451,7 @@ export async function autotunePacked(
         timing: (variant) => gemvBatches.map((M) => packedGemvCase(ctx, { M, N, K, format, variant })),
       },
       signal,
+      opts.onProgress,
     );
     return {
       variants: { packedGemv: packedGemv.chosen, packedMatmul: packedMatmul.chosen },

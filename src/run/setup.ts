@@ -118,6 +118,7 @@ export class EngineSetup {
           packedWeight: tuneTarget,
           decodeContext: needs.decodeContext,
           fused: spec.fuse,
+          onProgress: (label) => progress.send(null, `Autotuning ${label}`),
         }));
       if (!cached) await tuningStore?.put(key, tuned);
       this.variants = tuned.variants;
