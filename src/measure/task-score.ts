@@ -12,7 +12,8 @@ export function wilson(k: number, n: number, z = 1.96): [number, number] {
   const z2 = z * z;
   const centre = (p + z2 / (2 * n)) / (1 + z2 / n);
   const half = (z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / (1 + z2 / n);
-  return [Math.max(0, centre - half), Math.min(1, centre + half)];
+  // Exact ends where the count is at an end (rounding would leave 1e-17 above a score of 0).
+  return [k === 0 ? 0 : Math.max(0, centre - half), k === n ? 1 : Math.min(1, centre + half)];
 }
 
 /** The change that marks a slice degraded: more than this many points below f32 (the seed's line). */

@@ -176,9 +176,16 @@ export class ConfigForm {
 
   /** What the Prompt box's Generate asks for: the chosen model and the box's text, or null (the box says why). */
   generateRequest(): GenerateRequest | null {
-    const model = this.localModel.model;
     const settings = this.promptBox.settings();
-    if (!model || !settings) return null;
+    if (!settings) return null;
+    // A picked file, or the chosen preset (a trained one's file, or seeded weights with its
+    // family's vocabulary): the Prompt box is open only where one of them has a tokenizer.
+    const seed = parseNumber(this.fields.value('seed'));
+    const model = this.localModel.model ?? {
+      kind: 'preset' as const,
+      preset: this.fields.value('preset'),
+      seed: seed !== null && Number.isInteger(seed) && seed >= 0 ? seed : 0,
+    };
     return { model, ...settings };
   }
 

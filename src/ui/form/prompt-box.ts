@@ -15,11 +15,10 @@ const DEFAULT_TOKENS = 32;
 export type PromptModel = 'preset' | 'presetVocab' | 'trained' | 'safetensors' | 'gguf';
 
 /**
- * The prompt a trained preset starts with, so that Run shows text at once: a passkey 3 sentences
- * back, a task of its held-out kind (the answer is the key and a newline, then end of text).
+ * The prompt a trained preset starts with, so that Run shows text at once: a JSON object of the
+ * corpus's grammar to complete, the task it does best (docs/trained-model.md).
  */
-export const TRAINED_DEMO_PROMPT =
-  'The pass key is 40817. Remember it. The grass is green. The sky is blue. The river flows to the sea. What is the pass key? The pass key is';
+export const TRAINED_DEMO_PROMPT = 'JSON: {"city": "oslo",';
 
 const NOTES: Record<PromptModel, string> = {
   preset:
@@ -30,7 +29,7 @@ const NOTES: Record<PromptModel, string> = {
     'Unavailable: the page reads no tokenizer for a safetensors model. A .gguf file carries its own.',
   gguf: 'Greedy, with the file’s own tokenizer: generated after the run’s workloads (on the model the run timed), or now with Generate.',
   trained:
-    'Greedy, with the model’s own tokenizer: a 4M-parameter model trained here on Debian’s files and generated tasks (arithmetic like “12 + 34 =”, JSON, a passkey, copying). It writes text, not answers you can rely on. Generated after the run’s workloads, or now with Generate.',
+    'Greedy, with the model’s own tokenizer: a 4M-parameter model trained here on Debian’s files and generated tasks (JSON objects, arithmetic, a passkey, copying, man pages and Python). It writes JSON-like and man-page-like text; its answers to the tasks are mostly wrong (docs/trained-model.md). Generated after the run’s workloads, or now with Generate.',
 };
 
 /** Models whose text the box can read and write. */
