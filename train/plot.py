@@ -36,6 +36,7 @@ def main():
     x = lambda t: PAD_L + (W - PAD_L - PAD_R) * t / xmax
     y = lambda l: PAD_T + (H - PAD_T - PAD_B) * (ymax - min(max(l, ymin), ymax)) / (ymax - ymin)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="11">',
+           "<title>Training loss of trained-4m against tokens seen, both phases, with the held-out text loss</title>",
            f'<rect width="{W}" height="{H}" fill="white"/>']
     for i in range(ymin, ymax + 1):
         out.append(f'<line x1="{PAD_L}" x2="{W - PAD_R}" y1="{y(i):.1f}" y2="{y(i):.1f}" stroke="#ddd"/>')
