@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { isSoftwareAdapter } from '../src/gpu/device.ts';
-import { isPresetName, PRESET_NAMES, PRESETS, type Preset, presetConfig } from '../src/model/config.ts';
+import { isPresetName, PRESET_NAMES, presetConfig, presetFiles } from '../src/model/config.ts';
 import { PRESET_VOCABS } from '../src/model/preset-vocab.ts';
 import { samplingProblem } from '../src/model/sampler.ts';
 import { parameterCount } from '../src/model/weights.ts';
@@ -238,7 +238,7 @@ if (g.tpotMs !== null && tps !== null) {
 } else {
   console.error('TPOT and tokens/s: none (one token generated)');
 }
-if (args.preset && isPresetName(args.preset) && (PRESETS[args.preset] as Preset).file)
+if (args.preset && presetFiles(args.preset).file)
   console.error(
     `note: ${args.preset} is a ${(parameterCount(presetConfig(args.preset)) / 1e6).toFixed(2)}M-parameter model trained here on Debian's files and generated tasks (docs/trained-model.md), not a product model.`,
   );

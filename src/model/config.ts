@@ -280,6 +280,11 @@ export const PRESETS = {
 
 export type PresetName = keyof typeof PRESETS;
 
+/** A preset's shipped files (a trained preset's GGUF and evaluation set); none for a seeded one or an unknown name. */
+export function presetFiles(name: string): Pick<Preset, 'file' | 'evalFile'> {
+  return isPresetName(name) ? (PRESETS[name] as Preset) : {};
+}
+
 /** The files the trained presets ship in models/ (the build copies them into dist/models/). */
 export const TRAINED_FILES: readonly string[] = Object.values(PRESETS as Record<string, Preset>).flatMap(
   (p) => [...(p.file ? [p.file] : []), ...(p.evalFile ? [p.evalFile] : [])],

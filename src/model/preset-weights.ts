@@ -1,6 +1,6 @@
 import { WeightsError } from '../errors.ts';
 import { readAsset } from './assets.ts';
-import { isPresetName, type ModelConfig, PRESETS, type Preset, presetConfig } from './config.ts';
+import { type ModelConfig, presetConfig, presetFiles } from './config.ts';
 import { loadGgufModel } from './gguf-load.ts';
 import { presetTokenizer } from './preset-vocab.ts';
 import { parseTaskSet, type TaskSlice } from './task-set.ts';
@@ -18,11 +18,6 @@ export interface PresetModel {
   taskSet?: TaskSlice[];
 }
 
-/** The shipped file a preset's weights come from, or undefined for a seeded preset. */
-export function presetFile(name: string): string | undefined {
-  return isPresetName(name) ? (PRESETS[name] as Preset).file : undefined;
-}
-
 /**
  * The weights of preset `name`: a trained preset reads its GGUF from models/ beside the page (the
  * runtime's asset reader) and must match the shape the preset declares, since the cost model, the
@@ -31,7 +26,7 @@ export function presetFile(name: string): string | undefined {
  */
 export async function presetModel(name: string, seed: number): Promise<PresetModel> {
   const config = presetConfig(name);
-  const file = presetFile(name);
+  const { file, evalFile } = presetFiles(name);
   if (!file) {
     // Without its vocab file (npm run dev, the kit) a preset runs as always, only without text.
     const { tokenizer } = await presetTokenizer(name, config.vocabSize);
@@ -46,7 +41,6 @@ export async function presetModel(name: string, seed: number): Promise<PresetMod
   const loaded = loadGgufModel(bytes, file);
   const mismatch = configMismatch(config, loaded.weights.config);
   if (mismatch) throw new WeightsError(`models/${file} does not have preset ${name}'s shape: ${mismatch}`);
-  const evalFile = (PRESETS[name as keyof typeof PRESETS] as Preset).evalFile;
   let taskSet: TaskSlice[] | undefined;
   if (evalFile) {
     const set = await readAsset(`models/${evalFile}`);

@@ -12,7 +12,7 @@
  */
 
 import type { KvDtype } from '../../kv/format.ts';
-import { isPresetName, PRESETS, type Preset, presetConfig } from '../../model/config.ts';
+import { isPresetName, PRESETS, presetConfig, presetFiles } from '../../model/config.ts';
 import { PRESET_VOCABS } from '../../model/preset-vocab.ts';
 import { isGgufName } from '../../model/source.ts';
 import { parameterCount } from '../../model/weights.ts';
@@ -243,7 +243,7 @@ export class ConfigForm {
     const picked = this.localModel.model;
     const preset = this.fields.value('preset');
     const vocab = isPresetName(preset) && PRESET_VOCABS[preset] !== undefined;
-    const trained = isPresetName(preset) && (PRESETS[preset] as Preset).file !== undefined;
+    const trained = presetFiles(preset).file !== undefined;
     this.promptBox.setModel(
       !picked
         ? trained
