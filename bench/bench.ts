@@ -8,7 +8,9 @@ import { isSoftwareAdapter } from '../src/gpu/device.ts';
 import { isKvDtype, KV_DTYPES } from '../src/kv/format.ts';
 import { isPresetName, PRESET_NAMES, presetConfig } from '../src/model/config.ts';
 import type { AgreementFormat } from '../src/peers/agreement.ts';
+import { PromptSpellingError } from '../src/peers/prompt-text.ts';
 import {
+  type AgreementPrompt,
   agreementPrompt,
   failedPeer,
   peerContextSize,
@@ -137,6 +139,8 @@ ${WORKLOADS.flatMap((d) => (d.suite ? [wrap(`${d.suite.name}: ${d.suite.help}`, 
   --k K                  spec: draft length, 1…16 (default ${SPEC_DEFAULTS.draftK}); a verify pass holds K + 1 tokens
   --adaptive-k           spec: shrink K after a rejection, grow it back after a full acceptance
   --verify-k K,K,...     spec: the verify-K curve's sizes, 1…17 (default ${SPEC_DEFAULTS.verifyKs.join(',')})
+  --temperature T        spec: speculative sampling at temperature T (0 < T ≤ 10), against plain
+                         sampling of the same prompts (default: greedy, checked token for token)
 
 Kernels and graph
   --profile              profile every repetition, not one run per point (per-kernel times; never
@@ -209,6 +213,8 @@ Peers (the same weights through another engine, beside this run)
                          engine's. A peer that cannot run is recorded with its reason; the run's
                          own points are kept
   --peer-timeout S       stop a peer after S seconds (default 600)
+  --agreement-tokens N   positions the agreement compares (default 32); with --prompt or --prompt-file,
+                         cut from that text (a trained model is then compared on text it knows)
 
 CI gates
   --fail-on-fallback     exit ${EXIT.fallback} before measuring if the adapter is a fallback/software one (SwiftShader, llvmpipe, WARP)
@@ -268,6 +274,7 @@ function parse() {
         drafter: { type: 'string' },
         k: { type: 'string' },
         'adaptive-k': { type: 'boolean', default: false },
+        temperature: { type: 'string' },
         'verify-k': { type: 'string' },
         rate: { type: 'string' },
         concurrency: { type: 'string' },
@@ -314,6 +321,7 @@ function parse() {
         'max-regression': { type: 'string' },
         peer: { type: 'string' },
         'peer-timeout': { type: 'string' },
+        'agreement-tokens': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
       strict: true,
@@ -541,6 +549,7 @@ try {
       k: int('--k', args.k),
       adaptiveK: args['adaptive-k'],
       verifyKs: args['verify-k'] === undefined ? undefined : intList('--verify-k', args['verify-k']),
+      temperature: num('--temperature', args.temperature),
       profile: args.profile,
       autotune: !args['no-autotune'],
       fuse: !args['no-fuse'],
@@ -576,8 +585,11 @@ try {
 if (spec.suite !== 'formats' && args['no-quality']) usage('--no-quality applies to --suite formats');
 if (spec.suite !== 'formats' && args['task-tokens'] !== undefined)
   usage('--task-tokens applies to --suite formats');
-if (spec.suite !== 'spec' && (args.drafter || args.k || args['adaptive-k'] || args['verify-k'])) {
-  usage('--drafter, --k, --adaptive-k and --verify-k apply to --suite spec');
+if (
+  spec.suite !== 'spec' &&
+  (args.drafter || args.k || args['adaptive-k'] || args['verify-k'] || args.temperature)
+) {
+  usage('--drafter, --k, --adaptive-k, --verify-k and --temperature apply to --suite spec');
 }
 // A draft preset's vocabulary, a truncation's layer count, KV heads that do not divide the heads
 // and a window the model cannot take are known before any engine starts.
@@ -598,6 +610,9 @@ if (args.peer !== undefined) {
 const peerTimeoutMs = (num('--peer-timeout', args['peer-timeout']) ?? 600) * 1000;
 if (!(peerTimeoutMs > 0)) usage('--peer-timeout takes a number of seconds > 0');
 if (args['peer-timeout'] !== undefined && peerRequests.length === 0) usage('--peer-timeout needs --peer');
+const agreementTokens = int('--agreement-tokens', args['agreement-tokens']);
+if (agreementTokens !== undefined && peerRequests.length === 0) usage('--agreement-tokens needs --peer');
+if (agreementTokens !== undefined && agreementTokens < 1) usage('--agreement-tokens takes a count ≥ 1');
 if (peerRequests.length > 0 && spec.suite === 'formats')
   usage('--peer runs one weight format: not with --suite formats');
 /** The path the engine loads the model from: --model, or the GGUF file written for the peers. */
@@ -705,14 +720,23 @@ process.on('SIGINT', () => {
 let fleetSession: EngineSession | undefined;
 
 /** The peers' agreement prompt, whose logits each run takes from its own model. */
-const probe =
-  peerModel && 'file' in peerModel
-    ? agreementPrompt(
-        peerModel.weights.config.maxSeqLen,
-        peerModel.weights.config.vocabSize,
-        peerModel.prompts,
-      )
-    : undefined;
+let probe: AgreementPrompt | undefined;
+if (peerModel && 'file' in peerModel) {
+  const c = peerModel.weights.config;
+  try {
+    probe = agreementPrompt(c.maxSeqLen, c.vocabSize, peerModel.prompts, {
+      positions: agreementTokens,
+      text: promptText()?.text,
+    });
+  } catch (e) {
+    if (e instanceof PromptSpellingError) usage(`the agreement prompt: ${e.message}`);
+    throw e;
+  }
+  if (agreementTokens !== undefined && probe.ids.length - probe.from < agreementTokens)
+    usage(
+      `--agreement-tokens ${agreementTokens}: the model's context holds ${probe.ids.length - probe.from} positions after the prompt's first token`,
+    );
+}
 const probeTokens = probe?.ids;
 
 /** Runs the spec in one runtime and returns its result; exits on what cannot become a result. */

@@ -112,5 +112,7 @@ test('bench --suite spec: bad drafters and K exit 2 before measuring, naming the
   }
   const quick = await runCli('bench/bench.ts', ['--preset', 'ci-tiny', '--k', '4'], 60_000);
   expect(quick.code).toBe(2);
-  expect(quick.stderr).toContain('--drafter, --k, --adaptive-k and --verify-k apply to --suite spec');
+  expect(quick.stderr).toContain(
+    '--drafter, --k, --adaptive-k, --verify-k and --temperature apply to --suite spec',
+  );
 });

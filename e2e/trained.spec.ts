@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
@@ -6,6 +6,7 @@ import { parseTaskSet } from '../src/model/task-set.ts';
 import { BenchResultSchema } from '../src/results/schema.ts';
 import { TRAINED_DEMO_PROMPT } from '../src/ui/form/prompt-box.ts';
 import { llamaGreedy } from '../test-support/llama-generate/generate.ts';
+import { llamaQuantize } from '../test-support/llama-quantize/quantize.ts';
 import { runCli } from './cli.ts';
 import { openPage, screenshot, watchConsole, withoutAutotune } from './page-helpers.ts';
 
@@ -39,6 +40,79 @@ test('generate --preset trained-4m: the demo prompt goes on as JSON, as llama.cp
   expect(llama.text).toMatch(/^ "(id|name|age|tags|active|score|city|items)": /);
   expect(run.stdout).toBe(llama.text);
   expect(run.stderr).toContain('trained here');
+});
+
+test('bench --model <trained F32> --peer llama.cpp --prompt-file: the agreement on 64 positions of held-out JSON', async () => {
+  test.setTimeout(180_000);
+  // The shipped F16 file widened to F32 by llama.cpp's own quantizer: both engines then compute in f32.
+  const f32 = join(dir, 'trained-4m-F32.gguf');
+  llamaQuantize(MODEL, f32, 'F32');
+  const text = join(dir, 'json.txt');
+  const held = parseTaskSet(new Uint8Array(readFileSync('models/trained-4m-eval.json')), 'eval set');
+  const json = held.find((s) => s.name === 'json');
+  if (json?.kind !== 'json') throw new Error('the held-out set has no JSON slice');
+  writeFileSync(
+    text,
+    json.cases
+      .slice(0, 12)
+      .map((c) => `${c.prompt}${c.answer}\n`)
+      .join(''),
+  );
+  const out = join(dir, 'agreement.json');
+  const run = await runCli(
+    'bench/bench.ts',
+    [
+      '--model',
+      f32,
+      '--prefill',
+      '16',
+      '--depth',
+      '',
+      '--reps',
+      '3',
+      '--no-autotune',
+      '--peer',
+      'llama.cpp',
+      '--prompt-file',
+      text,
+      '--agreement-tokens',
+      '64',
+      '--out',
+      out,
+    ],
+    170_000,
+  );
+  expect(run.code, run.stderr).toBe(0);
+  const a = BenchResultSchema.parse(JSON.parse(readFileSync(out, 'utf8'))).peers?.[0]?.agreement;
+  expect(a?.tokens).toBe(64);
+  // The same f32 sums in another order: every top-1 the same, log p within 1e-3.
+  expect(a?.top1).toBe(1);
+  expect(a?.maxAbsLogprobDiff).toBeLessThan(1e-3);
+  expect(a?.maxAbsLogprobDiffLikely).toBeLessThanOrEqual(a?.maxAbsLogprobDiff ?? 0);
+  expect(run.stdout).toMatch(/Agreement on 64 prompt positions: top-1 100\.0% .* over tokens of p ≥ 1e-3/);
+  // More positions than the text holds is a usage error, before anything runs.
+  const tooMany = await runCli(
+    'bench/bench.ts',
+    [
+      '--model',
+      f32,
+      '--prefill',
+      '4',
+      '--depth',
+      '',
+      '--peer',
+      'llama.cpp',
+      '--prompt',
+      'JSON: {"id": 1}',
+      '--agreement-tokens',
+      '64',
+    ],
+    60_000,
+  );
+  expect(tooMany.code).toBe(2);
+  expect(tooMany.stderr).toMatch(
+    /the agreement prompt: the text gives \d+ positions to compare, fewer than the 64 asked for/,
+  );
 });
 
 test('bench --preset trained-4m --suite formats: the task table, every format by slice, against f32', async () => {
@@ -99,6 +173,56 @@ test('bench --preset trained-4m --suite formats: the task table, every format by
       'JSON validity at f32 (held-out set)',
     ]),
   );
+});
+
+test('bench --preset trained-4m --suite spec --temperature 0.8: speculative sampling by slice, against plain sampling', async () => {
+  test.setTimeout(240_000);
+  const out = join(dir, 'spec.json');
+  const run = await runCli(
+    'bench/bench.ts',
+    [
+      '--preset',
+      'trained-4m',
+      '--suite',
+      'spec',
+      '--drafter',
+      'ngram,model:trained-4m-drafter',
+      '--temperature',
+      '0.8',
+      '--prefill',
+      '64',
+      '--gen',
+      '12',
+      '--verify-k',
+      '1,5',
+      '--reps',
+      '3',
+      '--no-autotune',
+      '--out',
+      out,
+    ],
+    230_000,
+  );
+  expect(run.code, run.stderr).toBe(0);
+  expect(run.stdout).toContain('n/a (sampled at T = 0.8)');
+  const s = BenchResultSchema.parse(JSON.parse(readFileSync(out, 'utf8'))).speculative;
+  const runs = s?.runs ?? [];
+  // Each slice whose cases fit a 64-token prompt is a class, for both drafters.
+  expect(new Set(runs.map((r) => r.promptClass))).toEqual(
+    new Set(runs.filter((r) => r.drafter === 'ngram').map((r) => r.promptClass)),
+  );
+  expect(runs.map((r) => r.promptClass)).toEqual(expect.arrayContaining(['json', 'code', 'prose']));
+  for (const r of runs) {
+    // A sampled text is one draw: no token-for-token check, and the run says at what temperature.
+    expect(r.identical).toBeNull();
+    expect(r.temperature).toBe(0.8);
+    expect(r.tokens).toBe(12);
+    expect(r.acceptanceRate).toBeCloseTo(r.drafted > 0 ? r.accepted / r.drafted : 0, 10);
+    expect(r.speedup).toBeCloseTo(r.baselineTpotMs / r.tpotMs, 6);
+  }
+  // The trained drafter proposes from its own distribution, and the target keeps some of it.
+  const model = runs.filter((r) => r.drafter === 'model:trained-4m-drafter');
+  expect(model.reduce((a, r) => a + r.accepted, 0)).toBeGreaterThan(0);
 });
 
 test('page: opens on the trained model with its demo prompt; a run shows the JSON it writes, and Generate alone does too', async ({

@@ -56,6 +56,13 @@ export function samplingDistribution(
   return { ids: keptIds, probs: probs.map((p) => p / mass) };
 }
 
+/** A kept-token distribution spread over the whole vocabulary: 0 for every token it cut. */
+export function denseOf(d: { ids: number[]; probs: number[] }, vocab: number): Float64Array {
+  const out = new Float64Array(vocab);
+  for (const [i, id] of d.ids.entries()) out[id] = d.probs[i];
+  return out;
+}
+
 /** One token drawn from the distribution with `u`, a uniform number in [0, 1). */
 export function drawToken(d: { ids: number[]; probs: number[] }, u: number): number {
   let sum = 0;

@@ -49,6 +49,15 @@ describe('agreement', () => {
     expect(a.logprobMismatches).toEqual([1]);
   });
 
+  it('the largest |Δ log p| over likely tokens leaves out the far tail', () => {
+    // Three tokens: two likely, one at p = 1e-6 whose log p the peer puts 2 nats lower.
+    const ours = [Math.log(0.6), Math.log(0.4 - 1e-6), Math.log(1e-6)];
+    const theirs = [Math.log(0.6), Math.log(0.4 - 1e-6) - 0.01, Math.log(1e-6) - 2];
+    const a = agreement([ours], [theirs], loose);
+    expect(a.maxAbsLogprobDiff).toBeCloseTo(2, 12);
+    expect(a.maxAbsLogprobDiffLikely).toBeCloseTo(0.01, 12);
+  });
+
   it('passes identical distributions with zero difference and zero KL', () => {
     const row = logSoftmax([0.3, -1, 2, 0]);
     const a = agreement([row, row], [row, row], { top1: 1, maxAbsLogprobDiff: 0 });

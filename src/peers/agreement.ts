@@ -106,6 +106,14 @@ export function agreement(
   return agreementTopK(ours, listed, tolerance);
 }
 
+/**
+ * The probability, in this engine, from which a token counts as one sampling could pick
+ * (maxAbsLogprobDiffLikely): on a trained model the largest |Δ log p| sits in the far tail (tokens
+ * at log p −20, where llama.cpp's 8-bit activations move the logit by a few tenths), which no
+ * draw at any usual temperature reaches.
+ */
+export const LIKELY = 1e-3;
+
 /** One of the peer's most likely next tokens at a position, with its log-probability. */
 export interface TopLogprob {
   id: number;
@@ -141,6 +149,7 @@ export function agreementTopK(
     throw new Error(`agreement: ${ours.length} positions against ${theirs.length}`);
   let top1 = 0;
   let maxDiff = 0;
+  let maxLikely = 0;
   let klSum = 0;
   let k = Number.POSITIVE_INFINITY;
   const top1Mismatches: number[] = [];
@@ -160,6 +169,7 @@ export function agreementTopK(
       top1Gaps.push(Math.max(0, a[ourTop] - a[theirTop.id]));
     }
     let rowMax = 0;
+    let rowLikely = 0;
     let kl = 0;
     let oursListed = 0;
     let theirsListed = 0;
@@ -168,6 +178,7 @@ export function agreementTopK(
       const d = Math.abs(a[t.id] - t.logprob);
       rowMax = Math.max(rowMax, Number.isNaN(d) ? Number.POSITIVE_INFINITY : d);
       const pa = Math.exp(a[t.id]);
+      if (pa >= LIKELY) rowLikely = Math.max(rowLikely, Number.isNaN(d) ? Number.POSITIVE_INFINITY : d);
       kl += pa * (a[t.id] - t.logprob);
       oursListed += pa;
       theirsListed += Math.exp(t.logprob);
@@ -178,6 +189,7 @@ export function agreementTopK(
     if (restOurs > 1e-12) kl += restOurs * (Math.log(restOurs) - Math.log(Math.max(restTheirs, 1e-300)));
     if (rowMax > tolerance.maxAbsLogprobDiff) logprobMismatches.push(p);
     maxDiff = Math.max(maxDiff, rowMax);
+    maxLikely = Math.max(maxLikely, rowLikely);
     klSum += kl;
   }
   const share = top1 / ours.length;
@@ -186,6 +198,7 @@ export function agreementTopK(
     tokens: ours.length,
     top1: share,
     maxAbsLogprobDiff: Number.isFinite(maxDiff) ? maxDiff : Number.MAX_VALUE,
+    maxAbsLogprobDiffLikely: Number.isFinite(maxLikely) ? maxLikely : Number.MAX_VALUE,
     kl: Number.isFinite(kl) ? Math.max(0, kl) : Number.MAX_VALUE,
     tolerance,
     passed:

@@ -87,6 +87,27 @@ describe('prompts spelled with the file’s tokenizer', () => {
     }
   });
 
+  it('a prompt cut from a text: its first tokens, and each prefix’s own text', { timeout: 60_000 }, () => {
+    const gpt2 = new PromptSpeller(vocab('gpt-2'));
+    // GPT-2 adds no BOS: "Hello", " world" and "!" are one token each (hand-read from its vocabulary).
+    const c = gpt2.cut('Hello world! More text follows.', 3);
+    expect(c.from).toBe(0);
+    expect(c.ids).toHaveLength(3);
+    expect(c.texts).toEqual(['Hello', 'Hello world', 'Hello world!']);
+    // Llama 3 adds BOS: the first prefix a text gives is BOS and one token.
+    const bpe = vocab('llama-bpe');
+    const l = new PromptSpeller(bpe).cut('def f(x):\n    return x + 1\n', 100);
+    expect(l.from).toBe(1);
+    expect(l.ids[0]).toBe(128000);
+    expect(l.texts).toHaveLength(l.ids.length - 1);
+    for (const [k, text] of (l.texts ?? []).entries())
+      expect(bpe.encode(text, SERVER)).toEqual(l.ids.slice(0, k + 2));
+    // A character GPT-2 spells in two byte tokens: the prefix that ends between them has no text.
+    const split = gpt2.cut('a 𝔘 b', 10);
+    expect(split.texts).toBeUndefined();
+    expect(split.noText).toMatch(/first \d+ tokens have no text of their own/);
+  });
+
   it('refuses a vocabulary with no word that reads back as itself', () => {
     // The writer's block with every letter's byte token renamed: no token is ASCII letters.
     const meta = tokenizerMeta(509).map(

@@ -124,6 +124,45 @@ export class PromptSpeller {
   }
 
   /**
+   * A prompt cut from a user's text: its first tokens as the file's tokenizer reads the whole text
+   * (BOS where it adds one), at most `n`. Positions are compared from the shortest prefix with a
+   * text of its own (after BOS, or after SentencePiece's "▁" and a letter): `texts[k]` spells
+   * ids.slice(0, from + k + 1), checked by encoding it. Where a later prefix has no text of its
+   * own (a cut inside a merge or a character), there are no texts and `noText` says where.
+   */
+  cut(text: string, n: number): { ids: number[]; from: number; texts?: string[]; noText?: string } {
+    const ids = this.tok.encode(text, SERVER_TOKENIZE).slice(0, n);
+    const spell = (end: number): string | undefined => {
+      const d = this.tok.decoder();
+      let piece = '';
+      for (const id of ids.slice(0, end)) piece += d.push(id);
+      piece += d.flush();
+      // A SentencePiece vocabulary puts a space before the text it reads: its pieces give it back.
+      // An empty text (BOS alone) is no prompt for a server.
+      return [piece, piece.replace(/^ /, '')].find(
+        (t) => t !== '' && sameIds(this.tok.encode(t, SERVER_TOKENIZE), ids.slice(0, end)),
+      );
+    };
+    let first = 1;
+    while (first <= Math.min(ids.length, 4) && spell(first) === undefined) first++;
+    if (first > Math.min(ids.length, 4))
+      throw new PromptSpellingError('no prefix of the text’s first 4 tokens reads back as itself');
+    const from = first - 1;
+    const texts: string[] = [];
+    for (let end = first; end <= ids.length; end++) {
+      const spelled = spell(end);
+      if (spelled === undefined)
+        return {
+          ids,
+          from,
+          noText: `the text's first ${end} tokens have no text of their own (the cut falls inside a merge or a character)`,
+        };
+      texts.push(spelled);
+    }
+    return { ids, from, texts };
+  }
+
+  /**
    * The text of each prefix of a spelled prompt that a text can give, from `shortest` tokens up:
    * entry k spells ids.slice(0, shortest + k). Each is checked by encoding it.
    */

@@ -31,6 +31,22 @@ describe('the agreement prompt', () => {
     expect([short.ids.length, short.texts?.length]).toEqual([16, 15]);
   });
 
+  it('positions asked for, and cut from a text: the text’s own tokens, then refused past its end', () => {
+    // The writer's vocabulary spells ASCII letters one byte token each, after "▁".
+    // "▁" alone has no text: the first position compared is after "▁a".
+    const p = agreementPrompt(1024, 509, stub, { positions: 5, text: 'abcdefghij' });
+    expect(p.from).toBe(1);
+    expect(p.ids).toEqual([
+      VOCAB_IDS.space,
+      ...Array.from('abcde', (c) => VOCAB_IDS.firstByte + c.charCodeAt(0)),
+    ]);
+    expect(p.texts).toEqual(['a', 'ab', 'abc', 'abcd', 'abcde']);
+    expect(agreementPrompt(1024, 509, stub, { positions: 100 }).ids).toHaveLength(101);
+    expect(() => agreementPrompt(1024, 509, stub, { positions: 20, text: 'abc' })).toThrow(
+      /gives 3 positions to compare, fewer than the 20 asked for/,
+    );
+  });
+
   it('without a tokenizer: the stride’s ids, every position compared, and no text for wllama', () => {
     const p = agreementPrompt(1024, 509, { noText: 'the file carries no tokenizer' });
     expect(p).toEqual({ ids: promptTokens(32, 509, 2), from: 0, noText: 'the file carries no tokenizer' });

@@ -222,21 +222,47 @@ export interface AgreementPrompt {
   noText?: string;
 }
 
+/** What the agreement compares: how many positions, and the user's text to cut them from (else words of the vocabulary). */
+export interface AgreementOptions {
+  positions?: number;
+  text?: string;
+}
+
 /**
- * The agreement prompt: AGREEMENT_PROMPT_TOKENS compared positions, spelled by the file's tokenizer
- * (prompt-text.ts); at most the model's length. Without text, promptTokens' ids, every position compared.
+ * The agreement prompt: `positions` (default AGREEMENT_PROMPT_TOKENS) compared positions, at most the
+ * model's length, spelled by the file's tokenizer (prompt-text.ts) from words of its vocabulary, or
+ * cut from the user's text (--prompt, --prompt-file): a model that was trained on text is compared
+ * where it is sure of itself, not on word salad, where its distributions are flat. Without text,
+ * promptTokens' ids, every position compared.
  */
-export function agreementPrompt(maxSeqLen: number, vocabSize: number, source: PromptSource): AgreementPrompt {
+export function agreementPrompt(
+  maxSeqLen: number,
+  vocabSize: number,
+  source: PromptSource,
+  opts: AgreementOptions = {},
+): AgreementPrompt {
+  const positions = opts.positions ?? AGREEMENT_PROMPT_TOKENS;
   const plain = (noText: string): AgreementPrompt => ({
-    ids: promptTokens(Math.min(AGREEMENT_PROMPT_TOKENS, maxSeqLen), vocabSize, SALT.agreement),
+    ids: promptTokens(Math.min(positions, maxSeqLen), vocabSize, SALT.agreement),
     from: 0,
     noText,
   });
   if ('noText' in source) return plain(source.noText);
   const { speller } = source;
+  if (opts.text !== undefined) {
+    const cut = speller.cut(opts.text, maxSeqLen);
+    const ids = cut.ids.slice(0, cut.from + positions);
+    if (ids.length < cut.from + positions)
+      throw new PromptSpellingError(
+        `the text gives ${ids.length - cut.from} positions to compare, fewer than the ${positions} asked for`,
+      );
+    return cut.texts
+      ? { ids, from: cut.from, texts: cut.texts.slice(0, positions) }
+      : { ids, from: cut.from, noText: cut.noText };
+  }
   const from = speller.shortest - 1;
   try {
-    const prompt = speller.spell(Math.min(from + AGREEMENT_PROMPT_TOKENS, maxSeqLen), SALT.agreement);
+    const prompt = speller.spell(Math.min(from + positions, maxSeqLen), SALT.agreement);
     return { ids: prompt.ids, from, texts: speller.prefixes(prompt) };
   } catch (e) {
     if (e instanceof PromptSpellingError) return plain(e.message);

@@ -80,6 +80,11 @@ export const AgreementSchema = z
     tokens: z.number().int().positive(),
     top1: z.number().min(0).max(1),
     maxAbsLogprobDiff: nonNegative,
+    /**
+     * The same over the tokens this engine gives a probability of at least 1e-3 (agreement.ts
+     * LIKELY): what sampling can reach. Absent in results from before it was recorded.
+     */
+    maxAbsLogprobDiffLikely: nonNegative.optional(),
     kl: nonNegative,
     /** The bounds for the run's weight format (see AGREEMENT_TOLERANCES) and whether they held. */
     tolerance: z.object({ top1: z.number().min(0).max(1), maxAbsLogprobDiff: nonNegative }).strict(),

@@ -103,7 +103,7 @@ export async function runBench(
   const prepared = await prepareRun(gpu, spec);
   const warnings = prepared.warnings;
   progress.expect(prepared.spec.workloads.reduce((n, w) => n + workloadUnits(w), 0));
-  const engine = new EngineSetup(gpu, prepared);
+  const engine = new EngineSetup(gpu, prepared, options.probe?.tokens.length ?? 0);
   const records = new RecordCollector();
   const end: RunEnd = { status: 'complete' };
   try {

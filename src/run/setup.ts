@@ -51,6 +51,8 @@ export class EngineSetup {
   constructor(
     private readonly gpu: Gpu,
     private readonly run: PreparedRun,
+    /** A context the model must hold beside the workloads' (the peers' agreement prompt, taken after them). */
+    private readonly extraContextTokens = 0,
   ) {
     this.pipelines = new PipelineCache(gpu);
     this.variants = defaultVariants(isSoftwareAdapter(gpu.adapter));
@@ -141,7 +143,7 @@ export class EngineSetup {
             pageSize: spec.kv.pageSize,
             capacityTokens: kvCapacityTokens(spec.kv.mode, spec.kv.pageSize, config.maxSeqLen, {
               sequences: needs.maxSequences,
-              tokens: needs.maxContextTokens,
+              tokens: Math.max(needs.maxContextTokens, this.extraContextTokens),
             }),
           },
           maxBatch: needs.maxBatch,

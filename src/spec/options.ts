@@ -88,6 +88,8 @@ export const SpecOptionsSchema = z
     k: SpecWorkloadSchema.shape.k.default(SPEC_DEFAULTS.draftK),
     adaptiveK: z.boolean().default(false),
     verifyKs: SpecWorkloadSchema.shape.verifyKs.optional(),
+    /** --temperature: speculative sampling at this temperature (absent or 0: greedy). */
+    temperature: SpecWorkloadSchema.shape.temperature,
     /** --suite serve: traffic (rate in requests/s, Infinity: all at t = 0), scheduler and experiment. */
     rate: z.union([z.number().positive(), z.literal(Number.POSITIVE_INFINITY)]).optional(),
     concurrency: z.number().int().min(1).max(1024).optional(),

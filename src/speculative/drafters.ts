@@ -1,4 +1,5 @@
 import { InputError } from '../errors.ts';
+import type { SamplingSettings } from '../model/sampler.ts';
 import { mulberry32 } from '../random.ts';
 import { MAX_DRAFT } from '../spec/drafter.ts';
 
@@ -16,6 +17,16 @@ export interface Drafter {
    * token the pending one); may be fewer. A draft model answers asynchronously (it runs on the GPU).
    */
   propose(context: readonly number[], k: number): number[] | Promise<number[]>;
+  /**
+   * Speculative sampling's proposal, for a drafter with a distribution of its own (a draft model):
+   * up to `k` tokens, each drawn from the drafter's sampling distribution with `random`, and those
+   * distributions (dense over the vocabulary). A drafter without it proposes with certainty.
+   */
+  proposeSampled?(
+    context: readonly number[],
+    k: number,
+    sampling: { settings: Pick<SamplingSettings, 'temperature' | 'topK' | 'topP'>; random: () => number },
+  ): Promise<{ tokens: number[]; dists: Float64Array[] }>;
   /** Frees what the drafter holds (a draft model's sequence); the drafter is not used after. */
   dispose?(): void;
 }

@@ -1,10 +1,19 @@
-import { AcceptanceStats, acceptDraft } from './accept.ts';
+import { InternalError } from '../errors.ts';
+import { denseOf, type SamplingSettings, samplingDistribution } from '../model/sampler.ts';
+import { AcceptanceStats, acceptDraft, acceptSampled } from './accept.ts';
 import type { Drafter } from './drafters.ts';
 
 /** What the decoding loop needs of the target model (Model implements it). */
 export interface VerifyTarget {
-  /** Appends `tokens` to `seq` in one pass; nextTokens[i] is the greedy token after tokens[0…i]. */
-  verify(seq: number, tokens: readonly number[]): Promise<{ nextTokens: number[] }>;
+  /**
+   * Appends `tokens` to `seq` in one pass; nextTokens[i] is the greedy token after tokens[0…i],
+   * and with `logits` asked for, logits holds each row's [vocab] logits one after another.
+   */
+  verify(
+    seq: number,
+    tokens: readonly number[],
+    options?: { logits?: boolean },
+  ): Promise<{ nextTokens: number[]; logits?: Float32Array }>;
   /** Rolls `seq` back to its first `length` tokens. */
   truncate(seq: number, length: number): void;
   /** Tokens whose K/V `seq` holds. */
@@ -46,10 +55,26 @@ export interface SpecDecodeOptions {
   adaptive?: boolean;
   now: () => number;
   signal?: AbortSignal;
+  /**
+   * Speculative sampling instead of greedy: the target's rows become the sampler's distributions
+   * (temperature, top-k, top-p), drafts are kept or replaced by acceptSampled's rule with one
+   * uniform number per decision from `random`, and a drafter that samples (proposeSampled) gives
+   * its own distributions. The output then follows the target's sampling distribution, not its
+   * greedy tokens.
+   */
+  sampling?: { settings: Pick<SamplingSettings, 'temperature' | 'topK' | 'topP'>; random: () => number };
+}
+
+/** A row of logits as the sampler's distribution over the whole vocabulary (0 for what it cuts). */
+export function denseDistribution(
+  logits: ArrayLike<number>,
+  settings: Pick<SamplingSettings, 'temperature' | 'topK' | 'topP'>,
+): Float64Array {
+  return denseOf(samplingDistribution(logits, settings), logits.length);
 }
 
 /**
- * Greedy speculative decoding. The context's last token (`pending`) is known but its K/V are not
+ * Speculative decoding, greedy or sampled (o.sampling). The context's last token (`pending`) is known but its K/V are not
  * yet written. Each step the drafter proposes up to K tokens after the context, the target
  * verifies the pending token and the draft in one pass (K + 1 rows), the longest prefix of the
  * draft that agrees with the target's own predictions is kept, and the target's token after it
@@ -74,12 +99,26 @@ export async function speculativeDecode(
     // Never draft past what is still wanted: a step emits its accepted draft and one token more.
     const want = Math.min(k, o.count - tokens.length - 1);
     const t0 = o.now();
-    const draft = want > 0 ? (await drafter.propose(context, want)).slice(0, want) : [];
+    let draft: number[] = [];
+    let proposal: Float64Array[] | null = null;
+    if (want > 0 && o.sampling && drafter.proposeSampled) {
+      const p = await drafter.proposeSampled(context, want, o.sampling);
+      draft = p.tokens.slice(0, want);
+      proposal = p.dists.slice(0, want);
+    } else if (want > 0) draft = (await drafter.propose(context, want)).slice(0, want);
     const t1 = o.now();
     const start = target.sequenceLength(o.seq);
-    const { nextTokens } = await target.verify(o.seq, [pending, ...draft]);
+    const rows = [pending, ...draft];
+    const verified = await target.verify(o.seq, rows, { logits: o.sampling !== undefined });
     const t2 = o.now();
-    const { accepted, next } = acceptDraft(draft, nextTokens);
+    const { accepted, next } = o.sampling
+      ? acceptSampled(
+          draft,
+          targetRows(verified.logits, rows.length, o.sampling.settings),
+          proposal,
+          o.sampling.random,
+        )
+      : acceptDraft(draft, verified.nextTokens);
     // Keep the pending token and the accepted draft; the rest of the pass's K/V go.
     target.truncate(o.seq, start + 1 + accepted);
     const emitted = [...draft.slice(0, accepted), next];
@@ -103,4 +142,17 @@ export async function speculativeDecode(
     }
   }
   return { tokens: tokens.slice(0, o.count), arrivals: arrivals.slice(0, o.count), steps, stats };
+}
+
+/** The verify pass's rows as the sampler's distributions. */
+function targetRows(
+  logits: Float32Array | undefined,
+  rows: number,
+  settings: Pick<SamplingSettings, 'temperature' | 'topK' | 'topP'>,
+): Float64Array[] {
+  if (!logits) throw new InternalError('speculative sampling: the verify pass returned no logits');
+  const vocab = logits.length / rows;
+  return Array.from({ length: rows }, (_, i) =>
+    denseDistribution(logits.subarray(i * vocab, (i + 1) * vocab), settings),
+  );
 }

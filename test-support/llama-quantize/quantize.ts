@@ -11,6 +11,8 @@ import { llamaPath } from '../llama-bundle.ts';
 
 /** llama.h's enum llama_ftype, for the file types the tests make. */
 export const LLAMA_FTYPES = {
+  F32: 0,
+  F16: 1,
   Q4_0: 2,
   Q4_1: 3,
   Q8_0: 7,

@@ -143,7 +143,7 @@ export const FormatsWorkloadSchema = z
  * SwiftShader (13 slices; docs/trained-model.md), so the sample is small there; --task-tokens 0
  * scores all 200 cases of every slice.
  */
-export const TASK_TOKENS_DEFAULT = 1024;
+export const TASK_TOKENS_DEFAULT = 768;
 
 /** Every format, a prefill of 64 and a decode at depth 64 of 16 tokens. */
 export const FORMATS_SUITE = { prefill: [64], depths: [64], gen: 16, reps: 3 } as const;

@@ -72,7 +72,11 @@ export function speculativeTables(s: SpecResult): string[] {
         fixed(r.baselineTpotMs, 2),
         `${fixed(r.speedup, 2)}×`,
         `${fixed(r.predictedSpeedup, 2)}×`,
-        r.identical ? 'yes' : `**no** (prompt ${r.firstMismatch?.prompt}, token ${r.firstMismatch?.index})`,
+        r.identical === null
+          ? `n/a (sampled at T = ${r.temperature})`
+          : r.identical
+            ? 'yes'
+            : `**no** (prompt ${r.firstMismatch?.prompt}, token ${r.firstMismatch?.index})`,
       ]),
     ),
     '',

@@ -75,8 +75,13 @@ export const SpecRunSchema = z
     speedup: nonNegative,
     /** What the cost model predicts from the measured acceptance and draft time and the curve (see formula). */
     predictedSpeedup: nonNegative,
-    /** The output equals plain greedy decode of the same prompts, token for token. */
-    identical: z.boolean(),
+    /**
+     * The output equals plain greedy decode of the same prompts, token for token; null under
+     * sampling, where a text is one draw and the acceptance rule is what keeps the distribution.
+     */
+    identical: z.boolean().nullable(),
+    /** Speculative sampling at this temperature (top-k and top-p off); absent: greedy. */
+    temperature: z.number().positive().optional(),
     /** The first differing token, when not identical. */
     firstMismatch: z.object({ prompt: count, index: count }).strict().nullable(),
   })

@@ -55,8 +55,14 @@ export const SpecWorkloadSchema = z
     prompts: z.number().int().min(1).max(16),
     classes: z.array(z.enum(SPEC_PROMPT_CLASSES)).min(1).max(SPEC_PROMPT_CLASSES.length),
     ...repetitions,
-    /** Seeds the oracle's corruption and the prompts. */
+    /** Seeds the oracle's corruption and the prompts, and the draws under sampling. */
     seed: z.number().int().nonnegative(),
+    /**
+     * Speculative sampling at this temperature (top-k and top-p off): the baseline samples too,
+     * and the check is no longer "identical to greedy" (a sampled text is one draw) but the
+     * acceptance rule itself (src/speculative/accept.ts, tested over many seeds). Absent: greedy.
+     */
+    temperature: z.number().gt(0).max(10).optional(),
   })
   .strict();
 
@@ -155,7 +161,7 @@ export const speculative = {
   // The curve's depths, then one run per prompt class for the baseline and each drafter.
   units: (w) => w.depths.length + w.classes.length * (1 + w.drafters.length),
   label: (w) =>
-    `speculative decoding (verify k = ${w.verifyKs.join(', ')}; ${w.drafters.length > 0 ? `${w.drafters.join(', ')} at K = ${w.k}${w.adaptiveK ? ' (adaptive)' : ''}` : 'no drafters'})`,
+    `speculative ${w.temperature ? `sampling at temperature ${w.temperature}` : 'decoding'} (verify k = ${w.verifyKs.join(', ')}; ${w.drafters.length > 0 ? `${w.drafters.join(', ')} at K = ${w.k}${w.adaptiveK ? ' (adaptive)' : ''}` : 'no drafters'})`,
   unfit,
   fit: (w, maxSeqLen) => {
     const depths = w.depths.filter((d) => specCurveContext(w, d) <= maxSeqLen);
@@ -182,7 +188,13 @@ export const speculative = {
     weightList: false,
     // --depth and --gen mean the curve's depths and the tokens per prompt here.
     build: (
-      o: CommonOptions & { verifyKs?: number[]; drafters?: string[]; k: number; adaptiveK: boolean },
+      o: CommonOptions & {
+        verifyKs?: number[];
+        drafters?: string[];
+        k: number;
+        adaptiveK: boolean;
+        temperature?: number;
+      },
     ): SpecWorkload[] => [
       {
         kind: 'spec',
@@ -200,6 +212,7 @@ export const speculative = {
         reps: o.reps,
         warmup: o.warmup,
         seed: 0,
+        ...(o.temperature ? { temperature: o.temperature } : {}),
       },
     ],
   },

@@ -83,9 +83,11 @@ function row(run: SpecRun, i: number): HTMLElement {
     num(formatMs(run.baselineTpotMs)),
     num(`${fixed(run.speedup, 2)}×`, speedupClass(run.speedup)),
     num(`${fixed(run.predictedSpeedup, 2)}×`),
-    run.identical
-      ? h('td', { className: 'spec-identical', text: 'yes' })
-      : h('td', { className: 'spec-mismatch', text: `NO: ${mismatchText(run)}` }),
+    run.identical === null
+      ? h('td', { text: `n/a: sampled at T = ${run.temperature}` })
+      : run.identical
+        ? h('td', { className: 'spec-identical', text: 'yes' })
+        : h('td', { className: 'spec-mismatch', text: `NO: ${mismatchText(run)}` }),
   ]);
 }
 

@@ -26,7 +26,8 @@ function bestReal(runs: readonly SpecRun[]): SpecRun | null {
 /** The headline tiles; `id` names each tile's test id (`spec-tile-knee`, …) as the view prefixes them. */
 export function specTiles(s: SpecResult, id: (name: string) => string): HTMLElement {
   const best = bestReal(s.runs);
-  const identical = s.runs.filter((r) => r.identical).length;
+  const greedy = s.runs.filter((r) => r.identical !== null);
+  const identical = greedy.filter((r) => r.identical).length;
   return h('div', { className: 'stat-tiles' }, [
     tile(
       id('spec-tile-knee'),
@@ -40,12 +41,19 @@ export function specTiles(s: SpecResult, id: (name: string) => string): HTMLElem
       best ? `best real drafter: ${runName(best)}` : 'no real drafter ran',
       best !== null && best.speedup < 1,
     ),
-    tile(
-      id('spec-tile-identical'),
-      `${identical} / ${s.runs.length}`,
-      'outputs identical to greedy decode',
-      identical < s.runs.length,
-    ),
+    greedy.length > 0
+      ? tile(
+          id('spec-tile-identical'),
+          `${identical} / ${greedy.length}`,
+          'outputs identical to greedy decode',
+          identical < greedy.length,
+        )
+      : tile(
+          id('spec-tile-identical'),
+          `T = ${s.runs[0]?.temperature ?? MISSING}`,
+          'sampled: each text is one draw; the acceptance rule keeps the target’s distribution',
+          false,
+        ),
   ]);
 }
 
@@ -67,7 +75,7 @@ export function kneeList(s: SpecResult, testId: string): HTMLElement {
 
 /** A notice for outputs that differ from greedy decode; nothing when every output was identical. */
 export function mismatchNotice(s: SpecResult, testId: string): Child {
-  const bad = s.runs.filter((r) => !r.identical);
+  const bad = s.runs.filter((r) => r.identical === false);
   if (bad.length === 0) return null;
   return h('div', { className: 'spec-alert', testId, attrs: { role: 'alert' } }, [
     h('strong', {
