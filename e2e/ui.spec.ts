@@ -217,6 +217,17 @@ test('a run from the page: live progress, roofline, table, exports, history', as
   await expect(page.locator('[data-testid=roofline] svg.bench-plot')).toHaveAttribute('width', /^3\d\d$/);
   await expectNoHorizontalOverflow(page);
   await screenshot(page, 'main-390.png');
+  // At 1024 px the table's box is about 600 px wide: the columns that explain a point (its time,
+  // speed, bound and % of roof) are in view before any scrolling; the rest scroll, with a shade.
+  await page.setViewportSize({ width: 1024, height: 800 });
+  const box = await table.locator('xpath=ancestor::div[contains(@class, "table-scroll")][1]').boundingBox();
+  for (const name of ['ms', 'tok/s', 'bound', '% roof']) {
+    const th = await table
+      .locator('thead th', { hasText: new RegExp(`^${name.replace('/', '\\/')}$`) })
+      .boundingBox();
+    expect(th && box && th.x + th.width <= box.x + box.width + 0.5, `${name} in view at 1024 px`).toBe(true);
+  }
+  await screenshot(page, 'main-1024.png');
   await page.setViewportSize(DESKTOP);
 
   // A run from history joins the comparison.

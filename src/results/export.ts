@@ -91,9 +91,15 @@ export const CSV_COLUMNS = [
   'graph',
 ] as const;
 
-/** Header of the Markdown report's main table, exactly as it is printed. */
+/**
+ * Header of the Markdown report's main table, exactly as it is printed (and the page's table, which
+ * reads the same). The columns that explain a point come first: what it was, its time on its clock,
+ * its speed, then what bound it, how near that roof it came and what the cost model predicted; the
+ * roofline coordinates and the other clock's medians follow, so a narrow screen still shows the
+ * verdict before it scrolls.
+ */
 export const MARKDOWN_POINTS_HEADER =
-  '| pass | L/depth | clock | ms | wall ms | GPU ms | tok/s | GFLOP/s | GB/s | FLOP/B | bound | % roof | predicted ms |';
+  '| pass | L/depth | clock | ms | tok/s | bound | % roof | predicted ms | GFLOP/s | GB/s | FLOP/B | wall ms | GPU ms |';
 
 /** Marks a point whose samples spread too widely to trust its median (Point.highVariance). */
 export const HIGH_VARIANCE_MARK = '⚠';
@@ -331,22 +337,22 @@ function pointsTable(points: readonly Point[]): string[] {
   const pass = passCell(points);
   return [
     MARKDOWN_POINTS_HEADER,
-    markdownDelimiter('llrrrrrrrrlrr'),
+    markdownDelimiter('llrrrlrrrrrrr'),
     ...points.map((p) =>
       markdownRow([
         pass(p),
         pointSize(p),
         p.timebase,
         `${formatMs(p.medianMs)}${p.highVariance ? ` ${HIGH_VARIANCE_MARK}` : ''}`,
-        formatMs(p.wallMedianMs),
-        optionalMs(p.gpuMedianMs),
         fixed(p.tokensPerSec, 1),
-        fixed(p.gflops, 1),
-        fixed(p.gbps, 1),
-        formatIntensity(p.intensity),
         p.bound,
         fixed(p.roofPct, 1),
         formatMs(p.predictedMs),
+        fixed(p.gflops, 1),
+        fixed(p.gbps, 1),
+        formatIntensity(p.intensity),
+        formatMs(p.wallMedianMs),
+        optionalMs(p.gpuMedianMs),
       ]),
     ),
   ];

@@ -21,7 +21,7 @@ function passLabel(p: Point): string {
   return p.graph ? `${p.pass} ${p.graph}` : p.pass;
 }
 
-/** Column headers in the report's order: pass, L/depth, clock, ms, wall ms, GPU ms, tok/s, GFLOP/s, GB/s, FLOP/B, bound, % roof, predicted ms. */
+/** Column headers in the report's order: pass, L/depth, clock, ms, tok/s, bound, % roof, predicted ms, GFLOP/s, GB/s, FLOP/B, wall ms, GPU ms. */
 const HEADERS = MARKDOWN_POINTS_HEADER.split('|')
   .map((s) => s.trim())
   .filter(Boolean);
@@ -39,19 +39,19 @@ const CELLS: Omit<Column<Point>, 'header'>[] = [
     cellClass: (p) => (p.highVariance ? 'high-variance' : undefined),
     cellTitle: (p) => (p.highVariance ? HIGH_VARIANCE_LEGEND : undefined),
   },
+  { cell: (p) => fixed(p.tokensPerSec, 1), sortValue: (p) => p.tokensPerSec, numeric: true },
+  { cell: (p) => p.bound, sortValue: (p) => p.bound, cellClass: (p) => `bound bound-${p.bound}` },
+  { cell: (p) => fixed(p.roofPct, 1), sortValue: (p) => p.roofPct, numeric: true },
+  { cell: (p) => formatMs(p.predictedMs), sortValue: (p) => p.predictedMs, numeric: true },
+  { cell: (p) => fixed(p.gflops, 1), sortValue: (p) => p.gflops, numeric: true },
+  { cell: (p) => fixed(p.gbps, 1), sortValue: (p) => p.gbps, numeric: true },
+  { cell: (p) => formatIntensity(p.intensity), sortValue: (p) => p.intensity, numeric: true },
   { cell: (p) => formatMs(p.wallMedianMs), sortValue: (p) => p.wallMedianMs, numeric: true },
   {
     cell: (p) => (p.gpuMedianMs === null ? MISSING : formatMs(p.gpuMedianMs)),
     sortValue: (p) => p.gpuMedianMs ?? -1,
     numeric: true,
   },
-  { cell: (p) => fixed(p.tokensPerSec, 1), sortValue: (p) => p.tokensPerSec, numeric: true },
-  { cell: (p) => fixed(p.gflops, 1), sortValue: (p) => p.gflops, numeric: true },
-  { cell: (p) => fixed(p.gbps, 1), sortValue: (p) => p.gbps, numeric: true },
-  { cell: (p) => formatIntensity(p.intensity), sortValue: (p) => p.intensity, numeric: true },
-  { cell: (p) => p.bound, sortValue: (p) => p.bound, cellClass: (p) => `bound bound-${p.bound}` },
-  { cell: (p) => fixed(p.roofPct, 1), sortValue: (p) => p.roofPct, numeric: true },
-  { cell: (p) => formatMs(p.predictedMs), sortValue: (p) => p.predictedMs, numeric: true },
 ];
 
 /** Explanations shown on hover of the less obvious headers. */
