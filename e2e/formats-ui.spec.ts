@@ -174,3 +174,77 @@ test('weight formats: the form’s weights field, the comparison chart, the roof
   await page.setViewportSize(DESKTOP);
   expect(problems).toEqual([]);
 });
+
+/** A trained model's task rows for two slices and two formats, their intervals Wilson's by hand. */
+function taskRows(): NonNullable<BenchResult['taskQuality']> {
+  const row = (
+    format: 'f32' | 'int4',
+    slice: string,
+    kind: 'json' | 'text',
+    cases: number,
+    score: number,
+    score95: [number, number],
+    delta: number | null,
+  ) => ({
+    format,
+    slice,
+    kind,
+    metric: kind === 'json' ? ('valid JSON' as const) : ('next-token accuracy' as const),
+    cases,
+    score,
+    score95,
+    deltaPoints: delta,
+    verdict: delta === null ? null : delta < -5 ? ('degraded' as const) : ('acceptable' as const),
+    kld:
+      delta === null
+        ? null
+        : { positions: 96, mean: 7e-3, median: 5e-3, p99: 3e-2, max: 4e-2, sameTop: 0.94 },
+  });
+  // 8 of 10 valid: Wilson 95% 49.0–94.3%; 5 of 10: 23.7–76.3%; 50 and 49 of 96 tokens.
+  return [
+    row('f32', 'json', 'json', 10, 0.8, [0.49, 0.943], null),
+    row('int4', 'json', 'json', 10, 0.5, [0.237, 0.763], -30),
+    row('f32', 'prose', 'text', 96, 50 / 96, [0.422, 0.619], null),
+    row('int4', 'prose', 'text', 96, 49 / 96, [0.412, 0.608], -1.04),
+  ];
+}
+
+test('a trained model’s format sweep: the task table by slice and its chart, in the run view and across runs in Compare', async ({
+  page,
+}) => {
+  const problems = watchConsole(page);
+  const result = makeFormatsResult(['f32', 'int4'], { quality: [], taskQuality: taskRows() });
+  await openPage(page);
+  await saveToHistory(page, result);
+  await page.reload();
+  await page
+    .getByTestId('history')
+    .getByRole('button', { name: /^Open the run of/ })
+    .click();
+  const table = page.getByTestId('task-quality-table');
+  await expect(table.locator('tbody tr')).toHaveCount(4);
+  await expect(table.locator('tbody tr').nth(1)).toContainText('degraded');
+  // The chart: one mark per slice and format, the formats in its legend, a slice per row.
+  const chart = page.getByTestId('task-quality-chart');
+  await expect(chart.locator('g.task-point circle')).toHaveCount(4);
+  await expect(chart).toContainText('f32');
+  await expect(chart).toContainText('int4');
+  await expect(chart).toContainText('prose');
+  // Hovering a mark tips its figures.
+  await chart.locator('g.task-point circle').first().hover();
+  await expect(chart).toContainText('95% interval');
+  await screenshot(panel(page, 'task-quality-chart'), 'task-quality-chart.png');
+
+  // Two runs in Compare: each file's table and chart, side by side.
+  const dir = mkdtempSync(join(tmpdir(), 'task-ui-'));
+  const files = ['a', 'b'].map((n) => join(dir, `trained-${n}.json`));
+  for (const f of files) writeFileSync(f, JSON.stringify(result));
+  await page.getByTestId('tab-compare').click();
+  await page.getByTestId('import').setInputFiles(files);
+  await expect(page.getByTestId('compare-list').locator('li')).toHaveCount(2);
+  const compared = page.getByTestId('compare-task-quality-chart');
+  await expect(compared).toHaveCount(2);
+  await expect(compared.locator('g.task-point circle')).toHaveCount(8);
+  await screenshot(page, 'task-quality-compare.png');
+  expect(problems).toEqual([]);
+});

@@ -9,6 +9,7 @@ import type { BenchResult } from '../../results/schema.ts';
 import type { FormatSummary } from '../../spec/workloads/formats.ts';
 import { formatComparisonChart } from '../charts/formats.ts';
 import { ChartPanel } from '../charts/panel.ts';
+import { taskQualityChart } from '../charts/task-quality.ts';
 import { h, setChildren } from '../dom.ts';
 import { fixed, formatNumber } from '../format.ts';
 import {
@@ -43,6 +44,7 @@ export class FormatsView {
   private readonly heading = h('h2', { text: 'Weight formats' });
   private readonly body = h('div', { className: 'formats-body' });
   private readonly chart: ChartPanel;
+  private readonly taskChart: ChartPanel;
   private readonly id: (name: string) => string;
 
   constructor(options: FormatsViewOptions) {
@@ -61,12 +63,24 @@ export class FormatsView {
         'run, the fastest those bytes can be read. A format above the dashed line lost part of its saving ' +
         'to what does not shrink with the weights: kernel launches, the submit, dequantization.',
     });
+    this.taskChart = new ChartPanel({
+      title: 'Task quality by slice',
+      testId: this.id('task-quality-chart'),
+      fileStem: () => `${options.fileStem()}-task-quality`,
+      wide: true,
+      emptyText: 'No task quality in this result (a trained model’s formats suite measures it).',
+      caption:
+        'Each row is one held-out slice of the trained model; each mark one weight format’s score on it ' +
+        '(exact match, JSON validity or next-token accuracy), with its 95% Wilson interval as a bar. A ' +
+        'format whose bar overlaps f32’s has not been shown to differ from it, whatever its point ' +
+        'estimate; the seed’s rule marks a slice “degraded” past −5 points on the estimate alone.',
+    });
     this.element = h('div', { className: 'serve-view formats-view', attrs: { hidden: true } }, [
       h('section', { className: 'card', testId: this.id('formats-summary') }, [
         h('div', { className: 'card-head' }, [this.heading]),
         this.body,
       ]),
-      h('div', { className: 'chart-grid' }, [this.chart.element]),
+      h('div', { className: 'chart-grid' }, [this.chart.element, this.taskChart.element]),
     ]);
   }
 
@@ -77,6 +91,7 @@ export class FormatsView {
     this.element.hidden = rows.length === 0 && quality.length === 0 && tasks.length === 0;
     if (!result || this.element.hidden) {
       this.chart.update(null);
+      this.taskChart.update(null);
       this.body.replaceChildren();
       return;
     }
@@ -100,5 +115,7 @@ export class FormatsView {
     ]);
     const copy = result.peaks.copyGBps;
     this.chart.update(rows.length > 0 ? (width) => formatComparisonChart(rows, copy, width) : null);
+    this.taskChart.element.hidden = tasks.length === 0;
+    this.taskChart.update(tasks.length > 0 ? (width) => taskQualityChart(tasks, width) : null);
   }
 }
