@@ -238,9 +238,18 @@ test('the form: the spec suite shows its own fields and reports bad values at th
   await page.getByLabel('Verify sizes k').fill('1, 18');
   await expect(page.locator('.field-verifyKs .field-error')).toContainText('value 2: ');
   await expect(page.locator('.field-verifyKs .field-error')).toContainText('<=17');
-  // All three at once, each at its field.
+  // A temperature: empty is greedy; a word, or 0 (the schema's T > 0), is refused at its field.
+  const temperature = page.getByLabel('Temperature');
+  await expect(temperature).toHaveValue('');
+  await temperature.fill('warm');
+  await expect(page.locator('.field-temperature .field-error')).toHaveText(
+    'Enter a temperature (e.g. 0.8), or nothing for greedy',
+  );
+  await temperature.fill('0');
+  await expect(page.locator('.field-temperature .field-error')).toContainText('>0');
+  // All four at once, each at its field.
   await expect(page.locator('.field-drafters .field-error')).toBeVisible();
-  await expect(page.locator('.field-error:visible')).toHaveCount(3);
+  await expect(page.locator('.field-error:visible')).toHaveCount(4);
   // An invalid form does not start a run.
   await page.getByTestId('run').click();
   await expect(page.getByTestId('progress')).not.toHaveClass(/active/);
@@ -250,6 +259,9 @@ test('the form: the spec suite shows its own fields and reports bad values at th
   await screenshot(page.locator('.run-card'), 'spec-form-errors-390.png');
   await page.setViewportSize(DESKTOP);
 
+  await temperature.fill('0.8');
+  await expect(page.locator('.field-temperature .field-error:visible')).toHaveCount(0);
+  await temperature.fill('');
   // A truncation as deep as ci-tiny (2 layers) is refused before the engine sees it.
   await drafters.fill('ngram, truncated:2');
   await k.fill('16');

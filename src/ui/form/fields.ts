@@ -28,6 +28,7 @@ const FIELD_NAMES = [
   'k',
   'adaptiveK',
   'verifyKs',
+  'temperature',
   'rate',
   'requests',
   'batching',

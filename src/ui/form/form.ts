@@ -321,6 +321,13 @@ export class ConfigForm {
       options.k = number('k');
       options.adaptiveK = this.fields.checked('adaptiveK');
       options.verifyKs = list('verifyKs');
+      const temperature = this.fields.value('temperature').trim();
+      if (temperature !== '') {
+        const t = Number(temperature);
+        if (Number.isNaN(t))
+          errors.set('temperature', 'Enter a temperature (e.g. 0.8), or nothing for greedy');
+        else options.temperature = t;
+      }
       if (options.depths?.length === 0 && !errors.has('depths')) {
         errors.set('depths', 'the verify-K curve needs at least one depth');
       }

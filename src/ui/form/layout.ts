@@ -130,6 +130,13 @@ export function layOut(fields: Fields, parts: Parts): Layout {
       fields.list('verifyKs', 'Verify sizes k', '1, 2, 4, 8, 16', 'Tokens per curve pass, 1…17.'),
     ]),
     fields.check('adaptiveK', 'Adaptive K: shorter after a rejection, longer after a full acceptance'),
+    fields.text(
+      'temperature',
+      'Temperature',
+      'greedy',
+      'Empty: greedy, each output checked token for token against plain decode. 0 < T ≤ 10: speculative sampling (the target’s distribution kept by the acceptance rule) against plain sampling.',
+      'decimal',
+    ),
   );
   serveFields.append(
     h('legend', { text: 'Load test' }),

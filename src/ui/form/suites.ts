@@ -196,6 +196,8 @@ export const FIELD_DEFAULTS = {
   k: SPEC_DEFAULTS.draftK,
   adaptiveK: false,
   verifyKs: SPEC_DEFAULTS.verifyKs.join(', '),
+  // Empty: greedy.
+  temperature: '',
   rate: '',
   requests: SERVE_DEFAULTS.requests,
   batching: 'both',
