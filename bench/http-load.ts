@@ -1,7 +1,7 @@
 import { Agent, request, errors as undiciErrors } from 'undici';
 import type { ServeRecord } from '../src/serve/driver.ts';
 import { parseSseEvents } from '../src/serve/openai.ts';
-import { histogramTotals, parsePrometheus } from '../src/serve/prometheus.ts';
+import { gaugeValue, histogramTotals, parsePrometheus } from '../src/serve/prometheus.ts';
 import { hashTokens } from '../src/serve/tokens-hash.ts';
 import type { TraceRequest } from '../src/serve/traffic.ts';
 
@@ -56,6 +56,8 @@ export interface ScrapeDelta {
   queueMsMean: number | null;
   prefillMsMean: number | null;
   ttftMsMean: number | null;
+  source?: 'histograms' | 'llama.cpp counters';
+  decodeMsPerToken?: number | null;
 }
 
 export interface HttpArmRun {
@@ -117,10 +119,17 @@ async function scrape(origin: string, agent: Agent): Promise<ReturnType<typeof p
   }
 }
 
-/** Server-side means over an arm, from two scrapes (vLLM's names or ours). */
+/**
+ * Server-side means over an arm, from two scrapes: the latency histograms of vLLM and of this
+ * project's server, else llama-server's counters (`--metrics`): `llamacpp:prompt_seconds_total` is
+ * the prompt time of every request it finished, so its growth over the arm's `finished` requests is
+ * the mean prefill per request; `tokens_predicted_seconds_total` over `tokens_predicted_total` is
+ * the time per generated token as its slots count it. It exposes no queue time.
+ */
 export function scrapeDelta(
   before: ReturnType<typeof parsePrometheus>,
   after: ReturnType<typeof parsePrometheus>,
+  finished = 0,
 ): ScrapeDelta | null {
   const mean = (suffix: string) => {
     const a = histogramTotals(after, suffix);
@@ -132,12 +141,30 @@ export function scrapeDelta(
   const prefill = mean('request_prefill_time_seconds');
   const ttft = mean('time_to_first_token_seconds');
   const n = queue?.n ?? prefill?.n ?? ttft?.n;
-  if (n === undefined) return null;
+  if (n !== undefined)
+    return {
+      requests: n,
+      queueMsMean: queue?.meanMs ?? null,
+      prefillMsMean: prefill?.meanMs ?? null,
+      ttftMsMean: ttft?.meanMs ?? null,
+      source: 'histograms',
+    };
+  const grown = (suffix: string) => {
+    const a = gaugeValue(after, suffix);
+    return a === null ? null : a - (gaugeValue(before, suffix) ?? 0);
+  };
+  const promptS = grown('prompt_seconds_total');
+  const predictedS = grown('tokens_predicted_seconds_total');
+  const predicted = grown('tokens_predicted_total');
+  if (promptS === null || finished <= 0) return null;
   return {
-    requests: n,
-    queueMsMean: queue?.meanMs ?? null,
-    prefillMsMean: prefill?.meanMs ?? null,
-    ttftMsMean: ttft?.meanMs ?? null,
+    requests: finished,
+    queueMsMean: null,
+    prefillMsMean: (1000 * promptS) / finished,
+    ttftMsMean: null,
+    source: 'llama.cpp counters',
+    decodeMsPerToken:
+      predictedS !== null && predicted !== null && predicted > 0 ? (1000 * predictedS) / predicted : null,
   };
 }
 
@@ -159,12 +186,16 @@ async function roundTrip(origin: string, agent: Agent): Promise<number | null> {
   return times[2];
 }
 
-/** An error body in OpenAI's shape as "code: message", else the body's start. */
+/**
+ * An error body in OpenAI's shape as "code: message", else the body's start. llama-server's code is
+ * the HTTP status again (a number) and its type names the error (`exceed_context_size_error`).
+ */
 export function errorText(body: string): string {
   try {
-    const e = (JSON.parse(body) as { error?: { message?: string; code?: string | null; type?: string } })
-      .error;
-    if (e?.message) return `${e.code ?? e.type ?? 'error'}: ${e.message}`;
+    const e = (
+      JSON.parse(body) as { error?: { message?: string; code?: string | number | null; type?: string } }
+    ).error;
+    if (e?.message) return `${typeof e.code === 'string' ? e.code : (e.type ?? 'error')}: ${e.message}`;
   } catch {
     // Not JSON: the text as it came.
   }
@@ -180,6 +211,8 @@ interface ChunkJson {
     prefill_ms: number | null;
     first_token_ms: number | null;
   };
+  /** llama-server's own per-request timings, on its last chunk. */
+  timings?: { prompt_ms?: number; prompt_n?: number; predicted_ms?: number; predicted_n?: number };
   error?: { message?: string };
   message?: string;
 }
@@ -235,6 +268,7 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
       const tokens: number[] = [];
       let usageTokens: number | null = null;
       let timing: ChunkJson['server_timing'];
+      let llamaTimings: ChunkJson['timings'];
       const sentEpoch = performance.timeOrigin + performance.now();
       try {
         const res = await request(`${o.url}/completions`, {
@@ -287,6 +321,7 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
             }
             if (chunk.usage?.completion_tokens !== undefined) usageTokens = chunk.usage.completion_tokens;
             if (chunk.server_timing) timing = chunk.server_timing;
+            if (chunk.timings) llamaTimings = chunk.timings;
           }
         }
         if (!sawDone) {
@@ -325,6 +360,9 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
           record.admittedMs = arrivalMs + (timing.received_ms - sentEpoch) + timing.queue_ms;
         } else {
           record.admittedMs = arrivalMs;
+          // llama-server times the request's prompt itself (its last chunk's `timings`), but not
+          // its wait for a slot: the split is prefill, and the rest of TTFT is queue and network.
+          if (llamaTimings?.prompt_ms !== undefined) record.prefillMs = llamaTimings.prompt_ms;
         }
       } catch (e) {
         if (o.signal?.aborted) {
@@ -370,7 +408,10 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
       errors,
       // The weakest way any request was counted.
       tokenCounting: counted.has('chunks') ? 'chunks' : counted.has('usage') ? 'usage' : 'token_ids',
-      scrape: before && after ? scrapeDelta(before, after) : null,
+      scrape:
+        before && after
+          ? scrapeDelta(before, after, records.filter((r) => r.status === 'finished').length)
+          : null,
       roundTripMs: rtt,
     };
   } finally {

@@ -135,6 +135,7 @@ describe('the client', () => {
       queueMsMean: expect.closeTo(50, 9),
       prefillMsMean: expect.closeTo(25, 9),
       ttftMsMean: null,
+      source: 'histograms',
     });
     expect(scrapeDelta(at(6, 1, 3), at(6, 1, 3))).toBeNull();
   });

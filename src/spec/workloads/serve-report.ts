@@ -147,6 +147,23 @@ function sloText(r: ServeRun): string {
 
 const p50 = (xs: number[]) => (xs.length > 0 ? fixed(percentile(xs, 50), 1) : '–');
 
+/**
+ * Whether an HTTP arm's tokens equal the in-process arm's: only where the server returned token ids
+ * can they be compared; "yes (0)" would read as a pass where nothing was checked.
+ */
+function tokensCell(r: ServeRun): string {
+  const m = r.matchesInProcess;
+  if (m && m.checked > 0)
+    return m.mismatches === 0 ? `yes (${m.checked})` : `no: ${m.mismatches} of ${m.checked}`;
+  if (
+    r.target?.kind === 'http' &&
+    r.target.tokenCounting !== undefined &&
+    r.target.tokenCounting !== 'token_ids'
+  )
+    return 'not comparable (the server returns no token ids)';
+  return m ? 'none checked (no finished request on both sides)' : '–';
+}
+
 /** The in-process arm an HTTP arm replays: its label is the arm's, then " · " and the target. */
 function twinOf(r: ServeRun, runs: readonly ServeRun[]): ServeRun | undefined {
   const base = r.label.split(' · ')[0];
@@ -194,6 +211,8 @@ export function httpComparison(runs: readonly ServeRun[]): HttpComparison | null
     const done = r.requests.filter((q) => q.status === 'finished');
     const ttft = (q: (typeof done)[number]) => (q.tokenTimesMs[0] ?? 0) - q.arrivalMs;
     const split = done.filter((q) => q.networkMs !== undefined);
+    // A server that times only the prompt (llama-server's per-request `timings`).
+    const prefilled = done.filter((q) => q.prefillMs !== undefined);
     const errors = Object.entries(r.errors ?? {})
       .map(([k, v]) => `${k} ${v}`)
       .join(', ');
@@ -211,19 +230,38 @@ export function httpComparison(runs: readonly ServeRun[]): HttpComparison | null
         twin ? `${ms(twin.summary.tpotMs, 'p50')} / ${ms(twin.summary.tpotMs, 'p99')}` : '–',
         `${ms(s.e2eMs, 'p50')} / ${ms(s.e2eMs, 'p99')}`,
         twin ? `${ms(twin.summary.e2eMs, 'p50')} / ${ms(twin.summary.e2eMs, 'p99')}` : '–',
-        p50(split.map((q) => q.networkMs ?? 0)),
+        split.length === 0 && prefilled.length > 0
+          ? `${p50(prefilled.map((q) => ttft(q) - (q.prefillMs ?? 0)))} with queue (no queue time from the server)`
+          : p50(split.map((q) => q.networkMs ?? 0)),
         p50(split.map((q) => q.queueMs ?? 0)),
-        p50(split.map((q) => q.prefillMs ?? 0)),
+        p50((split.length > 0 ? split : prefilled).map((q) => q.prefillMs ?? 0)),
         split.length > 0
           ? `${p50(split.map((q) => (q.networkMs ?? 0) + (q.queueMs ?? 0) + (q.prefillMs ?? 0)))} vs ${p50(split.map(ttft))}`
           : '–',
-        m ? (m.mismatches === 0 ? `yes (${m.checked})` : `no: ${m.mismatches} of ${m.checked}`) : '–',
+        tokensCell(r),
       ],
     };
+  });
+  const chunkNotes = http.flatMap((r) => {
+    // Without token ids each streamed chunk is one timestamp; a server may send several tokens in
+    // one chunk (llama-server holds back a partial UTF-8 character or a possible stop string).
+    const merged = r.requests.filter(
+      (q) => q.status === 'finished' && q.tokenTimesMs.length < q.outputTokens,
+    );
+    if (merged.length === 0) return [];
+    const tokens = merged.reduce((a, q) => a + q.outputTokens, 0);
+    const chunks = merged.reduce((a, q) => a + q.tokenTimesMs.length, 0);
+    return [
+      `${r.label}: ${merged.length} of ${r.requests.filter((q) => q.status === 'finished').length} finished requests streamed fewer chunks than tokens (${tokens} tokens in ${chunks} chunks). Their ITL is per chunk, a chunk of several tokens one gap; TTFT is the first chunk's, and TPOT divides by the server's own token count (${r.target?.kind === 'http' ? (r.target.tokenCounting ?? 'usage') : 'usage'}).`,
+    ];
   });
   const notes = http.flatMap((r) => {
     const m = r.serverMetrics;
     const s = r.summary;
+    if (m?.source === 'llama.cpp counters' && m.prefillMsMean !== null && s.ttftMs)
+      return [
+        `${r.label}: from llama-server's counters over the arm (its slots' own timings, ${m.requests} finished requests; it exposes no queue time): mean prefill ${fixed(m.prefillMsMean, 1)} ms a request, so at most ${fixed(s.ttftMs.mean - m.prefillMsMean, 1)} ms of the client's mean TTFT (${fixed(s.ttftMs.mean, 1)} ms) is queue, network and HTTP${m.decodeMsPerToken == null ? '' : `; ${fixed(m.decodeMsPerToken, 2)} ms a generated token (the client's TPOT p50: ${ms(s.tpotMs, 'p50')})`}.`,
+      ];
     if (!m || m.queueMsMean === null || m.prefillMsMean === null || !s.ttftMs) return [];
     return [
       `${r.label}: from the server's /metrics over the arm (${m.requests} requests), mean queue ${fixed(m.queueMsMean, 1)} ms + mean prefill ${fixed(m.prefillMsMean, 1)} ms, so ${fixed(s.ttftMs.mean - m.queueMsMean - m.prefillMsMean, 1)} ms of the client's mean TTFT (${fixed(s.ttftMs.mean, 1)} ms) is network and HTTP.`,
@@ -235,7 +273,7 @@ export function httpComparison(runs: readonly ServeRun[]): HttpComparison | null
       "Each HTTP arm replays the in-process arm of the same name, request for request. Client times are the load generator's performance.now(), from handing the request to the HTTP client to each streamed chunk; the split uses the timeline the server returns in its last chunk.",
     header: HTTP_HEADER,
     rows,
-    notes,
+    notes: [...notes, ...chunkNotes],
   };
 }
 

@@ -163,6 +163,14 @@ export const ServeRunSchema = z
         queueMsMean: ms.nullable(),
         prefillMsMean: ms.nullable(),
         ttftMsMean: ms.nullable(),
+        /**
+         * Where the means come from: latency histograms (vLLM, this project's server), or
+         * llama-server's counters (llamacpp:prompt_seconds_total and the like: seconds and tokens
+         * summed over its slots, no queue time), whose prefill mean is over the arm's finished requests.
+         */
+        source: z.enum(['histograms', 'llama.cpp counters']).optional(),
+        /** llama-server's counters: generation seconds ÷ tokens generated, over its slots. */
+        decodeMsPerToken: ms.nullable().optional(),
       })
       .strict()
       .nullable()
