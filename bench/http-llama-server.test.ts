@@ -51,7 +51,9 @@ beforeAll(async () => {
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.end(STREAM);
+      // A two-token prompt gets the same stream with every text held back (as llama-server does
+      // with the bytes of an unfinished character): only the usage says tokens came.
+      res.end(body.prompt.length === 2 ? STREAM.replace(/"text":"[^"]*"/g, '"text":""') : STREAM);
     });
   });
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
@@ -106,6 +108,23 @@ describe('llama-server, as it answered', () => {
     expect(run.errors).toEqual({ http_4xx: 1 });
     // /metrics differenced over the arm: its counters over the one finished request.
     expect(run.scrape?.source).toBe('llama.cpp counters');
+  });
+
+  it('a stream whose text is all held back: finished, its 6 tokens arriving when the stream ends', async () => {
+    const run = await runHttpArm({
+      url,
+      model: 'models/trained-4m.gguf',
+      trace: [trace(0, 2)],
+      prompts: new Map([[0, [1, 400]]]),
+      concurrency: 1,
+      timeoutMs: 5000,
+    });
+    const [r] = run.records;
+    expect(r.status).toBe('finished');
+    expect(r.outputTokens).toBe(6);
+    expect(r.tokenTimesMs).toHaveLength(1);
+    expect(r.tokenTimesMs[0]).toBeLessThanOrEqual(r.finishMs ?? 0);
+    expect(run.errors).toEqual({});
   });
 
   it('its counters as means: prompt seconds per finished request, generation seconds per token (by hand)', () => {

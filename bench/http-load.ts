@@ -295,8 +295,10 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
         let buffer = '';
         let sawDone = false;
         const decoder = new TextDecoder();
+        let lastAt = 0;
         for await (const piece of res.body) {
           const at = now();
+          lastAt = at;
           buffer += decoder.decode(piece as Buffer, { stream: true });
           const { events, rest } = parseSseEvents(buffer);
           buffer = rest;
@@ -339,6 +341,10 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
           counted.add(usageTokens !== null ? 'usage' : 'chunks');
           record.outputTokens = usageTokens ?? record.tokenTimesMs.length;
         }
+        // Tokens the server counted (usage) but sent no text for until the end: llama-server holds
+        // back the bytes of an unfinished UTF-8 character (a byte token) and sends them, or nothing,
+        // on its last chunk. They arrived when the stream ended.
+        if (record.tokenTimesMs.length === 0 && (usageTokens ?? 0) > 0) record.tokenTimesMs.push(lastAt);
         if (record.tokenTimesMs.length === 0) {
           count('stream_error');
           record.error = 'no token in the stream';
