@@ -95,7 +95,7 @@ describe('specFromOptions', () => {
         gen: 16,
         quality: true,
         // The held-out budget of a trained model's task table (unused on seeded weights).
-        taskTokens: 1024,
+        taskTokens: 768,
         reps: 3,
         warmup: 1,
       },
