@@ -17,13 +17,22 @@ export interface SamplingSettings {
   seed: number;
 }
 
+/** What a draw reads of the settings: the seed lives with the caller's generator. */
+export type DrawSettings = Pick<SamplingSettings, 'temperature' | 'topK' | 'topP'>;
+
+/** Draws under some settings, with the caller's seeded generator (one uniform number per draw). */
+export interface SeededDraws {
+  settings: DrawSettings;
+  random: () => number;
+}
+
 /**
  * The distribution a draw is made from: the kept token ids, most likely first, and their
  * probabilities (summing to 1). Greedy (temperature 0) keeps the argmax alone.
  */
 export function samplingDistribution(
   logits: ArrayLike<number>,
-  s: Pick<SamplingSettings, 'temperature' | 'topK' | 'topP'>,
+  s: DrawSettings,
 ): { ids: number[]; probs: number[] } {
   const n = logits.length;
   if (s.temperature <= 0) {
@@ -71,6 +80,11 @@ export function drawToken(d: { ids: number[]; probs: number[] }, u: number): num
     if (u < sum) return d.ids[i];
   }
   return d.ids[d.ids.length - 1];
+}
+
+/** One token drawn from a row of logits under the settings, with `u`, a uniform number in [0, 1). */
+export function sampleToken(logits: ArrayLike<number>, s: DrawSettings, u: number): number {
+  return drawToken(samplingDistribution(logits, s), u);
 }
 
 /** The settings' own check: a message naming the bad one, or null. */

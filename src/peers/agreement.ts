@@ -175,10 +175,11 @@ export function agreementTopK(
     let theirsListed = 0;
     for (const t of listed) {
       if (!(t.id >= 0 && t.id < a.length)) throw new Error(`agreement: the peer listed token ${t.id}`);
-      const d = Math.abs(a[t.id] - t.logprob);
-      rowMax = Math.max(rowMax, Number.isNaN(d) ? Number.POSITIVE_INFINITY : d);
+      const diff = Math.abs(a[t.id] - t.logprob);
+      const d = Number.isNaN(diff) ? Number.POSITIVE_INFINITY : diff;
+      rowMax = Math.max(rowMax, d);
       const pa = Math.exp(a[t.id]);
-      if (pa >= LIKELY) rowLikely = Math.max(rowLikely, Number.isNaN(d) ? Number.POSITIVE_INFINITY : d);
+      if (pa >= LIKELY) rowLikely = Math.max(rowLikely, d);
       kl += pa * (a[t.id] - t.logprob);
       oursListed += pa;
       theirsListed += Math.exp(t.logprob);

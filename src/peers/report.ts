@@ -1,5 +1,5 @@
 import { escapeMarkdown, formatMs, markdownDelimiter, markdownRow } from '../markdown.ts';
-import { onlyNearTies } from './agreement.ts';
+import { LIKELY, onlyNearTies } from './agreement.ts';
 import type { Agreement, PeerPoint, PeerRecord } from './schema.ts';
 
 /** This engine's pass points as the side-by-side table needs them (a result's `points`). */
@@ -196,7 +196,7 @@ export function peersReport(
     if (a) {
       lines.push(
         `Agreement on ${a.tokens} prompt positions${agreementScope(a, true)}: top-1 ${(a.top1 * 100).toFixed(1)}% (bound ${(a.tolerance.top1 * 100).toFixed(0)}%), ` +
-          `max |Δ log p| ${a.maxAbsLogprobDiff.toExponential(2)} (bound ${a.tolerance.maxAbsLogprobDiff.toExponential(1)}${a.maxAbsLogprobDiffLikely === undefined ? '' : `; ${a.maxAbsLogprobDiffLikely.toExponential(2)} over tokens of p ≥ 1e-3`}), ` +
+          `max |Δ log p| ${a.maxAbsLogprobDiff.toExponential(2)} (bound ${a.tolerance.maxAbsLogprobDiff.toExponential(1)}${a.maxAbsLogprobDiffLikely === undefined ? '' : `; ${a.maxAbsLogprobDiffLikely.toExponential(2)} over tokens of p ≥ ${LIKELY.toExponential(0)}`}), ` +
           `KL ${a.kl.toExponential(2)} nats: **${a.passed ? 'passed' : 'FAILED'}**${agreementDetail(a)}`,
         '',
       );

@@ -3,7 +3,7 @@ import { InputError, InternalError, ReferenceMismatchError } from '../errors.ts'
 import { type Gpu, isSoftwareAdapter } from '../gpu/device.ts';
 import { defaultVariants } from '../kernels/variants.ts';
 import { Model } from '../model/forward.ts';
-import { drawToken, samplingDistribution } from '../model/sampler.ts';
+import { sampleToken } from '../model/sampler.ts';
 import { loadModel } from '../model/source.ts';
 import type { Tokenizer } from '../model/tokenizer/index.ts';
 import { LOGITS_MAX_REL_ERR, validateModel } from '../model/verify.ts';
@@ -105,7 +105,7 @@ export async function generateGreedy(
   const pick = (greedy: number, logits: Float32Array | undefined) => {
     if (!sampling || !random) return greedy;
     if (!logits) throw new InternalError('a sampled step read back no logits');
-    return drawToken(samplingDistribution(logits, sampling), random());
+    return sampleToken(logits, sampling, random());
   };
   const seq = model.createSequence();
   try {

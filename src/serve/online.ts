@@ -1,5 +1,5 @@
 import type { Model, StepResult } from '../model/forward.ts';
-import { drawToken, type SamplingSettings, samplingDistribution } from '../model/sampler.ts';
+import { type SamplingSettings, sampleToken } from '../model/sampler.ts';
 import { mulberry32 } from '../random.ts';
 import { kvPort } from './driver.ts';
 import { Scheduler, type ServeRequest } from './scheduler.ts';
@@ -264,7 +264,7 @@ export class OnlineEngine {
       const e = this.entries.get(req);
       const s = e?.sub.sampling;
       if (!e?.random || !s || !row) return greedy;
-      return drawToken(samplingDistribution(row, s), e.random());
+      return sampleToken(row, s, e.random());
     };
     return {
       decodeTokens: plan.decodes.map((d, b) =>

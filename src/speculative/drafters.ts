@@ -1,5 +1,5 @@
 import { InputError } from '../errors.ts';
-import type { SamplingSettings } from '../model/sampler.ts';
+import type { SeededDraws } from '../model/sampler.ts';
 import { mulberry32 } from '../random.ts';
 import { MAX_DRAFT } from '../spec/drafter.ts';
 
@@ -25,7 +25,7 @@ export interface Drafter {
   proposeSampled?(
     context: readonly number[],
     k: number,
-    sampling: { settings: Pick<SamplingSettings, 'temperature' | 'topK' | 'topP'>; random: () => number },
+    sampling: SeededDraws,
   ): Promise<{ tokens: number[]; dists: Float64Array[] }>;
   /** Frees what the drafter holds (a draft model's sequence); the drafter is not used after. */
   dispose?(): void;

@@ -1,5 +1,5 @@
 import { InternalError } from '../errors.ts';
-import { denseOf, type SamplingSettings, samplingDistribution } from '../model/sampler.ts';
+import { type DrawSettings, denseOf, type SeededDraws, samplingDistribution } from '../model/sampler.ts';
 import { AcceptanceStats, acceptDraft, acceptSampled } from './accept.ts';
 import type { Drafter } from './drafters.ts';
 
@@ -62,15 +62,7 @@ export interface SpecDecodeOptions {
    * its own distributions. The output then follows the target's sampling distribution, not its
    * greedy tokens.
    */
-  sampling?: { settings: Pick<SamplingSettings, 'temperature' | 'topK' | 'topP'>; random: () => number };
-}
-
-/** A row of logits as the sampler's distribution over the whole vocabulary (0 for what it cuts). */
-export function denseDistribution(
-  logits: ArrayLike<number>,
-  settings: Pick<SamplingSettings, 'temperature' | 'topK' | 'topP'>,
-): Float64Array {
-  return denseOf(samplingDistribution(logits, settings), logits.length);
+  sampling?: SeededDraws;
 }
 
 /**
@@ -145,14 +137,10 @@ export async function speculativeDecode(
 }
 
 /** The verify pass's rows as the sampler's distributions. */
-function targetRows(
-  logits: Float32Array | undefined,
-  rows: number,
-  settings: Pick<SamplingSettings, 'temperature' | 'topK' | 'topP'>,
-): Float64Array[] {
+function targetRows(logits: Float32Array | undefined, rows: number, settings: DrawSettings): Float64Array[] {
   if (!logits) throw new InternalError('speculative sampling: the verify pass returned no logits');
   const vocab = logits.length / rows;
   return Array.from({ length: rows }, (_, i) =>
-    denseDistribution(logits.subarray(i * vocab, (i + 1) * vocab), settings),
+    denseOf(samplingDistribution(logits.subarray(i * vocab, (i + 1) * vocab), settings), vocab),
   );
 }

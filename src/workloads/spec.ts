@@ -3,7 +3,7 @@ import { GpuProfiler } from '../gpu/profiler.ts';
 import { graphOf, verifyCost } from '../measure/cost.ts';
 import { PointSamples } from '../measure/samples.ts';
 import { type Model, VERIFY_CHUNK } from '../model/forward.ts';
-import { drawToken, type SamplingSettings, samplingDistribution } from '../model/sampler.ts';
+import { type SeededDraws, sampleToken } from '../model/sampler.ts';
 import type { TaskSlice } from '../model/task-set.ts';
 import type { Tokenizer } from '../model/tokenizer/index.ts';
 import { mulberry32 } from '../random.ts';
@@ -320,18 +320,12 @@ async function measureCurve(
   return out;
 }
 
-/** Speculative sampling's settings for one prompt: the run's temperature, a stream seeded by the prompt. */
-type PromptSampling = {
-  settings: Pick<SamplingSettings, 'temperature' | 'topK' | 'topP'>;
-  random: () => number;
-};
-
 /**
  * The draws of one prompt under sampling, or undefined for greedy. The plain run and each drafter's
  * run get streams from the same seed, so their first tokens (drawn from the same prefill logits
  * with the stream's first number) are the same.
  */
-function sampling(w: WorkloadOf<'spec'>, seed: number): (() => PromptSampling) | undefined {
+function sampling(w: WorkloadOf<'spec'>, seed: number): (() => SeededDraws) | undefined {
   const temperature = w.temperature;
   if (!temperature) return undefined;
   return () => ({
@@ -341,23 +335,18 @@ function sampling(w: WorkloadOf<'spec'>, seed: number): (() => PromptSampling) |
 }
 
 /** The first token after a prompt: its greedy one, or a draw from its logits. */
-async function firstToken(model: Model, seq: number, prompt: number[], s: PromptSampling | undefined) {
+async function firstToken(model: Model, seq: number, prompt: number[], s: SeededDraws | undefined) {
   const [first] = await model.prefill([{ seq, tokens: prompt }], s ? 'last' : 'none');
   if (!s) return first.nextToken;
   if (!first.logits) throw new InternalError('the prefill returned no logits');
-  return drawToken(samplingDistribution(first.logits, s.settings), s.random());
+  return sampleToken(first.logits, s.settings, s.random());
 }
 
 /**
  * Plain decode of `gen` tokens, greedy or sampled: the baseline TPOT (wall clock) and the reference
  * output. A sampled step reads its logits back and draws on the CPU, as the speculative run does.
  */
-async function plainRun(
-  model: Model,
-  prompt: number[],
-  gen: number,
-  draws: (() => PromptSampling) | undefined,
-) {
+async function plainRun(model: Model, prompt: number[], gen: number, draws: (() => SeededDraws) | undefined) {
   const s = draws?.();
   const seq = model.createSequence();
   try {
@@ -369,12 +358,9 @@ async function plainRun(
         logits: s !== undefined,
       });
       t = performance.now();
-      if (s && !step.logits) throw new InternalError('the decode step returned no logits');
-      tokens.push(
-        s && step.logits
-          ? drawToken(samplingDistribution(step.logits, s.settings), s.random())
-          : step.nextTokens[0],
-      );
+      if (!s) tokens.push(step.nextTokens[0]);
+      else if (!step.logits) throw new InternalError('the decode step returned no logits');
+      else tokens.push(sampleToken(step.logits, s.settings, s.random()));
     }
     return { tokens, tpotMs: (t - t0) / (gen - 1) };
   } finally {
@@ -388,7 +374,7 @@ async function specRun(
   drafter: Drafter,
   prompt: number[],
   w: WorkloadOf<'spec'>,
-  draws: (() => PromptSampling) | undefined,
+  draws: (() => SeededDraws) | undefined,
 ) {
   const s = draws?.();
   const seq = model.createSequence();
