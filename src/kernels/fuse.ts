@@ -21,7 +21,7 @@ export type Epilogue = 'store' | 'add' | 'swiglu';
 /** The plain product: no norm, a plain store. */
 export const PLAIN: LinearFusion = { norm: false, epilogue: 'store' };
 
-/** EPILOGUE, the pipeline constant of lib/linear_epilogue.wgsl. */
+/** p.epilogue, the uniform field lib/linear_epilogue.wgsl branches on. */
 export const EPILOGUE_CODE: Record<Epilogue, number> = { store: 0, add: 1, swiglu: 2 };
 
 /** The snippet that fills a fusable shader's `prologue` slot. */

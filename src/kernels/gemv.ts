@@ -20,7 +20,7 @@ import { composedOnce, composeShader, defineParams } from './wgsl.ts';
 export { GEMV_LIMITS };
 
 /** Params of every GEMV shader: y[M, N] = x[M, K] · w[N, K]ᵀ; eps is the fused RMSNorm's (else 0). */
-const GEMV_PARAMS = defineParams({ M: 'u32', N: 'u32', K: 'u32', eps: 'f32' });
+const GEMV_PARAMS = defineParams({ M: 'u32', N: 'u32', K: 'u32', eps: 'f32', epilogue: 'u32' });
 
 /** Binding of the fused RMSNorm's gamma in the fusable GEMV shaders (after params, x, w and y). */
 const FUSE_BINDING = 4;
@@ -88,7 +88,6 @@ export class GemvKernel {
     if (variant.family === 'reduce') {
       const pipeline = await ctx.pipelines.get(shader.label, shader.code, {
         WG: GEMV_LIMITS.workgroupSize,
-        EPILOGUE: EPILOGUE_CODE[fusion.epilogue],
       });
       return new GemvKernel(ctx, pipeline, variant, undefined, fusion);
     }
@@ -105,7 +104,6 @@ export class GemvKernel {
       throw new KernelError(`gemv batch ${batch} is outside 1…${GEMV_LIMITS.maxBatch}`);
     }
     const overrides: Record<string, number> = { WG: variant.wg, BATCH: batch };
-    if (familyFuses('gemv', variant)) overrides.EPILOGUE = EPILOGUE_CODE[fusion.epilogue];
     const pipeline = await ctx.pipelines.get(shader.label, shader.code, overrides);
     return new GemvKernel(ctx, pipeline, variant, batch, fusion);
   }
@@ -153,7 +151,7 @@ export class GemvKernel {
       name: 'gemv',
       pipeline: this.pipeline,
       params: GEMV_PARAMS,
-      values: { M: a.M, N: a.N, K: a.K, eps: a.eps ?? 0 },
+      values: { M: a.M, N: a.N, K: a.K, eps: a.eps ?? 0, epilogue: EPILOGUE_CODE[this.fusion.epilogue] },
       buffers: a.gamma ? [a.x, a.w, a.y, a.gamma] : [a.x, a.w, a.y],
       workgroups: grid,
     });

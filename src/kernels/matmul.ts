@@ -15,7 +15,7 @@ import { DEFAULT_VARIANTS, familyFuses, type MatmulVariant } from './variants.ts
 import { composedOnce, composeShader, defineParams } from './wgsl.ts';
 
 /** Params of every matmul shader: c[M, N] = a[M, K] · b[N, K]ᵀ; eps: the fused RMSNorm's (else 0). */
-const MATMUL_PARAMS = defineParams({ M: 'u32', N: 'u32', K: 'u32', eps: 'f32' });
+const MATMUL_PARAMS = defineParams({ M: 'u32', N: 'u32', K: 'u32', eps: 'f32', epilogue: 'u32' });
 
 /** Binding of the fused RMSNorm's gamma in the matmul shaders (after params, a, b and c). */
 const FUSE_BINDING = 4;
@@ -84,7 +84,6 @@ export class MatmulKernel {
         WG_X: variant.wgX,
         WG_Y: variant.wgY,
         TILE_K: variant.tileK,
-        EPILOGUE: EPILOGUE_CODE[fusion.epilogue],
       });
       return new MatmulKernel(ctx, pipeline, variant, fusion);
     }
@@ -101,7 +100,6 @@ export class MatmulKernel {
     const pipeline = await ctx.pipelines.get(shader.label, shader.code, {
       WG_X: variant.wgX,
       WG_Y: variant.wgY,
-      EPILOGUE: EPILOGUE_CODE[fusion.epilogue],
     });
     return new MatmulKernel(ctx, pipeline, variant, fusion);
   }
@@ -125,7 +123,7 @@ export class MatmulKernel {
       name: 'matmul',
       pipeline: this.pipeline,
       params: MATMUL_PARAMS,
-      values: { M: a.M, N: a.N, K: a.K, eps: a.eps ?? 0 },
+      values: { M: a.M, N: a.N, K: a.K, eps: a.eps ?? 0, epilogue: EPILOGUE_CODE[this.fusion.epilogue] },
       buffers: a.gamma ? [a.a, a.b, a.c, a.gamma] : [a.a, a.b, a.c],
       workgroups: grid,
     });

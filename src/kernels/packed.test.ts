@@ -80,7 +80,7 @@ describe('PackedGemvKernel', () => {
       expect(bound).toEqual(format === 'f16' ? [b.x, b.w, b.y] : [b.x, b.w, b.y, b.scales]);
       // 67 columns, 8 per invocation, 16 invocations per workgroup: one workgroup.
       expect(call.workgroups).toEqual([1, 1, 1]);
-      expect(rec.pipelines[0].constants).toEqual({ WG: 16, ROWS: 3, COLS: 8, EPILOGUE: 0 });
+      expect(rec.pipelines[0].constants).toEqual({ WG: 16, ROWS: 3, COLS: 8 });
     }
   });
 
@@ -158,6 +158,6 @@ describe('PackedMatmulKernel', () => {
     expect(call.kernel).toBe('matmul');
     expect(call.workgroups).toEqual([Math.ceil(1000 / 64), Math.ceil(200 / 64), 1]);
     expect(rec.bindGroups[0].buffers.slice(1)).toEqual([b.x, b.w, b.y, b.scales]);
-    expect(rec.pipelines[0].constants).toEqual({ WG_X: 8, WG_Y: 8, ROWS: 8, COLS: 8, EPILOGUE: 0 });
+    expect(rec.pipelines[0].constants).toEqual({ WG_X: 8, WG_Y: 8, ROWS: 8, COLS: 8 });
   });
 });

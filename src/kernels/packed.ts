@@ -24,7 +24,7 @@ import {
 import { composedOnce, composeShader, defineParams, type Shader, type WgslLibraryName } from './wgsl.ts';
 
 /** Params of every packed shader: y[M, N] = x[M, K] · W[N, K]ᵀ, W packed; eps: the fused RMSNorm's (else 0). */
-const PACKED_PARAMS = defineParams({ M: 'u32', N: 'u32', K: 'u32', eps: 'f32' });
+const PACKED_PARAMS = defineParams({ M: 'u32', N: 'u32', K: 'u32', eps: 'f32', epilogue: 'u32' });
 
 /** Binding of the fused RMSNorm's gamma in the cols and matmul shaders (after params, x, w, y, scales). */
 const FUSE_BINDING = 5;
@@ -204,7 +204,6 @@ export class PackedGemvKernel {
         WG: variant.wg,
         ROWS: batch,
         COLS: variant.cols,
-        EPILOGUE: EPILOGUE_CODE[fusion.epilogue],
       });
     } else {
       const wg = GEMV_LIMITS.workgroupSize;
@@ -229,7 +228,7 @@ export class PackedGemvKernel {
       name: 'gemv',
       pipeline: this.pipeline,
       params: PACKED_PARAMS,
-      values: { M: a.M, N: a.N, K: a.K, eps: a.eps ?? 0 },
+      values: { M: a.M, N: a.N, K: a.K, eps: a.eps ?? 0, epilogue: EPILOGUE_CODE[this.fusion.epilogue] },
       buffers,
       workgroups: grid1d(Math.ceil(a.N / perGroup), this.ctx.gpu),
     });
@@ -264,7 +263,6 @@ export class PackedMatmulKernel {
       WG_Y: variant.wgY,
       ROWS: variant.rows,
       COLS: variant.cols,
-      EPILOGUE: EPILOGUE_CODE[fusion.epilogue],
     });
     return new PackedMatmulKernel(ctx, pipeline, format, variant, fusion);
   }
@@ -298,7 +296,7 @@ export class PackedMatmulKernel {
       name: 'matmul',
       pipeline: this.pipeline,
       params: PACKED_PARAMS,
-      values: { M: a.M, N: a.N, K: a.K, eps: a.eps ?? 0 },
+      values: { M: a.M, N: a.N, K: a.K, eps: a.eps ?? 0, epilogue: EPILOGUE_CODE[this.fusion.epilogue] },
       buffers,
       workgroups: [Math.ceil(a.N / (v.cols * v.wgX)), Math.ceil(a.M / (v.rows * v.wgY)), 1],
     });
