@@ -46,6 +46,7 @@ import { specFromOptions } from '../src/spec/options.ts';
 import type { BenchSpec } from '../src/spec/schema.ts';
 import { SPEC_DEFAULTS, SUITE_NAMES, SUITES } from '../src/spec/suites.ts';
 import { WORKLOADS } from '../src/spec/workloads/index.ts';
+import { parseToolWait, parseTurns, SESSION_DEFAULTS } from '../src/spec/workloads/serve-sessions.ts';
 import { SERVE_DEFAULTS } from '../src/spec/workloads/serve-settings.ts';
 import { parseDuration, SUSTAINED_DEFAULTS } from '../src/spec/workloads/sustained.ts';
 import { isWeightFormat, WEIGHT_FORMATS } from '../src/weight-format.ts';
@@ -167,6 +168,10 @@ Load test (--suite serve)
   --token-budget N       tokens per engine step (default ${SERVE_DEFAULTS.tokenBudget}); --max-batch N requests running (default ${SERVE_DEFAULTS.maxBatch}, ≤ 32)
   --kv-tokens N          KV pool in tokens (default: max batch × the model's maxSeqLen)
   --sweep N              rate sweep: synchronous, saturating, then N rates between
+  --sessions N --turns A..B --tool-wait DIST   agent sessions: each turn sends the whole history
+                         (previous prompt, its answer, a tool result, a new message) after the tool
+                         wait; DIST is fixed:MS, uniform:A..B or lognormal:MEDIAN[:SIGMA] (defaults
+                         ${SESSION_DEFAULTS.turns} turns, ${SESSION_DEFAULTS.toolWait}); --rate is then sessions/s
   --no-solo              skip running each request alone (no slowdown, no identical-output check)
   --target LIST          in-process (always, first), loopback (this project's server, npm run serve-api),
                          and base URLs ending in /v1 (vLLM, llama-server): each replays the in-process
@@ -296,6 +301,9 @@ function parse() {
         'token-budget': { type: 'string' },
         'max-batch': { type: 'string' },
         'kv-tokens': { type: 'string' },
+        sessions: { type: 'string' },
+        turns: { type: 'string' },
+        'tool-wait': { type: 'string' },
         sweep: { type: 'string' },
         target: { type: 'string' },
         'served-model': { type: 'string' },
@@ -456,6 +464,9 @@ const SERVE_FLAGS = [
   'target',
   'served-model',
   'http-timeout',
+  'sessions',
+  'turns',
+  'tool-wait',
 ] as const;
 // --duration is the load test's arrival window or the sustained suite's length; the rest are the load test's.
 const serveFlags = SERVE_FLAGS.filter(
@@ -491,6 +502,25 @@ if (args.slo !== undefined) {
 }
 
 /** --prompt TEXT or --prompt-file F: the text the sweeps' prompts are cut from. */
+/** --sessions N with --turns and --tool-wait (each defaulted), or nothing; bad values exit 2 naming the flag. */
+function sessionsOption() {
+  if (args.sessions === undefined) {
+    if (args.turns !== undefined || args['tool-wait'] !== undefined)
+      usage('--turns and --tool-wait shape agent sessions: add --sessions N');
+    return undefined;
+  }
+  const count = int('--sessions', args.sessions) as number;
+  try {
+    return {
+      count,
+      turns: parseTurns(args.turns ?? SESSION_DEFAULTS.turns),
+      toolWait: parseToolWait(args['tool-wait'] ?? SESSION_DEFAULTS.toolWait),
+    };
+  } catch (e) {
+    usage((e as Error).message);
+  }
+}
+
 function promptText(): { text: string; source: string } | undefined {
   if (args.prompt !== undefined && args['prompt-file'] !== undefined)
     usage('give --prompt or --prompt-file, not both');
@@ -576,6 +606,7 @@ try {
       quality: !args['no-quality'],
       taskTokens: int('--task-tokens', args['task-tokens']),
       trace: importedTrace,
+      sessions: sessionsOption(),
       prompt: promptText(),
     },
   );

@@ -1,8 +1,10 @@
+import { InternalError } from '../errors.ts';
 import type { Model } from '../model/forward.ts';
 import type { RequestRecord } from './metrics.ts';
 import { type KvPort, Scheduler, type SchedulerOptions, type ServeRequest } from './scheduler.ts';
+import { SessionBook } from './sessions.ts';
 import { hashTokens } from './tokens-hash.ts';
-import type { TraceRequest } from './traffic.ts';
+import type { SessionTurn, TraceRequest } from './traffic.ts';
 
 /**
  * Drives the scheduler on the real engine, in real time: requests arrive on the wall clock as the
@@ -16,6 +18,12 @@ export interface ArmOptions extends SchedulerOptions {
   /** Closed loop: keep this many requests in flight (arrivals are set at run time). */
   concurrency: number | null;
   prefixCache: boolean;
+  /**
+   * Agent sessions (a trace with session turns): a later turn arrives its tool wait after the turn
+   * before it finishes, with that turn's prompt and generated tokens at the head of its own. Open
+   * loop only. One book per arm: it records the prompts it hands out.
+   */
+  sessions?: SessionBook;
 }
 
 /** The engine state after a step: what the timeline charts draw. */
@@ -49,6 +57,8 @@ export interface ArmRun {
   records: ServeRecord[];
   /** Generated tokens per request id (the identical-output check compares them with solo runs). */
   tokens: Map<number, number[]>;
+  /** The prompt each request was sent with (a later session turn's is known only at run time). */
+  prompts: ReadonlyMap<number, readonly number[]>;
   timeline: TimelinePoint[];
   slots: SlotSpan[];
   durationMs: number;
@@ -112,8 +122,18 @@ export async function runArm(
   const scheduler = new Scheduler(port, o);
   const alloc = model.kv.allocator;
   const byId = new Map(trace.map((t) => [t.id, t]));
-  // Open loop: arrivals from the trace. Closed loop: the first C at once, each finish releases the next.
-  const pending = [...trace].sort((a, b) => a.arrivalMs - b.arrivalMs || a.id - b.id);
+  const book = o.sessions;
+  if (book && o.concurrency !== null) throw new InternalError('sessions run open loop only');
+  const promptOf = new Map(prompts);
+  // Open loop: arrivals from the trace. Closed loop: the first C at once, each finish releases the
+  // next. A later session turn joins `pending` when the turn before it finishes.
+  const pending = trace
+    .filter((t) => !book || !SessionBook.isFollowUp(t))
+    .sort((a, b) => a.arrivalMs - b.arrivalMs || a.id - b.id);
+  const schedule = (t: TraceRequest) => {
+    const at = pending.findIndex((q) => q.arrivalMs > t.arrivalMs);
+    pending.splice(at < 0 ? pending.length : at, 0, t);
+  };
   let released = o.concurrency === null ? pending.length : Math.min(o.concurrency, pending.length);
   const arrivalOf = new Map<number, number>();
   const slots: SlotSpan[] = [];
@@ -147,7 +167,7 @@ export async function runArm(
         id: next.id,
         class: next.class,
         priority: next.priority,
-        prompt: prompts.get(next.id) ?? [],
+        prompt: promptOf.get(next.id) ?? [],
         outputTokens: next.outputTokens,
         arrivalMs,
       });
@@ -201,6 +221,11 @@ export async function runArm(
           closeSlot(r, 'finished', done);
           finishedSeen++;
           if (o.concurrency !== null) released++;
+          const next = book?.finished(r.id, r.generated);
+          if (next) {
+            promptOf.set(next.req.id, next.prompt);
+            schedule({ ...next.req, arrivalMs: done + (next.req.session?.toolWaitMs ?? 0) });
+          }
         }
       }
       const stats = alloc.stats();
@@ -230,9 +255,16 @@ export async function runArm(
   const records = scheduler.all.map((r) =>
     toRecord(r, byId.get(r.id) as TraceRequest, stoppedBy !== undefined),
   );
+  // Session turns never sent: an earlier turn failed, or the run stopped first.
+  const seen = new Set(records.map((r) => r.id));
+  for (const t of trace) {
+    if (!seen.has(t.id)) records.push(unsentRecord(t, stoppedBy !== undefined));
+  }
+  records.sort((a, b) => a.id - b.id);
   return {
     records,
     tokens: new Map(scheduler.all.map((r) => [r.id, r.generated])),
+    prompts: promptOf,
     timeline,
     slots,
     durationMs: end,
@@ -249,7 +281,32 @@ export type ServeRecord = RequestRecord & {
   prefixTokens: number;
   /** Fingerprint of the generated tokens (tokens-hash.ts), to match runs over HTTP with this one. */
   outputHash?: string;
+  /** The request's place in an agent session. */
+  session?: SessionTurn;
 };
+
+/** A session turn that was never sent: the turn before it did not finish (or the run stopped). */
+export function unsentRecord(t: TraceRequest, stopped: boolean): ServeRecord {
+  return {
+    id: t.id,
+    class: t.class,
+    priority: t.priority,
+    promptTokens: t.promptTokens,
+    outputTokens: 0,
+    prefixHitTokens: 0,
+    preemptions: 0,
+    status: stopped ? 'cancelled' : 'failed',
+    error: `not sent: an earlier turn of session ${t.session?.id} did not finish`,
+    arrivalMs: t.arrivalMs,
+    admittedMs: null,
+    tokenTimesMs: [],
+    finishMs: null,
+    requestedTokens: t.outputTokens,
+    prefixId: t.prefixId,
+    prefixTokens: t.prefixTokens,
+    ...(t.session ? { session: t.session } : {}),
+  };
+}
 
 export function toRecord(r: ServeRequest, t: TraceRequest, stopped: boolean): ServeRecord {
   const status =
@@ -258,7 +315,7 @@ export function toRecord(r: ServeRequest, t: TraceRequest, stopped: boolean): Se
     id: r.id,
     class: r.class,
     priority: r.priority,
-    promptTokens: t.promptTokens,
+    promptTokens: r.prompt.length,
     outputTokens: r.generated.length,
     prefixHitTokens: r.prefixHitTokens,
     preemptions: r.preemptions,
@@ -273,6 +330,7 @@ export function toRecord(r: ServeRequest, t: TraceRequest, stopped: boolean): Se
     prefixId: t.prefixId,
     prefixTokens: t.prefixTokens,
     outputHash: hashTokens(r.generated),
+    ...(t.session ? { session: t.session } : {}),
   };
 }
 

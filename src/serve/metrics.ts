@@ -128,7 +128,7 @@ function meetsSlo(l: Latencies, slo: Slo): boolean {
   );
 }
 
-function dist(samples: number[]): Dist | null {
+export function dist(samples: number[]): Dist | null {
   if (samples.length === 0) return null;
   // Sorted once here: percentile copies and sorts again, which is linear on sorted input.
   const s = [...samples].sort((a, b) => a - b);

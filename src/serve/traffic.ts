@@ -69,6 +69,20 @@ export interface TraceRequest {
   prefixTokens: number;
   class: string;
   priority: number;
+  /** A turn of an agent session (sessions.ts); absent for a single request. */
+  session?: SessionTurn;
+}
+
+/** Where a request sits in an agent session (sessions.ts). */
+export interface SessionTurn {
+  /** The session, 0…sessions − 1. */
+  id: number;
+  /** 1-based. */
+  turn: number;
+  /** The tool wait before this turn (0 for the first): it arrives this long after the previous turn finishes. */
+  toolWaitMs: number;
+  /** Tokens the turn adds to the history: the tool result and the user message (the first turn: its own prompt, the shared prefix left out). */
+  newTokens: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -213,7 +227,7 @@ function validate(o: TrafficOptions): void {
 // Sampling
 
 /** A seed for one stream of one user seed, so the streams do not overlap or track each other. */
-function subSeed(...parts: number[]): number {
+export function subSeed(...parts: number[]): number {
   let h = 0x811c9dc5;
   for (const p of parts) h = fmix32(h ^ fmix32(p));
   return h;
@@ -387,7 +401,10 @@ export function promptTokenIds(req: TraceRequest, vocab: number, seed: number): 
  * One request per line, with the field names of common trace formats: arrival_s (seconds from the
  * start, rounded to the nanosecond), prompt_len (prefix included), output_len, prefix_id (null for
  * none), class, priority; and prefix_len, our extra: how many of the prompt's tokens are the prefix
- * (required when prefix_id is set, since other tools' traces do not say).
+ * (required when prefix_id is set, since other tools' traces do not say). A turn of an agent session
+ * adds session_id, turn, tool_wait_ms (the wait before it) and new_len (the tokens it adds to the
+ * history); a later turn's arrival_s is its session's start, since it arrives tool_wait_ms after the
+ * turn before it finishes.
  */
 export function traceToJsonl(trace: readonly TraceRequest[]): string {
   return trace
@@ -400,6 +417,14 @@ export function traceToJsonl(trace: readonly TraceRequest[]): string {
         class: r.class,
         priority: r.priority,
         prefix_len: r.prefixTokens,
+        ...(r.session
+          ? {
+              session_id: r.session.id,
+              turn: r.session.turn,
+              tool_wait_ms: Number(r.session.toolWaitMs.toFixed(3)),
+              new_len: r.session.newTokens,
+            }
+          : {}),
       }),
     )
     .map((line) => `${line}\n`)
@@ -415,8 +440,21 @@ const TraceLineSchema = z
     prefix_len: z.number().int('must be an integer').min(0, 'must be ≥ 0').optional(),
     class: z.string().min(1, 'must not be empty').max(200),
     priority: z.number().int('must be an integer'),
+    session_id: z.number().int('must be an integer').min(0, 'must be ≥ 0').optional(),
+    turn: z.number().int('must be an integer').min(1, 'must be ≥ 1').optional(),
+    tool_wait_ms: z.number().min(0, 'must be ≥ 0').optional(),
+    new_len: count.optional(),
   })
   .superRefine((l, ctx) => {
+    const sessionFields = [l.session_id, l.turn, l.tool_wait_ms, l.new_len].filter((v) => v !== undefined);
+    if (sessionFields.length !== 0 && sessionFields.length !== 4)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['session_id'],
+        message: 'a session turn needs all of session_id, turn, tool_wait_ms and new_len',
+      });
+    if (l.new_len !== undefined && l.new_len > l.prompt_len)
+      ctx.addIssue({ code: 'custom', path: ['new_len'], message: 'must be ≤ prompt_len' });
     const path = ['prefix_len'];
     if (l.prefix_id === null) {
       if ((l.prefix_len ?? 0) !== 0)
@@ -431,6 +469,24 @@ const TraceLineSchema = z
       });
     }
   });
+
+/** A session's turns must be 1…n once each, each later one at least as long as the history before it. */
+function checkSessions(trace: readonly TraceRequest[]): void {
+  const bySession = new Map<number, TraceRequest[]>();
+  for (const r of trace) {
+    if (!r.session) continue;
+    bySession.set(r.session.id, [...(bySession.get(r.session.id) ?? []), r]);
+  }
+  for (const [sid, turns] of bySession) {
+    const sorted = [...turns].sort((a, b) => (a.session?.turn ?? 0) - (b.session?.turn ?? 0));
+    sorted.forEach((r, i) => {
+      if (r.session?.turn !== i + 1)
+        throw new SpecError(
+          `trace: session ${sid} has turns ${sorted.map((q) => q.session?.turn).join(', ')}, not 1…${sorted.length} once each`,
+        );
+    });
+  }
+}
 
 /**
  * Reads a trace written by traceToJsonl (or by hand, or by another tool with these field names).
@@ -463,8 +519,15 @@ export function traceFromJsonl(text: string): TraceRequest[] {
       prefixTokens: l.prefix_len ?? 0,
       class: l.class,
       priority: l.priority,
+      ...(l.session_id !== undefined &&
+      l.turn !== undefined &&
+      l.tool_wait_ms !== undefined &&
+      l.new_len !== undefined
+        ? { session: { id: l.session_id, turn: l.turn, toolWaitMs: l.tool_wait_ms, newTokens: l.new_len } }
+        : {}),
     });
   }
   if (trace.length === 0) throw new SpecError('trace: no requests (every line is blank)');
+  checkSessions(trace);
   return trace.sort((a, b) => a.arrivalMs - b.arrivalMs);
 }

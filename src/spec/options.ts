@@ -119,6 +119,8 @@ export const SpecOptionsSchema = z
     sweep: ServeWorkloadSchema.shape.sweep.default(0),
     solo: z.boolean().default(true),
     trace: z.array(TraceRequestSchema).min(1).max(5000).optional(),
+    /** --sessions N --turns A..B --tool-wait DIST: agent sessions instead of single requests. */
+    sessions: ServeWorkloadSchema.shape.sessions.unwrap().optional(),
     /** --prompt, --prompt-file: the text the sweeps' prompt tokens are cut from. */
     prompt: PromptTextSchema.optional(),
     /** The page's Prompt box: text generated on the run's model after its workloads. */

@@ -2,6 +2,8 @@ import { Model } from '../model/forward.ts';
 import { type ArmOptions, type ArmRun, runArm, warmUp } from '../serve/driver.ts';
 import { byClass, type RequestRecord, type Slo, slowdown, summarize } from '../serve/metrics.ts';
 import { saturationRate } from '../serve/saturation.ts';
+import { summarizeSessions } from '../serve/session-metrics.ts';
+import { generateSessionTrace, SessionBook } from '../serve/sessions.ts';
 import {
   type Arrival,
   defaultMix,
@@ -12,6 +14,7 @@ import {
   type TraceRequest,
 } from '../serve/traffic.ts';
 import type { ServeRun } from '../spec/workloads/serve-result.ts';
+import { sessionShape } from '../spec/workloads/serve-sessions.ts';
 import { SERVE_DEFAULTS, type ServeWorkload } from '../spec/workloads/serve-settings.ts';
 import { type ServeRunRecord, serveResult, serveTargets } from './serve-section.ts';
 import type { WorkloadContext, WorkloadEngine, WorkloadRunner } from './workload.ts';
@@ -28,8 +31,19 @@ export const serveLoad: WorkloadRunner<'serve', ServeRunRecord> = async (ctx, w)
   const vocab = config.vocabSize;
   const classes = w.mix === 'matrix' ? requestTypeMatrix(config.maxSeqLen) : defaultMix(config.maxSeqLen);
   const kvTokens = w.kvTokens ?? w.maxBatch * config.maxSeqLen;
+  const sessions = w.sessions;
   const trace = (arrival: Arrival, only?: RequestClass[]): TraceRequest[] =>
     w.trace ??
+    (sessions
+      ? generateSessionTrace({
+          seed: w.seed,
+          shape: sessionShape(config.maxSeqLen, sessions.count, sessions.turns, sessions.toolWait),
+          arrival: arrival.kind === 'concurrency' ? { kind: 'all-at-once' } : arrival,
+          ...(w.prefixShare > 0 && w.prefixTokens > 0
+            ? { prefix: { tokens: w.prefixTokens, share: w.prefixShare } }
+            : {}),
+        })
+      : null) ??
     generateTrace({
       seed: w.seed,
       requests: w.requests,
@@ -43,6 +57,9 @@ export const serveLoad: WorkloadRunner<'serve', ServeRunRecord> = async (ctx, w)
     });
   const promptsOf = (t: readonly TraceRequest[]) =>
     new Map(t.map((r) => [r.id, promptTokenIds(r, vocab, w.seed)]));
+  /** A trace's sessions, for one arm (null: single requests). Its prompts are made as turns finish. */
+  const bookOf = (t: readonly TraceRequest[]) =>
+    t.some((r) => r.session) ? new SessionBook(t, vocab, w.seed) : null;
 
   let unitsTotal = 0;
   let unitsDone = 0;
@@ -55,6 +72,7 @@ export const serveLoad: WorkloadRunner<'serve', ServeRunRecord> = async (ctx, w)
     batching: 'continuous' | 'static',
     prefixCache: boolean,
   ): Promise<{ run: ServeRun; raw: ArmRun }> => {
+    const book = bookOf(t);
     const o: ArmOptions = {
       batching,
       policy: w.policy,
@@ -62,13 +80,17 @@ export const serveLoad: WorkloadRunner<'serve', ServeRunRecord> = async (ctx, w)
       maxBatch: w.maxBatch,
       concurrency: arrival.kind === 'concurrency' ? arrival.concurrency : null,
       prefixCache,
+      ...(book ? { sessions: book } : {}),
     };
+    const prompts = book
+      ? new Map(t.filter((r) => !SessionBook.isFollowUp(r)).map((r) => [r.id, book.firstPrompt(r)]))
+      : promptsOf(t);
     const model = await buildModel(ctx, w, kvTokens, prefixCache);
     try {
       await warmUp(model, w.maxBatch);
       const base = unitsDone;
       ctx.progress(base, unitsTotal, `${label}: 0 of ${t.length} requests`);
-      const raw = await runArm(model, t, promptsOf(t), o, ctx.signal, (p) => {
+      const raw = await runArm(model, t, prompts, o, ctx.signal, (p) => {
         ctx.progress(
           base + p.done,
           unitsTotal,
@@ -145,7 +167,9 @@ export const serveLoad: WorkloadRunner<'serve', ServeRunRecord> = async (ctx, w)
   // The A/B arms on one trace.
   const calibrate = w.arrival.kind === 'poisson' && w.arrival.rateRps === null && !w.trace;
   const arms = w.batching.flatMap((b) => w.prefixCache.map((p) => ({ batching: b, prefixCache: p })));
-  unitsTotal = w.requests * (arms.length + (calibrate ? 1 : 0)) + (w.solo ? w.requests : 0);
+  // Sessions: every turn is a request.
+  const n = sessions ? trace({ kind: 'all-at-once' }).length : w.requests;
+  unitsTotal = n * (arms.length + (calibrate ? 1 : 0)) + (w.solo ? n : 0);
   const arrival = await resolveArrival(w, async (a) => {
     const ct = trace(a);
     const r = await arm('saturation (calibration)', 'calibration', ct, a, 'continuous', false);
@@ -181,11 +205,13 @@ async function resolveArrival(
     return { kind: 'poisson', rateRps: a.rateRps ?? 1, burstiness: a.burstiness };
   const { run, raw, trace } = await calibrate({ kind: 'all-at-once' });
   const meanOut = trace.reduce((n, r) => n + r.outputTokens, 0) / trace.length;
+  // Sessions: the rate is of sessions (their first turns), each bringing its turns.
+  const perArrival = w.sessions ? trace.length / new Set(trace.map((r) => r.session?.id)).size : 1;
   // Both readings understate the capacity in their own way: the whole run's throughput by its drain,
   // the queued phase's by its ramp-up (long prompts admitted one chunk at a time with few requests).
   // The larger is the closer.
   const saturated = Math.max(saturationRate(raw.timeline, meanOut) ?? 0, run.summary.requestsPerSec);
-  const rateRps = Math.max(1e-3, SERVE_DEFAULTS.autoRateShare * saturated);
+  const rateRps = Math.max(1e-3, (SERVE_DEFAULTS.autoRateShare * saturated) / perArrival);
   return { kind: 'poisson', rateRps, burstiness: a.burstiness };
 }
 
@@ -230,14 +256,23 @@ async function soloRuns(
 ): Promise<Solo> {
   const model = await buildModel(ctx, w, kvTokens, false);
   const solo: Solo = { tokens: new Map(), ttftMs: new Map(), e2eMs: new Map() };
+  // Sessions: a later turn alone is sent with the history its own earlier turns made alone.
+  const book = t.some((r) => r.session) ? new SessionBook(t, ctx.config.vocabSize, w.seed) : null;
+  const later = new Map<number, number[]>();
   try {
     await warmUp(model, 1);
-    for (const r of t) {
+    for (const r of [...t].sort((a, b) => a.id - b.id)) {
       ctx.signal.throwIfAborted();
+      const prompt = book
+        ? SessionBook.isFollowUp(r)
+          ? later.get(r.id)
+          : book.firstPrompt(r)
+        : (prompts.get(r.id) ?? []);
+      // A turn whose earlier turn could not run alone has no history to send.
+      if (!prompt) continue;
       const seq = model.createSequence();
       try {
         const t0 = performance.now();
-        const prompt = prompts.get(r.id) ?? [];
         const out = [(await model.prefill([{ seq, tokens: prompt }], 'none'))[0].nextToken];
         const ttft = performance.now() - t0;
         while (out.length < r.outputTokens) {
@@ -246,6 +281,8 @@ async function soloRuns(
         solo.e2eMs.set(r.id, performance.now() - t0);
         solo.ttftMs.set(r.id, ttft);
         solo.tokens.set(r.id, out);
+        const next = book?.finished(r.id, out);
+        if (next) later.set(next.req.id, next.prompt);
       } finally {
         model.freeSequence(seq);
       }
@@ -337,6 +374,7 @@ function toRun(
     steps: raw.steps,
     summary: summarize(raw.records, opts),
     byClass: byClass(raw.records, opts),
+    sessions: summarizeSessions(raw.records, true),
     slowdown: null,
     identical: null,
     replayMismatches: raw.replayMismatches,

@@ -1,6 +1,7 @@
 import { escapeMarkdown, fixed, markdownDelimiter, markdownRow } from '../../markdown.ts';
 import { percentile } from '../../stats.ts';
 import type { ServeResult, ServeRun, ServeSummary } from './serve-result.ts';
+import { sessionTables } from './serve-sessions-report.ts';
 
 /**
  * The load test's Markdown: the arms side by side, latency by class, the A/B deltas, the goodput
@@ -16,10 +17,12 @@ const pair = (d: Dist) => `${ms(d, 'p50')} / ${ms(d, 'p95')}`;
 function arrivalText(r: ServeRun): string {
   const a = r.arrival;
   if (a.kind === 'poisson') {
-    return `Poisson ${fixed(a.rateRps ?? 0, 2)} req/s${a.burstiness !== undefined && a.burstiness !== 1 ? `, burstiness ${a.burstiness}` : ''}`;
+    // Sessions arrive at the rate; their later turns follow their tool waits.
+    return `Poisson ${fixed(a.rateRps ?? 0, 2)} ${r.sessions ? 'sessions' : 'req'}/s${a.burstiness !== undefined && a.burstiness !== 1 ? `, burstiness ${a.burstiness}` : ''}`;
   }
   if (a.kind === 'trace') return 'imported trace';
-  return a.kind === 'concurrency' ? `concurrency ${a.concurrency}` : 'all at t = 0';
+  if (a.kind === 'concurrency') return `concurrency ${a.concurrency}`;
+  return r.sessions ? 'sessions all at t = 0' : 'all at t = 0';
 }
 
 function runsTable(runs: readonly ServeRun[]): string[] {
@@ -340,6 +343,8 @@ export function serveTables(s: ServeResult): string[] {
       '',
     );
   }
+  const sessions = sessionTables(s.runs);
+  if (sessions.length > 0) out.push(...sessions, '');
   out.push(...classTable(s.runs), '', escapeMarkdown(s.definitions));
   return out;
 }

@@ -34,6 +34,11 @@ export const ServeSummarySchema = z
   .strict();
 export type ServeSummary = z.infer<typeof ServeSummarySchema>;
 
+/** A request's place in an agent session (src/serve/sessions.ts). */
+export const SessionTurnSchema = z
+  .object({ id: count, turn: z.number().int().min(1), toolWaitMs: ms, newTokens: count })
+  .strict();
+
 export const ServeRequestSchema = z
   .object({
     id: count,
@@ -65,6 +70,44 @@ export const ServeRequestSchema = z
     networkMs: z.number().finite().optional(),
     queueMs: ms.optional(),
     prefillMs: ms.optional(),
+    session: SessionTurnSchema.optional(),
+  })
+  .strict();
+
+const maybe = z.number().nonnegative().finite().nullable();
+
+/** By turn index, over an arm's session turns (src/serve/session-metrics.ts). */
+export const TurnSummarySchema = z
+  .object({
+    turn: z.number().int().min(1),
+    total: count,
+    finished: count,
+    ttftMs: DistSchema,
+    promptTokens: maybe,
+    newTokens: maybe,
+    computedTokens: maybe,
+    computedOverNewMax: maybe,
+    hitRate: z.number().min(0).max(1).nullable(),
+    toolWaitMs: z.number().finite().nullable(),
+  })
+  .strict();
+
+export const SessionSummarySchema = z
+  .object({
+    sessions: count,
+    completed: count,
+    turns: count,
+    durationMs: DistSchema,
+    split: z
+      .object({
+        queueMs: z.number().finite(),
+        prefillMs: z.number().finite(),
+        decodeMs: ms,
+        toolWaitMs: z.number().finite(),
+      })
+      .strict()
+      .nullable(),
+    byTurn: z.array(TurnSummarySchema).max(64),
   })
   .strict();
 
@@ -175,6 +218,8 @@ export const ServeRunSchema = z
       .strict()
       .nullable()
       .optional(),
+    /** Agent sessions: durations split, and TTFT, prompt and computed tokens by turn (null: no sessions). */
+    sessions: SessionSummarySchema.nullable().optional(),
     /** Over HTTP against an in-process arm of the same trace: finished requests whose tokens match. */
     matchesInProcess: z.object({ checked: count, mismatches: count }).strict().optional(),
   })

@@ -39,10 +39,36 @@ export const TraceRequestSchema = z
     prefixTokens: z.number().int().nonnegative(),
     class: z.string().min(1).max(50),
     priority: z.number().int(),
+    session: z
+      .object({
+        id: z.number().int().nonnegative(),
+        turn: z.number().int().min(1),
+        toolWaitMs: z.number().nonnegative().finite(),
+        newTokens: z.number().int().positive(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
 export type TraceRequest = z.infer<typeof TraceRequestSchema>;
+
+export const ToolWaitSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('fixed'), ms: z.number().nonnegative().finite() }).strict(),
+  z
+    .object({
+      kind: z.literal('uniform'),
+      minMs: z.number().nonnegative().finite(),
+      maxMs: z.number().nonnegative().finite(),
+    })
+    .strict(),
+  z
+    .object({ kind: z.literal('lognormal'), medianMs: positive, sigma: z.number().nonnegative().max(5) })
+    .strict(),
+]);
+
+/** exp(N(ln median, σ²)) for lognormal: median medianMs, mean medianMs · e^(σ²/2), a long right tail as tool calls have. */
+export type ToolWait = z.infer<typeof ToolWaitSchema>;
 
 export const SERVE_MIXES = ['default', 'matrix'] as const;
 
@@ -94,6 +120,20 @@ export const ServeWorkloadSchema = z
     /** Run each request alone on the idle engine afterwards (slowdown and the identical-output check). */
     solo: z.boolean(),
     seed: z.number().int().nonnegative(),
+    /**
+     * Agent sessions instead of single requests (src/serve/sessions.ts): how many, turns per session
+     * (uniform min…max), and the tool wait between turns. Lengths are scaled to the model's context.
+     */
+    sessions: z
+      .object({
+        count: z.number().int().min(1).max(1000),
+        turns: z
+          .object({ min: z.number().int().min(1).max(64), max: z.number().int().min(1).max(64) })
+          .strict(),
+        toolWait: ToolWaitSchema,
+      })
+      .strict()
+      .nullable(),
     /** An imported trace (replayed instead of generating one). */
     trace: z.array(TraceRequestSchema).min(1).max(5000).nullable(),
   })

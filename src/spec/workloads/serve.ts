@@ -2,6 +2,7 @@ import { GEMV_LIMITS } from '../../kernels/limits.ts';
 import { NO_NEEDS, type WorkloadDescriptor } from '../workload.ts';
 import { serveTables } from './serve-report.ts';
 import { ServeResultSchema } from './serve-result.ts';
+import { describeToolWait, sessionContextError, sessionShape } from './serve-sessions.ts';
 import {
   SERVE_DEFAULTS,
   type ServeArrival,
@@ -33,6 +34,27 @@ interface ServeOptions {
   sweep: number;
   solo: boolean;
   trace?: TraceRequest[];
+  sessions?: ServeWorkload['sessions'];
+}
+
+/** What sessions cannot run with, and a session the model's context cannot hold. */
+function sessionErrors(w: ServeWorkload, maxSeqLen: number): string[] {
+  const s = w.sessions;
+  if (!s) return [];
+  const errors: string[] = [];
+  if (s.turns.max < s.turns.min) errors.push(`--turns ${s.turns.min}..${s.turns.max}: B must be ≥ A`);
+  if (w.arrival.kind === 'concurrency')
+    errors.push(
+      '--sessions runs open loop (sessions start at --rate, or all at once): not with --concurrency',
+    );
+  if (w.trace)
+    errors.push('--sessions generates its own trace: not with --trace (a trace file carries its sessions)');
+  if (w.sweep > 0 || w.mix === 'matrix')
+    errors.push('--sessions is its own traffic: not with --sweep or --mix matrix');
+  const shape = sessionShape(maxSeqLen, s.count, s.turns, s.toolWait);
+  const tooLong = sessionContextError(shape, w.prefixShare > 0 ? w.prefixTokens : 0, maxSeqLen);
+  if (tooLong) errors.push(tooLong);
+  return errors;
 }
 
 function arrival(o: ServeOptions): ServeArrival {
@@ -57,7 +79,9 @@ export const serve = {
   // Requests, summed over the arms: the workload reports its own count once it knows it.
   units: () => 0,
   label: (w) =>
-    `load test (${w.sweep > 0 ? `rate sweep of ${w.sweep}` : w.mix === 'matrix' ? 'request-type matrix' : `${w.batching.join(' vs ')} batching${w.prefixCache.length > 1 ? ', prefix cache off vs on' : w.prefixCache[0] ? ', prefix cache' : ''}`}; ${w.trace ? `an imported trace of ${w.trace.length}` : w.requests} requests)`,
+    w.sessions
+      ? `load test of agent sessions (${w.sessions.count} sessions of ${w.sessions.turns.min}…${w.sessions.turns.max} turns, tool wait ${describeToolWait(w.sessions.toolWait)}${w.prefixCache.length > 1 ? '; prefix cache off vs on' : w.prefixCache[0] ? '; prefix cache' : ''})`
+      : `load test (${w.sweep > 0 ? `rate sweep of ${w.sweep}` : w.mix === 'matrix' ? 'request-type matrix' : `${w.batching.join(' vs ')} batching${w.prefixCache.length > 1 ? ', prefix cache off vs on' : w.prefixCache[0] ? ', prefix cache' : ''}`}; ${w.trace ? `an imported trace of ${w.trace.length}` : w.requests} requests)`,
   unfit: (w, maxSeqLen) => {
     const need = traceContext(w);
     return need > maxSeqLen
@@ -72,7 +96,7 @@ export const serve = {
       : [];
   },
   fit: (w) => w,
-  modelErrors: () => [],
+  modelErrors: (w, config) => sessionErrors(w, config.maxSeqLen),
   needs: (w) => ({
     ...NO_NEEDS,
     model: true,
@@ -108,6 +132,7 @@ export const serve = {
         solo: o.solo,
         seed: 0,
         trace: o.trace ?? null,
+        sessions: o.sessions ?? null,
       },
     ],
   },
