@@ -24,6 +24,8 @@ export interface ApiServerSettings {
   kvTokens?: number;
   pageSize?: number;
   maxWaiting?: number;
+  /** Keep a prefix cache (serve-api --prefix-cache). */
+  prefixCache?: boolean;
   adapter?: AdapterChoice;
 }
 
@@ -69,6 +71,7 @@ function flags(s: ApiServerSettings): string[] {
   add('--kv-tokens', s.kvTokens);
   add('--page-size', s.pageSize);
   add('--max-waiting', s.maxWaiting);
+  if (s.prefixCache) out.push('--prefix-cache');
   return out;
 }
 

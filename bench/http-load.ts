@@ -1,7 +1,8 @@
 import { Agent, request, errors as undiciErrors } from 'undici';
-import type { ServeRecord } from '../src/serve/driver.ts';
+import { type ServeRecord, unsentRecord } from '../src/serve/driver.ts';
 import { parseSseEvents } from '../src/serve/openai.ts';
 import { gaugeValue, histogramTotals, parsePrometheus } from '../src/serve/prometheus.ts';
+import { SessionBook } from '../src/serve/sessions.ts';
 import { hashTokens } from '../src/serve/tokens-hash.ts';
 import type { TraceRequest } from '../src/serve/traffic.ts';
 
@@ -18,6 +19,8 @@ import type { TraceRequest } from '../src/serve/traffic.ts';
 
 /** What the request records of an HTTP arm add to the in-process ones. */
 export type HttpRecord = ServeRecord & {
+  /** Prompt tokens the server says it served from its cache (llama-server's timings.cache_n). */
+  cachedTokens?: number;
   /** Client TTFT less the server's queue and prefill: request and response transit, HTTP and SSE framing. */
   networkMs?: number;
   /** The server's own timeline, where it returns one (this project's server does, in the last chunk). */
@@ -44,6 +47,13 @@ export interface HttpArmOptions {
   prompts: ReadonlyMap<number, readonly number[]>;
   /** Closed loop: this many in flight; null: open loop on the trace's arrival times. */
   concurrency: number | null;
+  /**
+   * Agent sessions (open loop): a later turn is sent its tool wait after the turn before it
+   * finishes, with that turn's prompt and the token ids the server returned at its head. A server
+   * that returns no ids (llama-server's /v1/completions) gets as many stand-in tokens of the
+   * session's own stream in their place, and the run says so (`standIns`).
+   */
+  sessions?: SessionBook;
   /** A request with no byte for this long fails as a timeout. */
   timeoutMs: number;
   signal?: AbortSignal;
@@ -73,6 +83,8 @@ export interface HttpArmRun {
   scrape: ScrapeDelta | null;
   /** Wall time of an empty `/health` or `/v1/models` round trip on a warm connection (median of 5). */
   roundTripMs: number | null;
+  /** Session turns whose history carried stand-in tokens for an answer the server sent without ids. */
+  standIns: number;
 }
 
 /** The origin that serves /metrics and /health next to a /v1 base URL. */
@@ -204,7 +216,11 @@ export function errorText(body: string): string {
 
 interface ChunkJson {
   choices?: { text?: string; token_ids?: number[]; finish_reason?: string | null }[];
-  usage?: { completion_tokens?: number; prompt_tokens?: number };
+  usage?: {
+    completion_tokens?: number;
+    prompt_tokens?: number;
+    prompt_tokens_details?: { cached_tokens?: number };
+  };
   server_timing?: {
     received_ms: number;
     queue_ms: number | null;
@@ -212,7 +228,13 @@ interface ChunkJson {
     first_token_ms: number | null;
   };
   /** llama-server's own per-request timings, on its last chunk. */
-  timings?: { prompt_ms?: number; prompt_n?: number; predicted_ms?: number; predicted_n?: number };
+  timings?: {
+    prompt_ms?: number;
+    prompt_n?: number;
+    predicted_ms?: number;
+    predicted_n?: number;
+    cache_n?: number;
+  };
   error?: { message?: string };
   message?: string;
 }
@@ -245,8 +267,9 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
     const records: HttpRecord[] = [];
     let done = 0;
 
-    const one = async (t: TraceRequest, arrivalMs: number): Promise<void> => {
-      const prompt = o.prompts.get(t.id) ?? [];
+    let standIns = 0;
+    const one = async (t: TraceRequest, arrivalMs: number, given?: number[]): Promise<void> => {
+      const prompt = given ?? o.prompts.get(t.id) ?? [];
       const record: HttpRecord = {
         id: t.id,
         class: t.class,
@@ -263,6 +286,7 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
         requestedTokens: t.outputTokens,
         prefixId: t.prefixId,
         prefixTokens: t.prefixTokens,
+        ...(t.session ? { session: t.session } : {}),
       };
       records.push(record);
       const tokens: number[] = [];
@@ -322,6 +346,11 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
               }
             }
             if (chunk.usage?.completion_tokens !== undefined) usageTokens = chunk.usage.completion_tokens;
+            const cached = chunk.usage?.prompt_tokens_details?.cached_tokens;
+            if (cached !== undefined) {
+              record.cachedTokens = cached;
+              record.prefixHitTokens = cached;
+            }
             if (chunk.server_timing) timing = chunk.server_timing;
             if (chunk.timings) llamaTimings = chunk.timings;
           }
@@ -370,6 +399,17 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
           // its wait for a slot: the split is prefill, and the rest of TTFT is queue and network.
           if (llamaTimings?.prompt_ms !== undefined) record.prefillMs = llamaTimings.prompt_ms;
         }
+        if (llamaTimings?.cache_n !== undefined) {
+          record.cachedTokens = llamaTimings.cache_n;
+          record.prefixHitTokens = llamaTimings.cache_n;
+        }
+        if (o.sessions) {
+          // The answer as the history of the next turn: the server's ids, else stand-ins of its length.
+          const answer = tokens.length > 0 ? tokens : o.sessions.standIn(t.id, record.outputTokens);
+          if (tokens.length === 0) standIns++;
+          const next = o.sessions.finished(t.id, answer);
+          if (next) follow(next.req, next.prompt, finishMs);
+        }
       } catch (e) {
         if (o.signal?.aborted) {
           record.status = 'cancelled';
@@ -385,16 +425,33 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
       }
     };
 
-    const order = [...o.trace].sort((a, b) => a.arrivalMs - b.arrivalMs || a.id - b.id);
+    const inflight: Promise<void>[] = [];
+    /** A later session turn: sent its tool wait after `afterMs`, the finish of the turn before it. */
+    const follow = (req: TraceRequest, prompt: number[], afterMs: number) => {
+      const wait = afterMs + (req.session?.toolWaitMs ?? 0) - now();
+      inflight.push(
+        new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, wait))).then(() =>
+          o.signal?.aborted ? undefined : one(req, now(), prompt),
+        ),
+      );
+    };
+    const order = [...o.trace]
+      .filter((t) => !o.sessions || !SessionBook.isFollowUp(t))
+      .sort((a, b) => a.arrivalMs - b.arrivalMs || a.id - b.id);
+    if (o.sessions && o.concurrency !== null) throw new Error('sessions run open loop only');
     if (o.concurrency === null) {
-      const inflight: Promise<void>[] = [];
       for (const t of order) {
         const wait = t.arrivalMs - now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         if (o.signal?.aborted) break;
-        inflight.push(one(t, now()));
+        inflight.push(one(t, now(), o.sessions?.firstPrompt(t)));
       }
-      await Promise.all(inflight);
+      // Follow-up turns join `inflight` while earlier ones run.
+      for (let settled = 0; settled < inflight.length; ) {
+        const n = inflight.length;
+        await Promise.all(inflight.slice(settled, n));
+        settled = n;
+      }
     } else {
       let next = 0;
       const worker = async () => {
@@ -407,6 +464,9 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
     }
     const durationMs = now();
     const after = await scrape(origin, agent);
+    // Turns never sent: the turn before them did not finish.
+    const sent = new Set(records.map((r) => r.id));
+    for (const t of o.trace) if (!sent.has(t.id)) records.push(unsentRecord(t, o.signal?.aborted === true));
     records.sort((a, b) => a.id - b.id);
     return {
       records,
@@ -419,6 +479,7 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
           ? scrapeDelta(before, after, records.filter((r) => r.status === 'finished').length)
           : null,
       roundTripMs: rtt,
+      standIns,
     };
   } finally {
     await agent.close().catch(() => {});

@@ -90,6 +90,7 @@ describe('replaying an in-process arm', () => {
         tokenCounting: 'usage',
         scrape: null,
         roundTripMs: null,
+        standIns: 0,
       },
     );
     expect(run.label).toBe('continuous · HTTP, http://h/v1');

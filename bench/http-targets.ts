@@ -1,6 +1,8 @@
 import { Agent, request } from 'undici';
 import type { BenchResult } from '../src/results/schema.ts';
 import { byClass, type RequestRecord, summarize } from '../src/serve/metrics.ts';
+import { summarizeSessions } from '../src/serve/session-metrics.ts';
+import { SessionBook } from '../src/serve/sessions.ts';
 import { promptTokenIds, type TraceRequest } from '../src/serve/traffic.ts';
 import type { ServeRun } from '../src/spec/workloads/serve-result.ts';
 import { startApiServer } from './api-process.ts';
@@ -45,14 +47,16 @@ export function parseTargets(text: string): HttpTarget[] {
   return out;
 }
 
-/** In-process arms a server can replay: continuous batching without a prefix cache (what the server runs). */
+/**
+ * In-process arms a server can replay: continuous batching (what the server runs), with or without
+ * a prefix cache (loopback starts this project's server with one to match; a URL server keeps its own).
+ */
 export function replayable(runs: readonly ServeRun[]): ServeRun[] {
   return runs.filter(
     (r) =>
       (r.target === undefined || r.target.kind === 'in-process') &&
       r.experiment !== 'calibration' &&
-      r.batching === 'continuous' &&
-      !r.prefixCache,
+      r.batching === 'continuous',
   );
 }
 
@@ -67,6 +71,7 @@ export function traceOf(run: ServeRun): TraceRequest[] {
     prefixTokens: q.prefixTokens ?? 0,
     class: q.class,
     priority: q.priority,
+    ...(q.session ? { session: q.session } : {}),
   }));
 }
 
@@ -97,6 +102,8 @@ export function httpRun(
   const opts = { durationMs: Math.max(run.durationMs, 1e-3), slo: arm.slo };
   const records = run.records as RequestRecord[];
   const summary = summarize(records, opts);
+  // The cache hit is known where the server reports it (usage's cached_tokens, llama-server's cache_n).
+  const hitsKnown = run.records.some((r) => r.cachedTokens !== undefined);
   // Without the server's timeline there is no per-request queue: none is reported rather than 0.
   const timed = run.records.some((r) => r.queueMs !== undefined);
   return {
@@ -106,6 +113,7 @@ export function httpRun(
     steps: 0,
     summary: timed ? summary : { ...summary, queueMs: null },
     byClass: byClass(records, opts),
+    sessions: summarizeSessions(run.records, hitsKnown),
     slowdown: null,
     identical: null,
     replayMismatches: 0,
@@ -151,6 +159,99 @@ export interface ReplayOptions {
   signal?: AbortSignal;
 }
 
+/** Replays `arms` against one target (a loopback server started for them); a warning if it could not. */
+async function replayGroup(
+  serve: NonNullable<BenchResult['serve']>,
+  arms: readonly ServeRun[],
+  target: HttpTarget,
+  vocab: number,
+  o: ReplayOptions,
+): Promise<string | null> {
+  let url: string;
+  let model: string;
+  let server: string | undefined;
+  let close = async () => {};
+  const cache = arms[0].prefixCache;
+  if (target.kind === 'loopback') {
+    const a = arms[0];
+    o.log(
+      `--target loopback: starting this project’s server (npm run serve-api${cache ? ' --prefix-cache' : ''}) with the run’s model…`,
+    );
+    try {
+      const s = await startApiServer(
+        {
+          preset: o.preset,
+          seed: o.seed,
+          weights: o.weights,
+          port: 0,
+          maxBatch: a.maxBatch,
+          tokenBudget: a.tokenBudget,
+          kvTokens: a.kvTokens,
+          pageSize: o.pageSize,
+          prefixCache: cache,
+          adapter: o.adapter,
+        },
+        (line) => o.log(`serve-api: ${line}`),
+      );
+      url = s.info.url;
+      model = s.info.model;
+      server = `this project's server on loopback (${s.info.adapter}${cache ? ', prefix cache' : ''})`;
+      close = s.close;
+    } catch (e) {
+      return `--target loopback: ${(e as Error).message}`;
+    }
+  } else {
+    url = target.url;
+    const found = o.servedModel ? { model: o.servedModel } : await servedModelName(url, o.preset);
+    model = found.model;
+    server = found.server ? `${found.server} (${url})` : url;
+  }
+  try {
+    for (const arm of arms) {
+      if (o.signal?.aborted) break;
+      const trace = traceOf(arm);
+      const book = trace.some((t) => t.session) ? new SessionBook(trace, vocab, arm.seed) : undefined;
+      const prompts = book
+        ? new Map<number, number[]>()
+        : new Map(trace.map((t) => [t.id, promptTokenIds(t, vocab, arm.seed)]));
+      const label = target.kind === 'loopback' ? 'HTTP, loopback' : `HTTP, ${url}`;
+      o.log(`${arm.label} · ${label}: ${trace.length} requests…`);
+      const run = await runHttpArm({
+        url,
+        model,
+        trace,
+        prompts,
+        ...(book ? { sessions: book } : {}),
+        concurrency: arm.arrival.kind === 'concurrency' ? (arm.arrival.concurrency ?? 1) : null,
+        timeoutMs: o.timeoutMs,
+        signal: o.signal,
+      });
+      const errors = Object.entries(run.errors);
+      if (errors.length > 0) {
+        o.log(`${arm.label} · ${label}: errors ${errors.map(([k, v]) => `${k} ${v}`).join(', ')}`);
+      }
+      serve.runs.push(
+        httpRun(
+          arm,
+          label,
+          {
+            kind: 'http',
+            url,
+            server,
+            tokenCounting: run.tokenCounting,
+            roundTripMs: run.roundTripMs,
+            ...(book ? { standIns: run.standIns } : {}),
+          },
+          run,
+        ),
+      );
+    }
+  } finally {
+    await close();
+  }
+  return null;
+}
+
 /**
  * Replays the result's in-process arms against each target and appends the HTTP arms to
  * `result.serve.runs`. Returns warnings (nothing replayable, a server that would not start).
@@ -162,78 +263,21 @@ export async function replayOverHttp(result: BenchResult, o: ReplayOptions): Pro
   const arms = replayable(serve.runs);
   if (arms.length === 0) {
     return [
-      '--target: no arm to replay over HTTP (the server runs continuous batching without a prefix cache; add --batching continuous --prefix-cache off)',
+      '--target: no arm to replay over HTTP (a server runs continuous batching; add --batching continuous)',
     ];
   }
   const vocab = result.model.config.vocabSize;
   for (const target of o.targets) {
-    let url: string;
-    let model: string;
-    let server: string | undefined;
-    let close = async () => {};
-    if (target.kind === 'loopback') {
-      const a = arms[0];
-      o.log('--target loopback: starting this project’s server (npm run serve-api) with the run’s model…');
-      try {
-        const s = await startApiServer(
-          {
-            preset: o.preset,
-            seed: o.seed,
-            weights: o.weights,
-            port: 0,
-            maxBatch: a.maxBatch,
-            tokenBudget: a.tokenBudget,
-            kvTokens: a.kvTokens,
-            pageSize: o.pageSize,
-            adapter: o.adapter,
-          },
-          (line) => o.log(`serve-api: ${line}`),
-        );
-        url = s.info.url;
-        model = s.info.model;
-        server = `this project's server on loopback (${s.info.adapter})`;
-        close = s.close;
-      } catch (e) {
-        warnings.push(`--target loopback: ${(e as Error).message}`);
-        continue;
-      }
-    } else {
-      url = target.url;
-      const found = o.servedModel ? { model: o.servedModel } : await servedModelName(url, o.preset);
-      model = found.model;
-      server = found.server ? `${found.server} (${url})` : url;
-    }
-    try {
-      for (const arm of arms) {
-        if (o.signal?.aborted) break;
-        const trace = traceOf(arm);
-        const prompts = new Map(trace.map((t) => [t.id, promptTokenIds(t, vocab, arm.seed)]));
-        const label = target.kind === 'loopback' ? 'HTTP, loopback' : `HTTP, ${url}`;
-        o.log(`${arm.label} · ${label}: ${trace.length} requests…`);
-        const run = await runHttpArm({
-          url,
-          model,
-          trace,
-          prompts,
-          concurrency: arm.arrival.kind === 'concurrency' ? (arm.arrival.concurrency ?? 1) : null,
-          timeoutMs: o.timeoutMs,
-          signal: o.signal,
-        });
-        const errors = Object.entries(run.errors);
-        if (errors.length > 0) {
-          o.log(`${arm.label} · ${label}: errors ${errors.map(([k, v]) => `${k} ${v}`).join(', ')}`);
-        }
-        serve.runs.push(
-          httpRun(
-            arm,
-            label,
-            { kind: 'http', url, server, tokenCounting: run.tokenCounting, roundTripMs: run.roundTripMs },
-            run,
-          ),
-        );
-      }
-    } finally {
-      await close();
+    // Loopback: one server per prefix-cache setting among the arms, started to match. A URL server
+    // keeps its own cache whatever the arm says, so it replays the cache-off arms (all, if none is).
+    const off = arms.filter((a) => !a.prefixCache);
+    const groups =
+      target.kind === 'loopback'
+        ? [off, arms.filter((a) => a.prefixCache)].filter((g) => g.length > 0)
+        : [off.length > 0 ? off : arms];
+    for (const group of groups) {
+      const warning = await replayGroup(serve, group, target, vocab, o);
+      if (warning) warnings.push(warning);
     }
   }
   return warnings;

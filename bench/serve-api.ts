@@ -33,6 +33,9 @@ Serves the engine as an OpenAI-compatible endpoint (docs/serving-http.md):
                          tokens per slot for a file)
   --page-size N          KV page in tokens (default 16)
   --max-waiting N        requests queued for a slot before the server answers 429 (default 256)
+  --prefix-cache         keep computed prompt pages for later prompts that start the same (a shared
+                         system prompt, an agent's history); usage then carries
+                         prompt_tokens_details.cached_tokens
   --adapter default|swiftshader
 `;
 
@@ -56,6 +59,7 @@ const { values } = (() => {
         'kv-tokens': { type: 'string' },
         'page-size': { type: 'string' },
         'max-waiting': { type: 'string' },
+        'prefix-cache': { type: 'boolean' },
         adapter: { type: 'string' },
         help: { type: 'boolean' },
       },
@@ -104,6 +108,7 @@ try {
       kvTokens: int('kv-tokens', 1),
       pageSize: int('page-size', 1),
       maxWaiting: int('max-waiting', 0),
+      prefixCache: values['prefix-cache'] === true,
       adapter: values.adapter as AdapterChoice | undefined,
     },
     (line) => console.error(line),

@@ -1,7 +1,13 @@
 import { InternalError } from '../errors.ts';
 import type { Model } from '../model/forward.ts';
 import type { RequestRecord } from './metrics.ts';
-import { type KvPort, Scheduler, type SchedulerOptions, type ServeRequest } from './scheduler.ts';
+import {
+  type KvPort,
+  Scheduler,
+  type SchedulerOptions,
+  type ServeRequest,
+  type StepPlan,
+} from './scheduler.ts';
 import { SessionBook } from './sessions.ts';
 import { hashTokens } from './tokens-hash.ts';
 import type { SessionTurn, TraceRequest } from './traffic.ts';
@@ -66,6 +72,21 @@ export interface ArmRun {
   replayMismatches: number;
   /** Set when the run stopped early (cancel, lost device): the finished requests are still in `records`. */
   stoppedBy?: unknown;
+}
+
+/**
+ * Full pages of what each sequence of a step now holds (K/V written by the step) become reusable
+ * by later requests. Called after the step and before `complete`, which frees the finished ones.
+ */
+export function commitStep(alloc: Model['kv']['allocator'], plan: StepPlan): void {
+  for (const d of plan.decodes) {
+    const r = d.req;
+    if (r.seq !== null) alloc.commitTokens(r.seq, [...r.prompt, ...r.generated.slice(0, r.fed + 1)]);
+  }
+  for (const p of plan.prefills) {
+    const r = p.req;
+    if (r.seq !== null) alloc.commitTokens(r.seq, r.prompt.slice(0, r.promptDone + p.tokens.length));
+  }
 }
 
 /** The scheduler's view of the model's paged KV cache. */
@@ -201,18 +222,7 @@ export async function runArm(
       });
       const done = now();
       steps++;
-      // Full pages of what each sequence now holds (K/V written by this step) become reusable by
-      // later requests; committed before completion frees the finished ones.
-      if (o.prefixCache) {
-        for (const d of plan.decodes) {
-          const r = d.req;
-          if (r.seq !== null) alloc.commitTokens(r.seq, [...r.prompt, ...r.generated.slice(0, r.fed + 1)]);
-        }
-        for (const p of plan.prefills) {
-          const r = p.req;
-          if (r.seq !== null) alloc.commitTokens(r.seq, r.prompt.slice(0, r.promptDone + p.tokens.length));
-        }
-      }
+      if (o.prefixCache) commitStep(alloc, plan);
       const before = new Set(scheduler.all.filter((r) => r.state === 'running'));
       const emittedBefore = scheduler.all.reduce((n, r) => n + r.generated.length, 0);
       scheduler.complete(plan, result.decodeTokens, result.prefillTokens, done);

@@ -8,8 +8,13 @@ import { type OnlineEnd, OnlineEngine } from './online.ts';
  * appends each row's tokens to its sequence and answers token = 1000 + position (so outputs can be
  * counted by hand). Kernels and the real model run in e2e/serve-api.spec.ts.
  */
-function fakeModel(pages: number, opts: { failAt?: number } = {}) {
-  const allocator = new PageAllocator({ numPages: pages, pageSize: 4, bytesPerTokenSlot: 1 });
+function fakeModel(pages: number, opts: { failAt?: number; prefixCache?: boolean } = {}) {
+  const allocator = new PageAllocator({
+    numPages: pages,
+    pageSize: 4,
+    bytesPerTokenSlot: 1,
+    prefixCache: opts.prefixCache,
+  });
   let steps = 0;
   let release: (() => void) | null = null;
   const gate = { hold: false };
@@ -141,5 +146,30 @@ describe('OnlineEngine.refusal', () => {
     });
     await e.close('shutting down');
     expect(e.refusal(1, 1)).toEqual({ status: 503, message: 'shutting down' });
+  });
+
+  it('with a prefix cache, a prompt that repeats an earlier prompt and its answer attaches their full pages', async () => {
+    const { model, allocator } = fakeModel(16, { prefixCache: true });
+    const e = new OnlineEngine(model, {
+      maxBatch: 4,
+      tokenBudget: 64,
+      maxWaiting: 8,
+      now: clock(),
+      prefixCache: true,
+    });
+    const first = collect();
+    const prompt = Array.from({ length: 10 }, (_, i) => 1 + i);
+    e.submit({ prompt, maxTokens: 3, ...first.sub });
+    const a = await first.done;
+    expect(a.status).toBe('finished');
+    if (a.status === 'finished') expect(a.cachedTokens).toBe(0);
+    // The next turn: the prompt, the answer, five new tokens (18). Cached: the prompt and the two
+    // answer tokens fed back (the last is never fed): 12 tokens, three full pages of 4.
+    const second = collect();
+    e.submit({ prompt: [...prompt, ...first.tokens, 50, 51, 52, 53, 54], maxTokens: 2, ...second.sub });
+    const b = await second.done;
+    expect(b.status).toBe('finished');
+    if (b.status === 'finished') expect(b.cachedTokens).toBe(12);
+    expect(allocator.stats().usedPages).toBe(0);
   });
 });

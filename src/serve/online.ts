@@ -1,7 +1,7 @@
 import type { Model, StepResult } from '../model/forward.ts';
 import { type SamplingSettings, sampleToken } from '../model/sampler.ts';
 import { mulberry32 } from '../random.ts';
-import { kvPort } from './driver.ts';
+import { commitStep, kvPort } from './driver.ts';
 import { Scheduler, type ServeRequest } from './scheduler.ts';
 
 /**
@@ -22,6 +22,12 @@ export interface OnlineOptions {
   tokenBudget: number;
   /** Requests allowed to wait for a batch slot; one more is refused (HTTP 429). */
   maxWaiting: number;
+  /**
+   * Automatic prefix caching: a prompt whose leading full pages another request computed (a shared
+   * system prompt, an agent session's history) attaches them instead of computing them again. The
+   * model must have been built with a prefix-caching KV pool.
+   */
+  prefixCache?: boolean;
   now: () => number;
 }
 
@@ -34,7 +40,14 @@ export interface OnlineTimeline {
 }
 
 export type OnlineEnd =
-  | { status: 'finished'; tokens: number[]; timeline: OnlineTimeline; tokenTimesMs: number[] }
+  | {
+      status: 'finished';
+      tokens: number[];
+      timeline: OnlineTimeline;
+      tokenTimesMs: number[];
+      /** Prompt tokens served from the prefix cache (0 without one). */
+      cachedTokens: number;
+    }
   | { status: 'cancelled' | 'failed'; error: string; tokens: number[]; timeline: OnlineTimeline };
 
 export interface OnlineSubmit {
@@ -86,7 +99,7 @@ export class OnlineEngine {
     private readonly model: Model,
     private readonly o: OnlineOptions,
   ) {
-    this.scheduler = new Scheduler(kvPort(model, false), {
+    this.scheduler = new Scheduler(kvPort(model, o.prefixCache === true), {
       batching: 'continuous',
       policy: 'fcfs',
       tokenBudget: o.tokenBudget,
@@ -194,6 +207,9 @@ export class OnlineEngine {
     if (this.loop === null) {
       this.loop = this.run().finally(() => {
         this.loop = null;
+        // A request submitted after the loop's last look at the queue but before this ran found
+        // the loop still set and did not start one: start it now, or it would wait forever.
+        if (this.scheduler.busy) this.kick();
       });
     }
   }
@@ -238,6 +254,7 @@ export class OnlineEngine {
       }
       const done = this.o.now();
       this.steps++;
+      if (this.o.prefixCache) commitStep(this.model.kv.allocator, plan);
       const touched = new Set([...plan.decodes.map((d) => d.req), ...plan.prefills.map((p) => p.req)]);
       this.scheduler.complete(plan, result.decodeTokens, result.prefillTokens, done);
       for (const req of touched) {
@@ -289,7 +306,13 @@ export class OnlineEngine {
       finishMs: r.finishMs,
     };
     if (r.state === 'finished' && as === undefined) {
-      e.sub.onEnd({ status: 'finished', tokens: r.generated, timeline, tokenTimesMs: r.tokenTimesMs });
+      e.sub.onEnd({
+        status: 'finished',
+        tokens: r.generated,
+        timeline,
+        tokenTimesMs: r.tokenTimesMs,
+        cachedTokens: r.prefixHitTokens,
+      });
     } else {
       e.sub.onEnd({
         status: as ?? 'failed',

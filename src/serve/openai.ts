@@ -424,6 +424,8 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** OpenAI's field: prompt tokens served from the prefix cache (sent when the server keeps one). */
+  prompt_tokens_details?: { cached_tokens: number };
 }
 
 /** One streamed chunk (a text delta) or the usage chunk (no choices), as OpenAI streams them. */
@@ -463,11 +465,12 @@ function choice(
   };
 }
 
-function usage(promptTokens: number, completionTokens: number): Usage {
+function usage(promptTokens: number, completionTokens: number, cachedTokens?: number): Usage {
   return {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
     total_tokens: promptTokens + completionTokens,
+    ...(cachedTokens !== undefined ? { prompt_tokens_details: { cached_tokens: cachedTokens } } : {}),
   };
 }
 
@@ -497,6 +500,7 @@ export function usageChunk(o: {
   model: string;
   promptTokens: number;
   completionTokens: number;
+  cachedTokens?: number;
   timing?: ServerTiming;
 }): CompletionChunk {
   return {
@@ -505,7 +509,7 @@ export function usageChunk(o: {
     created: o.created,
     model: o.model,
     choices: [],
-    usage: usage(o.promptTokens, o.completionTokens),
+    usage: usage(o.promptTokens, o.completionTokens, o.cachedTokens),
     ...(o.timing ? { server_timing: o.timing } : {}),
   };
 }
@@ -518,6 +522,7 @@ export function completionResponse(o: {
   tokenIds?: number[];
   promptTokens: number;
   completionTokens: number;
+  cachedTokens?: number;
   finishReason: FinishReason;
   timing?: ServerTiming;
 }): CompletionResponse {
@@ -527,7 +532,7 @@ export function completionResponse(o: {
     created: o.created,
     model: o.model,
     choices: [choice(0, o.text, o.finishReason, o.tokenIds)],
-    usage: usage(o.promptTokens, o.completionTokens),
+    usage: usage(o.promptTokens, o.completionTokens, o.cachedTokens),
     ...(o.timing ? { server_timing: o.timing } : {}),
   };
 }

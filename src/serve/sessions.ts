@@ -26,6 +26,7 @@ import {
 
 const SESSION_STREAM = 5;
 const SESSION_ARRIVAL_STREAM = 6;
+const STAND_IN_STREAM = 7;
 
 function normal(rng: () => number): number {
   const u1 = 1 - rng();
@@ -180,6 +181,15 @@ export class SessionBook {
     const out: TraceRequest[] = [];
     for (let n = this.nextOf.get(id); n; n = this.nextOf.get(n.id)) out.push(n);
     return out;
+  }
+
+  /**
+   * `n` tokens to stand in for request `id`'s answer where a server streamed text without token
+   * ids: seeded, so two runs send the same history.
+   */
+  standIn(id: number, n: number): number[] {
+    const rng = mulberry32(subSeed(this.seed, STAND_IN_STREAM, id));
+    return Array.from({ length: n }, () => 1 + Math.floor(rng() * (this.vocab - 1)));
   }
 
   /** Every prompt handed out so far, by request id. */

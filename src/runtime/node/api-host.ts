@@ -42,6 +42,7 @@ const { values } = parseArgs({
     'kv-tokens': { type: 'string' },
     'page-size': { type: 'string', default: '16' },
     'max-waiting': { type: 'string', default: '256' },
+    'prefix-cache': { type: 'boolean', default: false },
     backend: { type: 'string', default: 'vulkan' },
   },
 });
@@ -81,7 +82,7 @@ async function main(): Promise<void> {
         mode: 'paged',
         pageSize: Number(values['page-size']),
         capacityTokens: values['kv-tokens'] ? Number(values['kv-tokens']) : maxBatch * slotTokens,
-        prefixCache: false,
+        prefixCache: values['prefix-cache'] === true,
       },
       maxBatch,
       pipelines: new PipelineCache(gpu),
@@ -102,6 +103,7 @@ async function main(): Promise<void> {
     tokenBudget: Number(values['token-budget']),
     maxWaiting: Number(values['max-waiting']),
     now: epochMs,
+    prefixCache: values['prefix-cache'] === true,
   });
   const app = buildApiServer({
     engine,
@@ -110,6 +112,7 @@ async function main(): Promise<void> {
     maxSeqLen: config.maxSeqLen,
     tokenizer: loaded.tokenizer,
     now: epochMs,
+    prefixCache: values['prefix-cache'] === true,
   });
   const address = await app.listen({ host: values.host as string, port: Number(values.port) });
   say({

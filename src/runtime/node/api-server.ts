@@ -55,6 +55,8 @@ export interface ApiServerOptions {
   tokenizer?: Tokenizer;
   /** The server's clock (epoch ms, sub-millisecond): the engine's `now`. */
   now: () => number;
+  /** The engine keeps a prefix cache: usage then says how many prompt tokens it served (cached_tokens). */
+  prefixCache?: boolean;
 }
 
 /** Epoch milliseconds with sub-millisecond resolution, shared by processes on one machine. */
@@ -299,6 +301,7 @@ export function buildApiServer(o: ApiServerOptions): FastifyInstance {
                   ...base,
                   promptTokens: prompt.length,
                   completionTokens: end.tokens.length,
+                  cachedTokens: o.prefixCache ? end.cachedTokens : undefined,
                   timing,
                 }),
               ),
@@ -348,6 +351,7 @@ export function buildApiServer(o: ApiServerOptions): FastifyInstance {
                 tokenIds: end.tokens,
                 promptTokens: prompt.length,
                 completionTokens: end.tokens.length,
+                cachedTokens: o.prefixCache ? end.cachedTokens : undefined,
                 finishReason: finishReason(end.tokens, stopAfter),
                 timing: timingOf(end.timeline),
               }),

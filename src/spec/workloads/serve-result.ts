@@ -70,6 +70,8 @@ export const ServeRequestSchema = z
     networkMs: z.number().finite().optional(),
     queueMs: ms.optional(),
     prefillMs: ms.optional(),
+    /** Over HTTP: prompt tokens the server says it served from its cache (usage's cached_tokens, llama-server's cache_n). */
+    cachedTokens: count.optional(),
     session: SessionTurnSchema.optional(),
   })
   .strict();
@@ -194,6 +196,11 @@ export const ServeRunSchema = z
         tokenCounting: z.enum(['token_ids', 'usage', 'chunks']).optional(),
         /** Median round trip of an empty GET on a warm connection, before the arm. */
         roundTripMs: ms.nullable().optional(),
+        /**
+         * Session turns whose history stood in for an answer the server streamed without token ids
+         * (llama-server's /v1/completions): as many seeded tokens, not what it said.
+         */
+        standIns: count.optional(),
       })
       .strict()
       .optional(),

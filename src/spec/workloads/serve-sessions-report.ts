@@ -80,5 +80,21 @@ export function sessionTables(runs: readonly ServeRun[]): string[] {
       );
     }
   }
+  const stood = withSessions.filter((r) => (r.target?.standIns ?? 0) > 0);
+  for (const r of stood) {
+    out.push(
+      '',
+      `- ${escapeMarkdown(r.label)}: the server streamed ${r.target?.standIns} answers as text without token ids, so the next turns carried as many seeded stand-in tokens in their place: the history sent is not what the server said, and its cache can hit only the prompts' own tokens.`,
+    );
+  }
+  const unknown = withSessions.filter(
+    (r) => r.target?.kind === 'http' && r.sessions?.byTurn.every((t) => t.hitRate === null),
+  );
+  for (const r of unknown) {
+    out.push(
+      '',
+      `- ${escapeMarkdown(r.label)}: the server reports no cached prompt tokens, so computed tokens and the cache hit are not known (–).`,
+    );
+  }
   return out;
 }
