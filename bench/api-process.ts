@@ -26,6 +26,8 @@ export interface ApiServerSettings {
   maxWaiting?: number;
   /** Keep a prefix cache (serve-api --prefix-cache). */
   prefixCache?: boolean;
+  /** The per-request KV budget in tokens and its policy (serve-api --kv-budget, --kv-budget-policy). */
+  kvBudget?: { tokens: number; policy: 'reject' | 'truncate' };
   adapter?: AdapterChoice;
 }
 
@@ -72,6 +74,7 @@ function flags(s: ApiServerSettings): string[] {
   add('--page-size', s.pageSize);
   add('--max-waiting', s.maxWaiting);
   if (s.prefixCache) out.push('--prefix-cache');
+  if (s.kvBudget) out.push('--kv-budget', String(s.kvBudget.tokens), '--kv-budget-policy', s.kvBudget.policy);
   return out;
 }
 

@@ -46,6 +46,7 @@ import { specFromOptions } from '../src/spec/options.ts';
 import type { BenchSpec } from '../src/spec/schema.ts';
 import { SPEC_DEFAULTS, SUITE_NAMES, SUITES } from '../src/spec/suites.ts';
 import { WORKLOADS } from '../src/spec/workloads/index.ts';
+import { parseKvBudget } from '../src/spec/workloads/serve-kv-budget.ts';
 import { parseToolWait, parseTurns, SESSION_DEFAULTS } from '../src/spec/workloads/serve-sessions.ts';
 import { SERVE_DEFAULTS } from '../src/spec/workloads/serve-settings.ts';
 import { parseDuration, SUSTAINED_DEFAULTS } from '../src/spec/workloads/sustained.ts';
@@ -167,6 +168,9 @@ Load test (--suite serve)
   --prefix-cache on|off|both          (default off)
   --token-budget N       tokens per engine step (default ${SERVE_DEFAULTS.tokenBudget}); --max-batch N requests running (default ${SERVE_DEFAULTS.maxBatch}, ≤ 32)
   --kv-tokens N          KV pool in tokens (default: max batch × the model's maxSeqLen)
+  --kv-budget TOKENS|P%  the most KV one request may hold (prompt + output − 1), in tokens or a share
+                         of the pool; --kv-budget-policy reject (default: refused at admission) or
+                         truncate (the prompt's oldest tokens after the shared prefix are dropped)
   --sweep N              rate sweep: synchronous, saturating, then N rates between
   --sessions N --turns A..B --tool-wait DIST   agent sessions: each turn sends the whole history
                          (previous prompt, its answer, a tool result, a new message) after the tool
@@ -304,6 +308,8 @@ function parse() {
         sessions: { type: 'string' },
         turns: { type: 'string' },
         'tool-wait': { type: 'string' },
+        'kv-budget': { type: 'string' },
+        'kv-budget-policy': { type: 'string' },
         sweep: { type: 'string' },
         target: { type: 'string' },
         'served-model': { type: 'string' },
@@ -467,6 +473,8 @@ const SERVE_FLAGS = [
   'sessions',
   'turns',
   'tool-wait',
+  'kv-budget',
+  'kv-budget-policy',
 ] as const;
 // --duration is the load test's arrival window or the sustained suite's length; the rest are the load test's.
 const serveFlags = SERVE_FLAGS.filter(
@@ -502,6 +510,19 @@ if (args.slo !== undefined) {
 }
 
 /** --prompt TEXT or --prompt-file F: the text the sweeps' prompts are cut from. */
+/** --kv-budget TOKENS|P% with --kv-budget-policy (default reject), or nothing. */
+function kvBudgetOption() {
+  const policy = oneOf('--kv-budget-policy', args['kv-budget-policy'], ['reject', 'truncate'] as const);
+  if (args['kv-budget'] === undefined) {
+    if (policy !== undefined)
+      usage('--kv-budget-policy says what happens at a --kv-budget: add --kv-budget TOKENS');
+    return undefined;
+  }
+  const b = parseKvBudget(args['kv-budget']);
+  if (typeof b === 'string') usage(b);
+  return { ...b, policy: policy ?? 'reject' };
+}
+
 /** --sessions N with --turns and --tool-wait (each defaulted), or nothing; bad values exit 2 naming the flag. */
 function sessionsOption() {
   if (args.sessions === undefined) {
@@ -607,6 +628,7 @@ try {
       taskTokens: int('--task-tokens', args['task-tokens']),
       trace: importedTrace,
       sessions: sessionsOption(),
+      kvBudget: kvBudgetOption(),
       prompt: promptText(),
     },
   );

@@ -65,7 +65,8 @@ export function traceOf(run: ServeRun): TraceRequest[] {
   return run.requests.map((q) => ({
     id: q.id,
     arrivalMs: q.arrivalMs,
-    promptTokens: q.promptTokens,
+    // The prompt as sent: a KV-budget truncation is the server's to make again.
+    promptTokens: q.promptTokens + (q.truncatedTokens ?? 0),
     outputTokens: q.requestedTokens ?? q.outputTokens,
     prefixId: q.prefixId ?? null,
     prefixTokens: q.prefixTokens ?? 0,
@@ -189,6 +190,7 @@ async function replayGroup(
           kvTokens: a.kvTokens,
           pageSize: o.pageSize,
           prefixCache: cache,
+          ...(a.kvBudget ? { kvBudget: a.kvBudget } : {}),
           adapter: o.adapter,
         },
         (line) => o.log(`serve-api: ${line}`),

@@ -33,6 +33,9 @@ Serves the engine as an OpenAI-compatible endpoint (docs/serving-http.md):
                          tokens per slot for a file)
   --page-size N          KV page in tokens (default 16)
   --max-waiting N        requests queued for a slot before the server answers 429 (default 256)
+  --kv-budget TOKENS      the most KV one request may hold (prompt + max_tokens − 1); over it, with
+                         --kv-budget-policy reject (default) the request is answered 400 with the code
+                         kv_budget_exceeded, with truncate its prompt's oldest tokens are dropped
   --prefix-cache         keep computed prompt pages for later prompts that start the same (a shared
                          system prompt, an agent's history); usage then carries
                          prompt_tokens_details.cached_tokens
@@ -60,6 +63,8 @@ const { values } = (() => {
         'page-size': { type: 'string' },
         'max-waiting': { type: 'string' },
         'prefix-cache': { type: 'boolean' },
+        'kv-budget': { type: 'string' },
+        'kv-budget-policy': { type: 'string' },
         adapter: { type: 'string' },
         help: { type: 'boolean' },
       },
@@ -91,6 +96,18 @@ if (values.weights && !(WEIGHT_FORMATS as readonly string[]).includes(values.wei
   fail(`--weights must be ${WEIGHT_FORMATS.join(', ')}, got "${values.weights}"`);
 if (values.adapter && !(ADAPTER_CHOICES as readonly string[]).includes(values.adapter))
   fail(`--adapter must be ${ADAPTER_CHOICES.join(', ')}, got "${values.adapter}"`);
+const budgetTokens = int('kv-budget', 1);
+const policy = values['kv-budget-policy'];
+if (policy !== undefined && policy !== 'reject' && policy !== 'truncate')
+  fail(`--kv-budget-policy must be reject or truncate, got "${policy}"`);
+if (policy !== undefined && budgetTokens === undefined) fail('--kv-budget-policy needs --kv-budget TOKENS');
+const pageSize = int('page-size', 1) ?? 16;
+if (budgetTokens !== undefined && budgetTokens < pageSize)
+  fail(`--kv-budget ${budgetTokens}: below one KV page (${pageSize} tokens), so no request could run`);
+const kvBudget =
+  budgetTokens === undefined
+    ? undefined
+    : { tokens: budgetTokens, policy: (policy ?? 'reject') as 'reject' | 'truncate' };
 const port = int('port', 0);
 if (port !== undefined && port > 65535) fail(`--port must be at most 65535, got ${port}`);
 
@@ -109,6 +126,7 @@ try {
       pageSize: int('page-size', 1),
       maxWaiting: int('max-waiting', 0),
       prefixCache: values['prefix-cache'] === true,
+      ...(kvBudget !== undefined ? { kvBudget } : {}),
       adapter: values.adapter as AdapterChoice | undefined,
     },
     (line) => console.error(line),

@@ -340,6 +340,7 @@ export function toRecord(r: ServeRequest, t: TraceRequest, stopped: boolean): Se
     prefixId: t.prefixId,
     prefixTokens: t.prefixTokens,
     outputHash: hashTokens(r.generated),
+    ...(r.truncatedTokens > 0 ? { truncatedTokens: r.truncatedTokens } : {}),
     ...(t.session ? { session: t.session } : {}),
   };
 }

@@ -1,5 +1,6 @@
 import { SpecError } from '../errors.ts';
 import { mean, percentile } from '../stats.ts';
+import { KV_BUDGET_ERROR } from './kv-budget.ts';
 
 /**
  * Per-request records of a serve run reduced to the numbers vLLM's benchmark_serving reports, with
@@ -29,6 +30,8 @@ export interface RequestRecord {
   preemptions: number;
   /** Tokens prefilled again after preemptions (recompute), on top of promptTokens − prefixHitTokens. */
   recomputedTokens?: number;
+  /** Prompt tokens a per-request KV budget cut (kv-budget.ts); promptTokens is what ran. */
+  truncatedTokens?: number;
   status: 'finished' | 'failed' | 'cancelled';
   error?: string;
   /** Times in ms from the run's start. */
@@ -84,6 +87,9 @@ export interface Summary {
   prefillTokensComputed: number;
   /** Over every record, finished or not: the scheduler preempted them either way. */
   preemptions: number;
+  /** Requests the per-request KV budget refused, and those it truncated (kv-budget.ts). */
+  kvBudgetRejected: number;
+  kvBudgetTruncated: number;
   ttftMs: Dist | null;
   tpotMs: Dist | null;
   itlMs: Dist | null;
@@ -167,6 +173,10 @@ export function summarize(records: readonly RequestRecord[], opts: SummaryOption
     prefixHitRate: promptTokens > 0 ? hits / promptTokens : 0,
     prefillTokensComputed: promptTokens - hits + sum(finished.map((r) => r.recomputedTokens ?? 0)),
     preemptions: sum(records.map((r) => r.preemptions)),
+    kvBudgetRejected: records.filter(
+      (r) => r.status === 'failed' && r.error?.includes(`${KV_BUDGET_ERROR}:`) === true,
+    ).length,
+    kvBudgetTruncated: records.filter((r) => (r.truncatedTokens ?? 0) > 0).length,
     ttftMs: dist(lat.map((l) => l.ttft)),
     tpotMs: dist(lat.flatMap((l) => (l.tpot === null ? [] : [l.tpot]))),
     itlMs: dist(lat.flatMap((l) => l.itls)),

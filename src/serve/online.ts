@@ -2,6 +2,7 @@ import type { Model, StepResult } from '../model/forward.ts';
 import { type SamplingSettings, sampleToken } from '../model/sampler.ts';
 import { mulberry32 } from '../random.ts';
 import { commitStep, kvPort } from './driver.ts';
+import { KV_BUDGET_ERROR, type KvBudget, peakKvTokens } from './kv-budget.ts';
 import { Scheduler, type ServeRequest } from './scheduler.ts';
 
 /**
@@ -28,6 +29,8 @@ export interface OnlineOptions {
    * model must have been built with a prefix-caching KV pool.
    */
   prefixCache?: boolean;
+  /** The most KV one request may hold: refused before it is queued (reject), or its prompt's oldest tokens cut (truncate). */
+  kvBudget?: KvBudget;
   now: () => number;
 }
 
@@ -104,6 +107,7 @@ export class OnlineEngine {
       policy: 'fcfs',
       tokenBudget: o.tokenBudget,
       maxBatch: o.maxBatch,
+      ...(o.kvBudget ? { kvBudget: o.kvBudget } : {}),
     });
   }
 
@@ -145,8 +149,19 @@ export class OnlineEngine {
    * device: the server answers 503), or the request can never fit the KV pool (400). The server
    * asks before it answers, so a refusal is an HTTP error, not a stream that ends at once.
    */
-  refusal(promptTokens: number, maxTokens: number): { status: 400 | 503; message: string } | null {
+  refusal(
+    promptTokens: number,
+    maxTokens: number,
+  ): { status: 400 | 503; message: string; code?: typeof KV_BUDGET_ERROR } | null {
     if (this.stopped !== null) return { status: 503, message: this.stopped };
+    const budget = this.o.kvBudget;
+    if (budget?.policy === 'reject' && peakKvTokens(promptTokens, maxTokens) > budget.tokens) {
+      return {
+        status: 400,
+        code: KV_BUDGET_ERROR,
+        message: `The request would hold ${peakKvTokens(promptTokens, maxTokens)} KV tokens (${promptTokens} prompt tokens + ${maxTokens} to generate, less the last), over the server's per-request budget of ${budget.tokens}. Reduce the prompt or max_tokens.`,
+      };
+    }
     const pageSize = this.model.kv.pageSize;
     const total = this.model.kv.allocator.stats().totalPages;
     const need = Math.ceil((promptTokens + maxTokens - 1) / pageSize);

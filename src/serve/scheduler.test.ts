@@ -231,3 +231,34 @@ describe('static batching', () => {
     expect(plans.filter((p) => p.admitted.length > 0).length).toBeGreaterThanOrEqual(3);
   });
 });
+
+describe('per-request KV budget at arrival', () => {
+  const init = (id: number, promptLen: number, out: number): ServeRequestInit => ({
+    id,
+    class: 'c',
+    priority: 0,
+    prompt: Array.from({ length: promptLen }, (_, i) => i + 1),
+    outputTokens: out,
+    arrivalMs: 0,
+  });
+  const o = { batching: 'continuous', policy: 'fcfs', tokenBudget: 64, maxBatch: 4 } as const;
+
+  it('reject: one over the budget fails at once with the budget’s code; one at it waits', () => {
+    const s = new Scheduler(new FakeKv(4, 100), { ...o, kvBudget: { tokens: 50, policy: 'reject' } });
+    const over = s.arrive(init(1, 45, 7)); // 45 + 7 − 1 = 51
+    const at = s.arrive(init(2, 45, 6)); // 50
+    expect(over.state).toBe('failed');
+    expect(over.error).toMatch(/^kv_budget_exceeded: the request would hold 51 KV tokens/);
+    expect(at.state).toBe('waiting');
+    expect(s.waitingCount).toBe(1);
+  });
+
+  it('truncate: the prompt keeps its newest tokens, exactly to the budget, and the cut is counted', () => {
+    const s = new Scheduler(new FakeKv(4, 100), { ...o, kvBudget: { tokens: 50, policy: 'truncate' } });
+    const r = s.arrive(init(1, 60, 7));
+    expect(r.state).toBe('waiting');
+    // 50 − 7 + 1 = 44 prompt tokens kept: ids 17…60.
+    expect(r.prompt).toEqual(Array.from({ length: 44 }, (_, i) => i + 17));
+    expect(r.truncatedTokens).toBe(16);
+  });
+});

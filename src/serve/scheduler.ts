@@ -1,4 +1,5 @@
 import { InternalError } from '../errors.ts';
+import { applyKvBudget, type KvBudget } from './kv-budget.ts';
 
 /**
  * The serving scheduler: before every engine step it decides which requests run and how many
@@ -48,6 +49,8 @@ export interface SchedulerOptions {
   tokenBudget: number;
   /** Most requests running at once (the decode batch). */
   maxBatch: number;
+  /** The most KV one request may hold, and what happens to one over it (kv-budget.ts). */
+  kvBudget?: KvBudget;
 }
 
 export interface ServeRequestInit {
@@ -66,6 +69,8 @@ export interface ServeRequestInit {
    * always generates `outputTokens`.
    */
   stopAfter?: (token: number) => boolean;
+  /** Prompt tokens a KV-budget truncation keeps at the head (the shared system prompt). */
+  keepHead?: number;
 }
 
 export type RequestState = 'waiting' | 'running' | 'finished' | 'failed';
@@ -90,6 +95,8 @@ export interface ServeRequest extends ServeRequestInit {
   recomputedTokens: number;
   /** Replayed rows whose output differed from the token emitted before the preemption. */
   replayMismatches: number;
+  /** Prompt tokens the KV budget cut (0: none). */
+  truncatedTokens: number;
   error?: string;
 }
 
@@ -153,8 +160,20 @@ export class Scheduler {
       prefixHitTokens: 0,
       recomputedTokens: 0,
       replayMismatches: 0,
+      truncatedTokens: 0,
     };
     this.all.push(r);
+    if (this.o.kvBudget) {
+      const b = applyKvBudget(r.prompt, r.outputTokens, r.keepHead ?? 0, this.o.kvBudget);
+      if (!b.ok) {
+        r.state = 'failed';
+        r.error = b.error;
+        r.finishMs = r.arrivalMs;
+        return r;
+      }
+      r.prompt = b.prompt;
+      r.truncatedTokens = b.truncatedTokens;
+    }
     const need = Math.ceil(peakTokens(r) / this.kv.pageSize);
     if (need > this.kv.totalPages) {
       r.state = 'failed';

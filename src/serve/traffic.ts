@@ -403,8 +403,9 @@ export function promptTokenIds(req: TraceRequest, vocab: number, seed: number): 
  * none), class, priority; and prefix_len, our extra: how many of the prompt's tokens are the prefix
  * (required when prefix_id is set, since other tools' traces do not say). A turn of an agent session
  * adds session_id, turn, tool_wait_ms (the wait before it) and new_len (the tokens it adds to the
- * history); a later turn's arrival_s is its session's start, since it arrives tool_wait_ms after the
- * turn before it finishes.
+ * history). A later turn's arrival_s is not used on replay (a generated trace has its session's
+ * start there, a run's --trace-out the time it arrived): it arrives tool_wait_ms after the turn
+ * before it finishes.
  */
 export function traceToJsonl(trace: readonly TraceRequest[]): string {
   return trace

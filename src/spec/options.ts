@@ -121,6 +121,8 @@ export const SpecOptionsSchema = z
     trace: z.array(TraceRequestSchema).min(1).max(5000).optional(),
     /** --sessions N --turns A..B --tool-wait DIST: agent sessions instead of single requests. */
     sessions: ServeWorkloadSchema.shape.sessions.unwrap().optional(),
+    /** --kv-budget TOKENS|P% --kv-budget-policy reject|truncate: the most KV one request may hold. */
+    kvBudget: ServeWorkloadSchema.shape.kvBudget.unwrap().optional(),
     /** --prompt, --prompt-file: the text the sweeps' prompt tokens are cut from. */
     prompt: PromptTextSchema.optional(),
     /** The page's Prompt box: text generated on the run's model after its workloads. */

@@ -1,5 +1,7 @@
+import { SpecError } from '../errors.ts';
 import { Model } from '../model/forward.ts';
 import { type ArmOptions, type ArmRun, runArm, warmUp } from '../serve/driver.ts';
+import { applyKvBudget, type KvBudget } from '../serve/kv-budget.ts';
 import { byClass, type RequestRecord, type Slo, slowdown, summarize } from '../serve/metrics.ts';
 import { saturationRate } from '../serve/saturation.ts';
 import { summarizeSessions } from '../serve/session-metrics.ts';
@@ -13,6 +15,7 @@ import {
   requestTypeMatrix,
   type TraceRequest,
 } from '../serve/traffic.ts';
+import { resolveKvBudget } from '../spec/workloads/serve-kv-budget.ts';
 import type { ServeRun } from '../spec/workloads/serve-result.ts';
 import { sessionShape } from '../spec/workloads/serve-sessions.ts';
 import { SERVE_DEFAULTS, type ServeWorkload } from '../spec/workloads/serve-settings.ts';
@@ -31,6 +34,7 @@ export const serveLoad: WorkloadRunner<'serve', ServeRunRecord> = async (ctx, w)
   const vocab = config.vocabSize;
   const classes = w.mix === 'matrix' ? requestTypeMatrix(config.maxSeqLen) : defaultMix(config.maxSeqLen);
   const kvTokens = w.kvTokens ?? w.maxBatch * config.maxSeqLen;
+  const kvBudget = budgetOf(w, kvTokens);
   const sessions = w.sessions;
   const trace = (arrival: Arrival, only?: RequestClass[]): TraceRequest[] =>
     w.trace ??
@@ -81,6 +85,7 @@ export const serveLoad: WorkloadRunner<'serve', ServeRunRecord> = async (ctx, w)
       concurrency: arrival.kind === 'concurrency' ? arrival.concurrency : null,
       prefixCache,
       ...(book ? { sessions: book } : {}),
+      ...(kvBudget ? { kvBudget } : {}),
     };
     const prompts = book
       ? new Map(t.filter((r) => !SessionBook.isFollowUp(r)).map((r) => [r.id, book.firstPrompt(r)]))
@@ -219,6 +224,14 @@ function burstinessOf(w: ServeWorkload): number {
   return w.arrival.kind === 'poisson' ? w.arrival.burstiness : 1;
 }
 
+/** The per-request KV budget in tokens for a pool of `kvTokens` (the spec was checked: it is at least a page). */
+function budgetOf(w: ServeWorkload, kvTokens: number): KvBudget | null {
+  if (!w.kvBudget) return null;
+  const tokens = resolveKvBudget(w.kvBudget, kvTokens, w.pageSize);
+  if (typeof tokens === 'string') throw new SpecError(tokens);
+  return { tokens, policy: w.kvBudget.policy };
+}
+
 async function buildModel(
   ctx: WorkloadContext<ServeRunRecord>,
   w: ServeWorkload,
@@ -270,10 +283,15 @@ async function soloRuns(
         : (prompts.get(r.id) ?? []);
       // A turn whose earlier turn could not run alone has no history to send.
       if (!prompt) continue;
+      // Alone, a request runs with the prompt the budget leaves it, as under load; one it refuses does not run.
+      const budget = w.kvBudget ? budgetOf(w, w.kvTokens ?? w.maxBatch * ctx.config.maxSeqLen) : null;
+      const budgeted = budget ? applyKvBudget(prompt, r.outputTokens, 0, budget) : null;
+      if (budgeted && !budgeted.ok) continue;
+      const sent = budgeted ? budgeted.prompt : prompt;
       const seq = model.createSequence();
       try {
         const t0 = performance.now();
-        const out = [(await model.prefill([{ seq, tokens: prompt }], 'none'))[0].nextToken];
+        const out = [(await model.prefill([{ seq, tokens: sent }], 'none'))[0].nextToken];
         const ttft = performance.now() - t0;
         while (out.length < r.outputTokens) {
           out.push((await model.decode([{ seq, token: out[out.length - 1] }])).nextTokens[0]);
@@ -371,6 +389,7 @@ function toRun(
     tokenBudget: w.tokenBudget,
     maxBatch: w.maxBatch,
     kvTokens,
+    ...(w.kvBudget ? { kvBudget: budgetOf(w, kvTokens) ?? undefined } : {}),
     steps: raw.steps,
     summary: summarize(raw.records, opts),
     byClass: byClass(raw.records, opts),

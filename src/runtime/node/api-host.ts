@@ -43,6 +43,8 @@ const { values } = parseArgs({
     'page-size': { type: 'string', default: '16' },
     'max-waiting': { type: 'string', default: '256' },
     'prefix-cache': { type: 'boolean', default: false },
+    'kv-budget': { type: 'string' },
+    'kv-budget-policy': { type: 'string', default: 'reject' },
     backend: { type: 'string', default: 'vulkan' },
   },
 });
@@ -104,6 +106,14 @@ async function main(): Promise<void> {
     maxWaiting: Number(values['max-waiting']),
     now: epochMs,
     prefixCache: values['prefix-cache'] === true,
+    ...(values['kv-budget']
+      ? {
+          kvBudget: {
+            tokens: Number(values['kv-budget']),
+            policy: values['kv-budget-policy'] === 'truncate' ? ('truncate' as const) : ('reject' as const),
+          },
+        }
+      : {}),
   });
   const app = buildApiServer({
     engine,

@@ -238,7 +238,13 @@ export function buildApiServer(o: ApiServerOptions): FastifyInstance {
         reply,
         refused.status === 503
           ? apiError(503, refused.message, 'server_error', null, 'engine_unavailable')
-          : apiError(400, refused.message, 'invalid_request_error', 'max_tokens', 'kv_cache_exceeded'),
+          : apiError(
+              400,
+              refused.message,
+              'invalid_request_error',
+              'max_tokens',
+              refused.code ?? 'kv_cache_exceeded',
+            ),
       );
     }
 

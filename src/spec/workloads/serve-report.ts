@@ -343,6 +343,28 @@ export function serveTables(s: ServeResult): string[] {
       '',
     );
   }
+  const budgeted = s.runs.filter((r) => r.kvBudget);
+  if (budgeted.length > 0) {
+    out.push(
+      '**Per-request KV budget** (the most KV one request may hold: prompt + output − 1 tokens):',
+      '',
+      ...budgeted.map((r) => {
+        const b = r.kvBudget;
+        const classes = Object.entries(r.byClass)
+          .sort(([a], [c]) => a.localeCompare(c))
+          .map(
+            ([name, c]) =>
+              `${escapeMarkdown(name)} ${c.kvBudgetRejected ?? 0} refused, ${c.kvBudgetTruncated ?? 0} truncated`,
+          )
+          .join('; ');
+        // Over HTTP a server cuts prompts itself and does not say so: refusals are its 400s.
+        if (r.target?.kind === 'http' && b?.policy === 'truncate')
+          return `- ${escapeMarkdown(r.label)}: ${b.tokens} tokens, oldest prompt tokens dropped by the server, which does not report how many`;
+        return `- ${escapeMarkdown(r.label)}: ${b?.tokens} tokens, ${b?.policy === 'truncate' ? 'oldest prompt tokens dropped' : 'refused at admission'}; by class: ${classes}`;
+      }),
+      '',
+    );
+  }
   const sessions = sessionTables(s.runs);
   if (sessions.length > 0) out.push(...sessions, '');
   out.push(...classTable(s.runs), '', escapeMarkdown(s.definitions));

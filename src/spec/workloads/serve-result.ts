@@ -25,6 +25,9 @@ export const ServeSummarySchema = z
     prefixHitRate: z.number().min(0).max(1),
     prefillTokensComputed: count,
     preemptions: count,
+    /** Requests the per-request KV budget refused, and truncated (absent in results before it existed). */
+    kvBudgetRejected: count.optional(),
+    kvBudgetTruncated: count.optional(),
     ttftMs: DistSchema,
     tpotMs: DistSchema,
     itlMs: DistSchema,
@@ -49,6 +52,8 @@ export const ServeRequestSchema = z
     prefixHitTokens: count,
     preemptions: count,
     recomputedTokens: count.optional(),
+    /** Prompt tokens the per-request KV budget cut; promptTokens is the prompt that ran. */
+    truncatedTokens: count.optional(),
     status: z.enum(['finished', 'failed', 'cancelled']),
     error: z.string().max(500).optional(),
     arrivalMs: ms,
@@ -161,6 +166,11 @@ export const ServeRunSchema = z
     tokenBudget: count,
     maxBatch: count,
     kvTokens: count,
+    /** The per-request KV budget the arm ran under (absent: none). */
+    kvBudget: z
+      .object({ tokens: count, policy: z.enum(['reject', 'truncate']) })
+      .strict()
+      .optional(),
     steps: count,
     summary: ServeSummarySchema,
     byClass: z.record(z.string().max(50), ServeSummarySchema),

@@ -134,6 +134,20 @@ export const ServeWorkloadSchema = z
       })
       .strict()
       .nullable(),
+    /** The most KV one request may hold (tokens, or a percent of the pool), and what happens over it. */
+    kvBudget: z
+      .object({
+        tokens: z
+          .number()
+          .int()
+          .min(1)
+          .max(1 << 24)
+          .nullable(),
+        sharePct: z.number().positive().max(100).nullable(),
+        policy: z.enum(['reject', 'truncate']),
+      })
+      .strict()
+      .nullable(),
     /** An imported trace (replayed instead of generating one). */
     trace: z.array(TraceRequestSchema).min(1).max(5000).nullable(),
   })

@@ -1,5 +1,6 @@
 import { GEMV_LIMITS } from '../../kernels/limits.ts';
 import { NO_NEEDS, type WorkloadDescriptor } from '../workload.ts';
+import { resolveKvBudget } from './serve-kv-budget.ts';
 import { serveTables } from './serve-report.ts';
 import { ServeResultSchema } from './serve-result.ts';
 import { describeToolWait, sessionContextError, sessionShape } from './serve-sessions.ts';
@@ -35,6 +36,7 @@ interface ServeOptions {
   solo: boolean;
   trace?: TraceRequest[];
   sessions?: ServeWorkload['sessions'];
+  kvBudget?: ServeWorkload['kvBudget'];
 }
 
 /** What sessions cannot run with, and a session the model's context cannot hold. */
@@ -55,6 +57,13 @@ function sessionErrors(w: ServeWorkload, maxSeqLen: number): string[] {
   const tooLong = sessionContextError(shape, w.prefixShare > 0 ? w.prefixTokens : 0, maxSeqLen);
   if (tooLong) errors.push(tooLong);
   return errors;
+}
+
+/** A per-request KV budget below one page of the pool the arms will have. */
+function budgetErrors(w: ServeWorkload, maxSeqLen: number): string[] {
+  if (!w.kvBudget) return [];
+  const r = resolveKvBudget(w.kvBudget, w.kvTokens ?? w.maxBatch * maxSeqLen, w.pageSize);
+  return typeof r === 'string' ? [r] : [];
 }
 
 function arrival(o: ServeOptions): ServeArrival {
@@ -96,7 +105,7 @@ export const serve = {
       : [];
   },
   fit: (w) => w,
-  modelErrors: (w, config) => sessionErrors(w, config.maxSeqLen),
+  modelErrors: (w, config) => [...sessionErrors(w, config.maxSeqLen), ...budgetErrors(w, config.maxSeqLen)],
   needs: (w) => ({
     ...NO_NEEDS,
     model: true,
@@ -133,6 +142,7 @@ export const serve = {
         seed: 0,
         trace: o.trace ?? null,
         sessions: o.sessions ?? null,
+        kvBudget: o.kvBudget ?? null,
       },
     ],
   },
