@@ -428,12 +428,13 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
     const inflight: Promise<void>[] = [];
     /** A later session turn: sent its tool wait after `afterMs`, the finish of the turn before it. */
     const follow = (req: TraceRequest, prompt: number[], afterMs: number) => {
-      const wait = afterMs + (req.session?.toolWaitMs ?? 0) - now();
-      inflight.push(
-        new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, wait))).then(() =>
-          o.signal?.aborted ? undefined : one(req, now(), prompt),
-        ),
-      );
+      const due = afterMs + (req.session?.toolWaitMs ?? 0);
+      const sent = (async () => {
+        // Timers run on a millisecond clock and may fire a fraction early: wait out the rest.
+        while (now() < due) await new Promise((resolve) => setTimeout(resolve, Math.max(1, due - now())));
+        if (!o.signal?.aborted) await one(req, now(), prompt);
+      })();
+      inflight.push(sent);
     };
     const order = [...o.trace]
       .filter((t) => !o.sessions || !SessionBook.isFollowUp(t))

@@ -137,6 +137,20 @@ test('bench --suite serve: bad traffic flags and a trace past the context exit 2
     [['--suite', 'serve', '--target', 'ftp://h/v1'], '--target: "ftp://h/v1" must be an http'],
     [['--suite', 'serve', '--target', 'http://h:8000/v1/completions'], 'ending in /v1'],
     [['--suite', 'serve', '--served-model', 'm'], '--served-model names the model of a --target URL'],
+    // Sessions and the KV budget (issue 36): caught before any engine starts.
+    [
+      ['--suite', 'serve', '--sessions', '4', '--turns', '3..40'],
+      '--turns 3..40: a session of 40 turns can reach',
+    ],
+    [['--suite', 'serve', '--sessions', '4', '--tool-wait', 'gamma:3'], '--tool-wait gamma:3: unknown form'],
+    [
+      ['--suite', 'serve', '--turns', '3..6'],
+      '--turns and --tool-wait shape agent sessions: add --sessions N',
+    ],
+    [['--suite', 'serve', '--sessions', '4', '--concurrency', '2'], '--sessions runs open loop'],
+    [['--suite', 'serve', '--kv-budget', '8'], '--kv-budget 8: below one KV page (16 tokens)'],
+    [['--suite', 'serve', '--kv-budget', 'lots'], '--kv-budget lots: give TOKENS'],
+    [['--suite', 'serve', '--kv-budget-policy', 'truncate'], 'add --kv-budget TOKENS'],
   ];
   for (const [args, message] of cases) {
     const run = await runCli('bench/bench.ts', args);
@@ -162,4 +176,106 @@ test('bench --suite serve: bad traffic flags and a trace past the context exit 2
   const bad = await runCli('bench/bench.ts', ['--suite', 'serve', '--trace', broken]);
   expect(bad.code).toBe(2);
   expect(bad.stderr).toMatch(/--trace .*line 1/);
+});
+
+/**
+ * Agent sessions as the issue asks them (fewer and shorter, for time): multi-turn sessions whose
+ * turns resend the whole history after a tool wait, with the prefix cache off and on, in-process
+ * and over HTTP to this project's server (started with a prefix cache for the cache-on arm). With
+ * the cache, a later turn computes little more than what it adds; without it, the whole history.
+ */
+test('bench --suite serve --sessions: per-turn TTFT and tool wait, the cache saves the re-prefill, the same sessions over HTTP', async () => {
+  test.setTimeout(240_000);
+  const out = join(dir, 'sessions.json');
+  const traceOut = join(dir, 'sessions.jsonl');
+  const run = await runCli(
+    'bench/bench.ts',
+    [
+      '--suite',
+      'serve',
+      '--sessions',
+      '5',
+      '--turns',
+      '2..4',
+      '--tool-wait',
+      'lognormal:150:0.5',
+      '--rate',
+      '3',
+      '--prefix-cache',
+      'both',
+      '--batching',
+      'continuous',
+      '--no-autotune',
+      '--runtime',
+      'node',
+      '--target',
+      'loopback',
+      '--out',
+      out,
+      '--trace-out',
+      traceOut,
+    ],
+    230_000,
+  );
+  expect(run.code, run.stderr).toBe(0);
+  expect(run.stdout).toContain('**Agent sessions: where a session’s time goes**');
+  const r = BenchResultSchema.parse(JSON.parse(readFileSync(out, 'utf8')));
+  const runs = r.serve?.runs ?? [];
+  expect(runs.map((x) => x.label)).toEqual([
+    'continuous, prefix cache off',
+    'continuous, prefix cache on',
+    'continuous, prefix cache off · HTTP, loopback',
+    'continuous, prefix cache on · HTTP, loopback',
+  ]);
+  const [off, on, httpOff, httpOn] = runs;
+  for (const x of [off, on]) expect(x.identical).toMatchObject({ mismatches: 0 });
+  for (const x of [httpOff, httpOn]) {
+    expect(x.matchesInProcess?.mismatches).toBe(0);
+    expect(x.matchesInProcess?.checked).toBe(x.summary.completed);
+  }
+  for (const x of runs) {
+    const s = x.sessions;
+    expect(s?.sessions).toBe(5);
+    expect(s?.completed).toBe(5);
+    // The split adds up to the mean duration, recounted from the requests.
+    const bySession = new Map<number, typeof x.requests>();
+    for (const q of x.requests)
+      bySession.set(q.session?.id ?? -1, [...(bySession.get(q.session?.id ?? -1) ?? []), q]);
+    const durations = [...bySession.values()].map((turns) => {
+      const last = turns.reduce((a, q) => ((q.session?.turn ?? 0) > (a.session?.turn ?? 0) ? q : a));
+      const first = turns.find((q) => q.session?.turn === 1);
+      return (last.finishMs ?? 0) - (first?.arrivalMs ?? 0);
+    });
+    const meanDuration = durations.reduce((a, d) => a + d, 0) / durations.length;
+    const sp = s?.split;
+    expect(
+      (sp?.queueMs ?? 0) + (sp?.prefillMs ?? 0) + (sp?.decodeMs ?? 0) + (sp?.toolWaitMs ?? 0),
+    ).toBeCloseTo(meanDuration, 6);
+    // Each later turn arrives no sooner than its tool wait after the turn before it.
+    for (const turns of bySession.values()) {
+      const sorted = [...turns].sort((a, b) => (a.session?.turn ?? 0) - (b.session?.turn ?? 0));
+      for (let i = 1; i < sorted.length; i++) {
+        expect(sorted[i].arrivalMs - (sorted[i - 1].finishMs ?? 0)).toBeGreaterThanOrEqual(
+          (sorted[i].session?.toolWaitMs ?? 0) - 1,
+        );
+        // The prompt holds the whole history: the previous prompt, its answer, the new tokens.
+        expect(sorted[i].promptTokens).toBe(
+          sorted[i - 1].promptTokens + sorted[i - 1].outputTokens + (sorted[i].session?.newTokens ?? 0),
+        );
+      }
+    }
+  }
+  // Without the cache a later turn computes its whole history; with it (in-process and on the
+  // server), at most 1.2× what the turn adds (the issue's target).
+  const later = (x: (typeof runs)[number]) =>
+    (x.sessions?.byTurn ?? []).filter((t) => t.turn > 1 && t.finished > 0);
+  expect(later(off).length).toBeGreaterThan(0);
+  for (const t of later(off)) expect(t.computedTokens).toBe(t.promptTokens);
+  for (const x of [on, httpOn])
+    for (const t of later(x)) expect(t.computedOverNewMax ?? 99).toBeLessThanOrEqual(1.2);
+  // The server without a cache reports none: unknown, not zero.
+  for (const t of later(httpOff)) expect(t.computedTokens).toBeNull();
+  const trace = traceFromJsonl(readFileSync(traceOut, 'utf8'));
+  expect(trace.every((q) => q.session !== undefined)).toBe(true);
+  expect(trace.filter((q) => q.session?.turn === 1)).toHaveLength(5);
 });

@@ -12,8 +12,16 @@ import { buildApiServer } from './api-server.ts';
  * through the real online engine and scheduler. The tokenizer is byte-level (byte-tokenizer.ts), so
  * the text of each chunk can be told by hand.
  */
-function server(script: readonly number[]) {
-  const allocator = new PageAllocator({ numPages: 64, pageSize: 4, bytesPerTokenSlot: 1 });
+function server(
+  script: readonly number[],
+  extra: Partial<ConstructorParameters<typeof OnlineEngine>[1]> = {},
+) {
+  const allocator = new PageAllocator({
+    numPages: 64,
+    pageSize: 4,
+    bytesPerTokenSlot: 1,
+    prefixCache: extra.prefixCache,
+  });
   const promptLength = new Map<number, number>();
   const prompts: number[][] = [];
   const model = {
@@ -41,7 +49,7 @@ function server(script: readonly number[]) {
   } as unknown as Model;
   let t = 0;
   const now = () => ++t;
-  const engine = new OnlineEngine(model, { maxBatch: 4, tokenBudget: 64, maxWaiting: 8, now });
+  const engine = new OnlineEngine(model, { maxBatch: 4, tokenBudget: 64, maxWaiting: 8, now, ...extra });
   const app = buildApiServer({
     engine,
     modelName: 'm.gguf',
@@ -49,6 +57,7 @@ function server(script: readonly number[]) {
     maxSeqLen: 64,
     tokenizer: byteTokenizer(),
     now,
+    prefixCache: extra.prefixCache,
   });
   return { app, prompts };
 }
@@ -164,5 +173,49 @@ describe('serve-api with the model’s tokenizer', () => {
       /you requested 65 tokens \(61 in the prompt, 4 for the completion\)/,
     );
     await app.close();
+  });
+
+  it('a per-request KV budget: over it, reject answers 400 kv_budget_exceeded before queueing; truncate runs the newest tokens', async () => {
+    const rejecting = server(script, { kvBudget: { tokens: 10, policy: 'reject' } });
+    const over = await rejecting.app.inject({
+      method: 'POST',
+      url: '/v1/completions',
+      payload: { model: 'm.gguf', prompt: [1, 2, 3, 4, 5, 6, 7, 8], max_tokens: 4 }, // 8 + 4 − 1 = 11
+    });
+    expect(over.statusCode).toBe(400);
+    expect(over.json().error.code).toBe('kv_budget_exceeded');
+    expect(over.json().error.message).toMatch(/would hold 11 KV tokens .* budget of 10/);
+    expect(rejecting.prompts).toEqual([]);
+    await stream(rejecting.app, { prompt: [1, 2, 3, 4, 5, 6, 7], max_tokens: 4 }); // 10: runs
+    await rejecting.app.close();
+    const cutting = server(script, { kvBudget: { tokens: 10, policy: 'truncate' } });
+    await stream(cutting.app, { prompt: [1, 2, 3, 4, 5, 6, 7, 8, 9], max_tokens: 4 });
+    // Room for 10 − 4 + 1 = 7 prompt tokens: the newest.
+    expect(cutting.prompts[0]).toEqual([3, 4, 5, 6, 7, 8, 9]);
+    await cutting.app.close();
+  });
+
+  it('with a prefix cache, usage says how many prompt tokens came from it', async () => {
+    const cached = server(script, { prefixCache: true });
+    const first = await stream(cached.app, {
+      prompt: [1, 2, 3, 4, 5, 6, 7, 8, 9],
+      max_tokens: 2,
+      stream_options: { include_usage: true },
+    });
+    expect(first.at(-1)?.usage).toMatchObject({
+      prompt_tokens: 9,
+      prompt_tokens_details: { cached_tokens: 0 },
+    });
+    const again = await stream(cached.app, {
+      prompt: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+      max_tokens: 2,
+      stream_options: { include_usage: true },
+    });
+    // Two full pages of 4 of the first prompt were committed.
+    expect(again.at(-1)?.usage).toMatchObject({
+      prompt_tokens: 10,
+      prompt_tokens_details: { cached_tokens: 8 },
+    });
+    await cached.app.close();
   });
 });
