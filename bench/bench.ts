@@ -47,6 +47,7 @@ import type { BenchSpec } from '../src/spec/schema.ts';
 import { SPEC_DEFAULTS, SUITE_NAMES, SUITES } from '../src/spec/suites.ts';
 import { WORKLOADS } from '../src/spec/workloads/index.ts';
 import { parseKvBudget } from '../src/spec/workloads/serve-kv-budget.ts';
+import { parsePools, parseRoute } from '../src/spec/workloads/serve-pools.ts';
 import { parseToolWait, parseTurns, SESSION_DEFAULTS } from '../src/spec/workloads/serve-sessions.ts';
 import { SERVE_DEFAULTS } from '../src/spec/workloads/serve-settings.ts';
 import { parseDuration, SUSTAINED_DEFAULTS } from '../src/spec/workloads/sustained.ts';
@@ -168,6 +169,9 @@ Load test (--suite serve)
   --prefix-cache on|off|both          (default off)
   --token-budget N       tokens per engine step (default ${SERVE_DEFAULTS.tokenBudget}); --max-batch N requests running (default ${SERVE_DEFAULTS.maxBatch}, ≤ 32)
   --kv-tokens N          KV pool in tokens (default: max batch × the model's maxSeqLen)
+  --pools A:S,B:S --route RULE   two pools on the one engine, each its share S of the KV pages,
+                         batch slots and step budget, its own queue and scheduler; RULE (prompt>T,
+                         prompt<T, output>T, output<T or class=NAME) sends a request to B, else to A
   --kv-budget TOKENS|P%  the most KV one request may hold (prompt + output − 1), in tokens or a share
                          of the pool; --kv-budget-policy reject (default: refused at admission) or
                          truncate (the prompt's oldest tokens after the shared prefix are dropped)
@@ -310,6 +314,8 @@ function parse() {
         'tool-wait': { type: 'string' },
         'kv-budget': { type: 'string' },
         'kv-budget-policy': { type: 'string' },
+        pools: { type: 'string' },
+        route: { type: 'string' },
         sweep: { type: 'string' },
         target: { type: 'string' },
         'served-model': { type: 'string' },
@@ -475,6 +481,8 @@ const SERVE_FLAGS = [
   'tool-wait',
   'kv-budget',
   'kv-budget-policy',
+  'pools',
+  'route',
 ] as const;
 // --duration is the load test's arrival window or the sustained suite's length; the rest are the load test's.
 const serveFlags = SERVE_FLAGS.filter(
@@ -510,6 +518,19 @@ if (args.slo !== undefined) {
 }
 
 /** --prompt TEXT or --prompt-file F: the text the sweeps' prompts are cut from. */
+/** --pools with --route (both or neither), or nothing; bad values exit 2 naming the flag. */
+function poolsOption() {
+  if (args.pools === undefined && args.route === undefined) return undefined;
+  if (args.pools === undefined) usage('--route sends requests to a pool: add --pools NAME:SHARE,NAME:SHARE');
+  if (args.route === undefined)
+    usage('--pools needs a rule to route by: add --route prompt>T (or output>T, class=NAME)');
+  const pools = parsePools(args.pools);
+  if (typeof pools === 'string') usage(pools);
+  const route = parseRoute(args.route);
+  if (typeof route === 'string') usage(route);
+  return { pools, route };
+}
+
 /** --kv-budget TOKENS|P% with --kv-budget-policy (default reject), or nothing. */
 function kvBudgetOption() {
   const policy = oneOf('--kv-budget-policy', args['kv-budget-policy'], ['reject', 'truncate'] as const);
@@ -629,6 +650,7 @@ try {
       trace: importedTrace,
       sessions: sessionsOption(),
       kvBudget: kvBudgetOption(),
+      pools: poolsOption(),
       prompt: promptText(),
     },
   );

@@ -1,11 +1,14 @@
 import { InternalError } from '../errors.ts';
 import type { Model } from '../model/forward.ts';
+import type { PoolCapacity, RouteRule } from '../spec/workloads/serve-pools.ts';
 import type { RequestRecord } from './metrics.ts';
+import { PooledScheduler, routeOf } from './pools.ts';
 import {
   type KvPort,
   Scheduler,
   type SchedulerOptions,
   type ServeRequest,
+  type ServeRequestInit,
   type StepPlan,
 } from './scheduler.ts';
 import { SessionBook } from './sessions.ts';
@@ -30,6 +33,11 @@ export interface ArmOptions extends SchedulerOptions {
    * loop only. One book per arm: it records the prompts it hands out.
    */
   sessions?: SessionBook;
+  /**
+   * Pools on the one engine (pools.ts): each its share of pages, slots and step budget, its own
+   * scheduler; `rule` routes each request. maxBatch and tokenBudget above are the totals split.
+   */
+  pools?: { capacity: PoolCapacity[]; rule: RouteRule };
 }
 
 /** The engine state after a step: what the timeline charts draw. */
@@ -46,6 +54,8 @@ export interface TimelinePoint {
   kvUsedPages: number;
   kvTotalPages: number;
   stepMs: number;
+  /** With pools: each pool's state after the step, in pool order (tokens = its decode rows and prompt tokens in the step). */
+  pools?: { running: number; waiting: number; kvUsedPages: number; kvTotalPages: number; tokens: number }[];
 }
 
 /** One request's stay in one batch slot (a slot is a place in the running batch). */
@@ -140,7 +150,21 @@ export async function runArm(
   onProgress: (p: ArmProgress) => void,
 ): Promise<ArmRun> {
   const port = kvPort(model, o.prefixCache);
-  const scheduler = new Scheduler(port, o);
+  const pooled = o.pools
+    ? new PooledScheduler(
+        port,
+        (seq) => Math.ceil(model.kv.allocator.length(seq) / port.pageSize),
+        o.pools.capacity,
+        o,
+      )
+    : null;
+  const single = pooled ? null : new Scheduler(port, o);
+  const scheduler = (pooled ?? single) as Pick<
+    Scheduler,
+    'busy' | 'runningCount' | 'waitingCount' | 'all' | 'plan' | 'complete'
+  >;
+  const arrive = (init: ServeRequestInit, t: TraceRequest) =>
+    pooled && o.pools ? pooled.arrive(init, routeOf(o.pools.rule, t)) : (single as Scheduler).arrive(init);
   const alloc = model.kv.allocator;
   const byId = new Map(trace.map((t) => [t.id, t]));
   const book = o.sessions;
@@ -184,14 +208,17 @@ export async function runArm(
       if (closedLoop) released--;
       const arrivalMs = closedLoop ? at : next.arrivalMs;
       arrivalOf.set(next.id, arrivalMs);
-      const r = scheduler.arrive({
-        id: next.id,
-        class: next.class,
-        priority: next.priority,
-        prompt: promptOf.get(next.id) ?? [],
-        outputTokens: next.outputTokens,
-        arrivalMs,
-      });
+      const r = arrive(
+        {
+          id: next.id,
+          class: next.class,
+          priority: next.priority,
+          prompt: promptOf.get(next.id) ?? [],
+          outputTokens: next.outputTokens,
+          arrivalMs,
+        },
+        next,
+      );
       if (r.state === 'failed' && closedLoop) released++;
     }
   };
@@ -249,6 +276,17 @@ export async function runArm(
         kvUsedPages: stats.usedPages,
         kvTotalPages: stats.totalPages,
         stepMs: done - started,
+        ...(pooled
+          ? {
+              pools: pooled.schedulers.map((s, i) => ({
+                running: s.runningCount,
+                waiting: s.waitingCount,
+                kvUsedPages: pooled.ports[i].usedPages(),
+                kvTotalPages: pooled.ports[i].totalPages,
+                tokens: pooled.lastStepTokens()[i],
+              })),
+            }
+          : {}),
       });
       onProgress({
         done: finishedSeen,
@@ -262,9 +300,10 @@ export async function runArm(
   }
   const end = now();
   for (const r of [...slotOf.keys()]) closeSlot(r, 'cancelled', end);
-  const records = scheduler.all.map((r) =>
-    toRecord(r, byId.get(r.id) as TraceRequest, stoppedBy !== undefined),
-  );
+  const records = scheduler.all.map((r) => {
+    const rec = toRecord(r, byId.get(r.id) as TraceRequest, stoppedBy !== undefined);
+    return pooled ? { ...rec, pool: pooled.capacity[pooled.poolOf(r)].name } : rec;
+  });
   // Session turns never sent: an earlier turn failed, or the run stopped first.
   const seen = new Set(records.map((r) => r.id));
   for (const t of trace) {
@@ -293,6 +332,8 @@ export type ServeRecord = RequestRecord & {
   outputHash?: string;
   /** The request's place in an agent session. */
   session?: SessionTurn;
+  /** The pool it was routed to (pools.ts), when the arm has pools. */
+  pool?: string;
 };
 
 /** A session turn that was never sent: the turn before it did not finish (or the run stopped). */

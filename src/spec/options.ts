@@ -123,6 +123,8 @@ export const SpecOptionsSchema = z
     sessions: ServeWorkloadSchema.shape.sessions.unwrap().optional(),
     /** --kv-budget TOKENS|P% --kv-budget-policy reject|truncate: the most KV one request may hold. */
     kvBudget: ServeWorkloadSchema.shape.kvBudget.unwrap().optional(),
+    /** --pools NAME:SHARE,NAME:SHARE --route RULE: two pools on the one engine. */
+    pools: ServeWorkloadSchema.shape.pools.unwrap().optional(),
     /** --prompt, --prompt-file: the text the sweeps' prompt tokens are cut from. */
     prompt: PromptTextSchema.optional(),
     /** The page's Prompt box: text generated on the run's model after its workloads. */

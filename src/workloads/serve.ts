@@ -16,6 +16,7 @@ import {
   type TraceRequest,
 } from '../serve/traffic.ts';
 import { resolveKvBudget } from '../spec/workloads/serve-kv-budget.ts';
+import { describeRoute, type PoolCapacity, splitCapacity } from '../spec/workloads/serve-pools.ts';
 import type { ServeRun } from '../spec/workloads/serve-result.ts';
 import { sessionShape } from '../spec/workloads/serve-sessions.ts';
 import { SERVE_DEFAULTS, type ServeWorkload } from '../spec/workloads/serve-settings.ts';
@@ -91,6 +92,14 @@ export const serveLoad: WorkloadRunner<'serve', ServeRunRecord> = async (ctx, w)
       ? new Map(t.filter((r) => !SessionBook.isFollowUp(r)).map((r) => [r.id, book.firstPrompt(r)]))
       : promptsOf(t);
     const model = await buildModel(ctx, w, kvTokens, prefixCache);
+    if (w.pools) {
+      const capacity = splitCapacity(w.pools, {
+        pages: model.kv.allocator.stats().totalPages,
+        slots: w.maxBatch,
+        tokenBudget: w.tokenBudget,
+      });
+      o.pools = { capacity, rule: w.pools.route };
+    }
     try {
       await warmUp(model, w.maxBatch);
       const base = unitsDone;
@@ -103,7 +112,17 @@ export const serveLoad: WorkloadRunner<'serve', ServeRunRecord> = async (ctx, w)
         );
       });
       unitsDone = base + t.length;
-      const run = toRun(label, experiment, raw, arrival, batching, prefixCache, w, kvTokens);
+      const run = toRun(
+        label,
+        experiment,
+        raw,
+        arrival,
+        batching,
+        prefixCache,
+        w,
+        kvTokens,
+        o.pools?.capacity,
+      );
       if (raw.stoppedBy !== undefined) {
         // Keep the finished requests: the arm goes into the result, then the run stops as it was told.
         ctx.emit({ type: 'serveRun', run });
@@ -222,6 +241,34 @@ async function resolveArrival(
 
 function burstinessOf(w: ServeWorkload): number {
   return w.arrival.kind === 'poisson' ? w.arrival.burstiness : 1;
+}
+
+/** Each pool's figures over an arm: its requests' summary, the steps it had work in, its budget and KV use. */
+function poolSummaries(
+  capacity: readonly PoolCapacity[],
+  raw: ArmRun,
+  opts: { durationMs: number; slo: Slo },
+): NonNullable<ServeRun['pools']> {
+  const steps = raw.timeline.filter((p) => p.pools);
+  return capacity.map((c, i) => {
+    const at = steps.map((p) => p.pools?.[i]).filter((p) => p !== undefined);
+    const n = Math.max(1, at.length);
+    return {
+      name: c.name,
+      share: c.share,
+      pages: c.pages,
+      slots: c.slots,
+      tokenBudget: c.tokenBudget,
+      summary: summarize(
+        raw.records.filter((r) => r.pool === c.name),
+        opts,
+      ),
+      busyStepShare: at.filter((p) => p.tokens > 0).length / n,
+      budgetUse: Math.min(1, at.reduce((a, p) => a + p.tokens, 0) / n / c.tokenBudget),
+      kvPeak: Math.min(1, Math.max(0, ...at.map((p) => p.kvUsedPages / p.kvTotalPages))),
+      kvMean: Math.min(1, at.reduce((a, p) => a + p.kvUsedPages / p.kvTotalPages, 0) / n),
+    };
+  });
 }
 
 /** The per-request KV budget in tokens for a pool of `kvTokens` (the spec was checked: it is at least a page). */
@@ -367,9 +414,11 @@ function toRun(
   prefixCache: boolean,
   w: ServeWorkload,
   kvTokens: number,
+  capacity?: readonly PoolCapacity[],
 ): ServeRun {
   const slo: Slo = w.slo;
   const opts = { durationMs: raw.durationMs, slo };
+  const pools = capacity ? poolSummaries(capacity, raw, opts) : null;
   return {
     label,
     experiment,
@@ -394,6 +443,7 @@ function toRun(
     summary: summarize(raw.records, opts),
     byClass: byClass(raw.records, opts),
     sessions: summarizeSessions(raw.records, true),
+    ...(pools && w.pools ? { pools, route: describeRoute(w.pools.route) } : {}),
     slowdown: null,
     identical: null,
     replayMismatches: raw.replayMismatches,

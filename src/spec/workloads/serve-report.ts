@@ -1,5 +1,6 @@
 import { escapeMarkdown, fixed, markdownDelimiter, markdownRow } from '../../markdown.ts';
 import { percentile } from '../../stats.ts';
+import { poolTables } from './serve-pools-report.ts';
 import type { ServeResult, ServeRun, ServeSummary } from './serve-result.ts';
 import { sessionTables } from './serve-sessions-report.ts';
 
@@ -365,6 +366,8 @@ export function serveTables(s: ServeResult): string[] {
       '',
     );
   }
+  const pools = poolTables(s.runs);
+  if (pools.length > 0) out.push(...pools, '');
   const sessions = sessionTables(s.runs);
   if (sessions.length > 0) out.push(...sessions, '');
   out.push(...classTable(s.runs), '', escapeMarkdown(s.definitions));

@@ -78,6 +78,8 @@ export const ServeRequestSchema = z
     /** Over HTTP: prompt tokens the server says it served from its cache (usage's cached_tokens, llama-server's cache_n). */
     cachedTokens: count.optional(),
     session: SessionTurnSchema.optional(),
+    /** The pool it was routed to, in an arm with pools. */
+    pool: z.string().max(31).optional(),
   })
   .strict();
 
@@ -129,6 +131,34 @@ export const TimelinePointSchema = z
     kvUsedPages: count,
     kvTotalPages: count,
     stepMs: ms,
+    /** With pools: each pool's state after the step (tokens: its decode rows and prompt tokens in it). */
+    pools: z
+      .array(
+        z
+          .object({ running: count, waiting: count, kvUsedPages: count, kvTotalPages: count, tokens: count })
+          .strict(),
+      )
+      .max(2)
+      .optional(),
+  })
+  .strict();
+
+/** One pool of an arm with pools (src/serve/pools.ts): its capacity, its requests' figures, how busy it was. */
+export const PoolSummarySchema = z
+  .object({
+    name: z.string().max(31),
+    share: z.number().positive().lt(1),
+    pages: count,
+    slots: count,
+    tokenBudget: count,
+    summary: ServeSummarySchema,
+    /** Steps in which the pool had a decode row or a prompt chunk ÷ all steps of the arm. */
+    busyStepShare: z.number().min(0).max(1),
+    /** The pool's tokens per step (decode rows + prompt tokens), mean over all steps, ÷ its token budget. */
+    budgetUse: z.number().min(0).max(1),
+    /** Its KV pages in use ÷ its pages, peak and mean over the steps. */
+    kvPeak: z.number().min(0).max(1),
+    kvMean: z.number().min(0).max(1),
   })
   .strict();
 
@@ -235,6 +265,9 @@ export const ServeRunSchema = z
       .strict()
       .nullable()
       .optional(),
+    /** Pools on the one engine and the rule that routed requests to the second (absent: one pool). */
+    pools: z.array(PoolSummarySchema).max(2).optional(),
+    route: z.string().max(100).optional(),
     /** Agent sessions: durations split, and TTFT, prompt and computed tokens by turn (null: no sessions). */
     sessions: SessionSummarySchema.nullable().optional(),
     /** Over HTTP against an in-process arm of the same trace: finished requests whose tokens match. */

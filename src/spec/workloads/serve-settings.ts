@@ -148,6 +148,27 @@ export const ServeWorkloadSchema = z
       })
       .strict()
       .nullable(),
+    /** Pools on the one engine (serve-pools.ts): two named shares, and the rule that routes to the second. */
+    pools: z
+      .object({
+        pools: z
+          .array(z.object({ name: z.string().min(1).max(31), share: z.number().positive().lt(1) }).strict())
+          .length(2),
+        route: z.discriminatedUnion('field', [
+          z
+            .object({ field: z.literal('class'), op: z.literal('='), value: z.string().min(1).max(50) })
+            .strict(),
+          z
+            .object({
+              field: z.enum(['prompt', 'output']),
+              op: z.enum(['>', '<']),
+              value: z.number().int().nonnegative(),
+            })
+            .strict(),
+        ]),
+      })
+      .strict()
+      .nullable(),
     /** An imported trace (replayed instead of generating one). */
     trace: z.array(TraceRequestSchema).min(1).max(5000).nullable(),
   })

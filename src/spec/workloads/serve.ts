@@ -1,6 +1,7 @@
 import { GEMV_LIMITS } from '../../kernels/limits.ts';
 import { NO_NEEDS, type WorkloadDescriptor } from '../workload.ts';
 import { resolveKvBudget } from './serve-kv-budget.ts';
+import { splitCapacity } from './serve-pools.ts';
 import { serveTables } from './serve-report.ts';
 import { ServeResultSchema } from './serve-result.ts';
 import { describeToolWait, sessionContextError, sessionShape } from './serve-sessions.ts';
@@ -37,6 +38,7 @@ interface ServeOptions {
   trace?: TraceRequest[];
   sessions?: ServeWorkload['sessions'];
   kvBudget?: ServeWorkload['kvBudget'];
+  pools?: ServeWorkload['pools'];
 }
 
 /** What sessions cannot run with, and a session the model's context cannot hold. */
@@ -64,6 +66,23 @@ function budgetErrors(w: ServeWorkload, maxSeqLen: number): string[] {
   if (!w.kvBudget) return [];
   const r = resolveKvBudget(w.kvBudget, w.kvTokens ?? w.maxBatch * maxSeqLen, w.pageSize);
   return typeof r === 'string' ? [r] : [];
+}
+
+/** Pools whose share of the pages, slots or step budget would be nothing. */
+function poolErrors(w: ServeWorkload, maxSeqLen: number): string[] {
+  if (!w.pools) return [];
+  if (w.sweep > 0 || w.mix === 'matrix')
+    return ['--pools splits one arm’s engine: not with --sweep or --mix matrix'];
+  try {
+    splitCapacity(w.pools, {
+      pages: Math.floor((w.kvTokens ?? w.maxBatch * maxSeqLen) / w.pageSize),
+      slots: w.maxBatch,
+      tokenBudget: w.tokenBudget,
+    });
+    return [];
+  } catch (e) {
+    return [(e as Error).message];
+  }
 }
 
 function arrival(o: ServeOptions): ServeArrival {
@@ -105,7 +124,11 @@ export const serve = {
       : [];
   },
   fit: (w) => w,
-  modelErrors: (w, config) => [...sessionErrors(w, config.maxSeqLen), ...budgetErrors(w, config.maxSeqLen)],
+  modelErrors: (w, config) => [
+    ...sessionErrors(w, config.maxSeqLen),
+    ...budgetErrors(w, config.maxSeqLen),
+    ...poolErrors(w, config.maxSeqLen),
+  ],
   needs: (w) => ({
     ...NO_NEEDS,
     model: true,
@@ -143,6 +166,7 @@ export const serve = {
         trace: o.trace ?? null,
         sessions: o.sessions ?? null,
         kvBudget: o.kvBudget ?? null,
+        pools: o.pools ?? null,
       },
     ],
   },
