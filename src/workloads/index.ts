@@ -1,5 +1,6 @@
 import type { WorkloadKind } from '../spec/workloads/index.ts';
 import { capacityEngine } from './capacity.ts';
+import { caseEngine } from './case.ts';
 import { decodeEngine } from './decode.ts';
 import { formatsEngine } from './formats.ts';
 import { fusionEngine } from './fusion.ts';
@@ -22,6 +23,7 @@ export const ENGINES: { [K in WorkloadKind]: WorkloadEngine<K, { type: string }>
   capacity: capacityEngine,
   spec: specEngine,
   serve: serveEngine,
+  case: caseEngine,
   formats: formatsEngine,
   fusion: fusionEngine,
   sustained: sustainedEngine,

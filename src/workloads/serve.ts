@@ -15,6 +15,15 @@ import {
   requestTypeMatrix,
   type TraceRequest,
 } from '../serve/traffic.ts';
+import {
+  CASE_DEFAULTS,
+  CASE_LABELS,
+  CASE_LONG,
+  CASE_ROLES,
+  CASE_SHORT,
+  type CaseRole,
+  caseShape,
+} from '../spec/workloads/serve-case.ts';
 import { resolveKvBudget } from '../spec/workloads/serve-kv-budget.ts';
 import { describeRoute, type PoolCapacity, splitCapacity } from '../spec/workloads/serve-pools.ts';
 import type { ServeRun } from '../spec/workloads/serve-result.ts';
@@ -35,7 +44,6 @@ export const serveLoad: WorkloadRunner<'serve', ServeRunRecord> = async (ctx, w)
   const vocab = config.vocabSize;
   const classes = w.mix === 'matrix' ? requestTypeMatrix(config.maxSeqLen) : defaultMix(config.maxSeqLen);
   const kvTokens = w.kvTokens ?? w.maxBatch * config.maxSeqLen;
-  const kvBudget = budgetOf(w, kvTokens);
   const sessions = w.sessions;
   const trace = (arrival: Arrival, only?: RequestClass[]): TraceRequest[] =>
     w.trace ??
@@ -76,32 +84,37 @@ export const serveLoad: WorkloadRunner<'serve', ServeRunRecord> = async (ctx, w)
     arrival: Arrival,
     batching: 'continuous' | 'static',
     prefixCache: boolean,
+    over: ArmOverrides = {},
   ): Promise<{ run: ServeRun; raw: ArmRun }> => {
+    // An arm may change the engine's settings (the case study's remedies): its own w.
+    const aw: ServeWorkload = { ...w, ...over };
+    const armKv = aw.kvTokens ?? aw.maxBatch * config.maxSeqLen;
+    const armBudget = budgetOf(aw, armKv);
     const book = bookOf(t);
     const o: ArmOptions = {
       batching,
-      policy: w.policy,
-      tokenBudget: w.tokenBudget,
-      maxBatch: w.maxBatch,
+      policy: aw.policy,
+      tokenBudget: aw.tokenBudget,
+      maxBatch: aw.maxBatch,
       concurrency: arrival.kind === 'concurrency' ? arrival.concurrency : null,
       prefixCache,
       ...(book ? { sessions: book } : {}),
-      ...(kvBudget ? { kvBudget } : {}),
+      ...(armBudget ? { kvBudget: armBudget } : {}),
     };
     const prompts = book
       ? new Map(t.filter((r) => !SessionBook.isFollowUp(r)).map((r) => [r.id, book.firstPrompt(r)]))
       : promptsOf(t);
-    const model = await buildModel(ctx, w, kvTokens, prefixCache);
-    if (w.pools) {
-      const capacity = splitCapacity(w.pools, {
+    const model = await buildModel(ctx, aw, armKv, prefixCache);
+    if (aw.pools) {
+      const capacity = splitCapacity(aw.pools, {
         pages: model.kv.allocator.stats().totalPages,
-        slots: w.maxBatch,
-        tokenBudget: w.tokenBudget,
+        slots: aw.maxBatch,
+        tokenBudget: aw.tokenBudget,
       });
-      o.pools = { capacity, rule: w.pools.route };
+      o.pools = { capacity, rule: aw.pools.route };
     }
     try {
-      await warmUp(model, w.maxBatch);
+      await warmUp(model, aw.maxBatch);
       const base = unitsDone;
       ctx.progress(base, unitsTotal, `${label}: 0 of ${t.length} requests`);
       const raw = await runArm(model, t, prompts, o, ctx.signal, (p) => {
@@ -112,17 +125,7 @@ export const serveLoad: WorkloadRunner<'serve', ServeRunRecord> = async (ctx, w)
         );
       });
       unitsDone = base + t.length;
-      const run = toRun(
-        label,
-        experiment,
-        raw,
-        arrival,
-        batching,
-        prefixCache,
-        w,
-        kvTokens,
-        o.pools?.capacity,
-      );
+      const run = toRun(label, experiment, raw, arrival, batching, prefixCache, aw, armKv, o.pools?.capacity);
       if (raw.stoppedBy !== undefined) {
         // Keep the finished requests: the arm goes into the result, then the run stops as it was told.
         ctx.emit({ type: 'serveRun', run });
@@ -188,6 +191,147 @@ export const serveLoad: WorkloadRunner<'serve', ServeRunRecord> = async (ctx, w)
     return;
   }
 
+  if (w.mix === 'case') {
+    // The seed's case 8.1 (spec/workloads/serve-case.ts): calibrate on the baseline, then the
+    // baseline, the incident, each remedy alone and all together, on the incident's one trace.
+    const shape = caseShape(config.maxSeqLen);
+    const uni = (r: { min: number; max: number }) => ({ kind: 'uniform' as const, min: r.min, max: r.max });
+    const short: RequestClass = {
+      name: CASE_SHORT,
+      share: 1 - CASE_DEFAULTS.longShare,
+      prompt: uni(shape.short.prompt),
+      output: uni(shape.short.output),
+    };
+    const long: RequestClass = {
+      name: CASE_LONG,
+      share: CASE_DEFAULTS.longShare,
+      prompt: uni(shape.long.prompt),
+      output: { kind: 'fixed', tokens: shape.long.output },
+    };
+    const caseTrace = (a: Arrival, classes: RequestClass[]) =>
+      generateTrace({
+        seed: w.seed,
+        requests: w.requests,
+        arrival: a,
+        classes,
+        prefix: { tokens: shape.systemTokens, share: 1 },
+      });
+    const baselineClasses = [{ ...short, share: 1 }];
+    unitsTotal = w.requests * (1 + CASE_ROLES.length) + (w.solo ? 2 * w.requests : 0);
+    const cal = caseTrace({ kind: 'all-at-once' }, baselineClasses);
+    const c = await arm(
+      'saturation (calibration)',
+      'calibration',
+      cal,
+      { kind: 'all-at-once' },
+      'continuous',
+      false,
+    );
+    finishArm(ctx, c, null, runs);
+    const meanOut = cal.reduce((n, r) => n + r.outputTokens, 0) / cal.length;
+    const saturated = Math.max(saturationRate(c.raw.timeline, meanOut) ?? 0, c.run.summary.requestsPerSec);
+    const rate = Math.max(1e-3, CASE_DEFAULTS.load * saturated);
+    // The short requests arrive at the same rate in every arm; the incident's summaries come on top.
+    const baseArrival: Arrival = { kind: 'poisson', rateRps: rate, burstiness: 1 };
+    const incArrival: Arrival = { kind: 'poisson', rateRps: rate / short.share, burstiness: 1 };
+    const baseTrace = caseTrace(baseArrival, baselineClasses);
+    const incTrace = caseTrace(incArrival, [short, long]);
+    const done: { run: ServeRun; raw: ArmRun; role: CaseRole; trace: readonly TraceRequest[] }[] = [];
+    const caseArm = async (role: CaseRole, over: ArmOverrides, prefixCache = false) => {
+      const t = role === 'baseline' ? baseTrace : incTrace;
+      const a = role === 'baseline' ? baseArrival : incArrival;
+      const r = await arm(CASE_LABELS[role], 'case', t, a, 'continuous', prefixCache, over);
+      r.run.caseRole = role;
+      done.push({ ...r, role, trace: t });
+      return r;
+    };
+    try {
+      const baseline = await caseArm('baseline', {});
+      // Goodput's SLO: as given, else a short request within twice the baseline's short TTFT p99.
+      const baseP99 = baseline.run.byClass[CASE_SHORT]?.ttftMs?.p99;
+      const slo =
+        Object.keys(w.slo).length > 0 || baseP99 === undefined
+          ? w.slo
+          : { ttftMs: CASE_DEFAULTS.sloFactor * baseP99 };
+      baseline.run.slo = { ...slo };
+      baseline.run.summary = summarize(baseline.raw.records, { durationMs: baseline.raw.durationMs, slo });
+      baseline.run.byClass = byClass(baseline.raw.records, { durationMs: baseline.raw.durationMs, slo });
+      const routing: ArmOverrides['pools'] = {
+        pools: [
+          { name: 'short', share: CASE_DEFAULTS.shortPoolShare },
+          { name: 'long', share: 1 - CASE_DEFAULTS.shortPoolShare },
+        ],
+        route: { field: 'class', op: '=', value: CASE_LONG },
+      };
+      const capacity = {
+        kvTokens: CASE_DEFAULTS.capacityFactor * (w.kvTokens ?? w.maxBatch * config.maxSeqLen),
+        tokenBudget: CASE_DEFAULTS.capacityFactor * w.tokenBudget,
+      };
+      const budget: ArmOverrides['kvBudget'] = {
+        tokens: shape.kvBudgetTokens,
+        sharePct: null,
+        policy: 'truncate',
+      };
+      await caseArm('incident', { slo });
+      await caseArm('routing', { slo, pools: routing });
+      await caseArm('prefix-cache', { slo }, true);
+      await caseArm('capacity', { slo, ...capacity });
+      await caseArm('kv-budget', { slo, kvBudget: budget });
+      await caseArm('all', { slo, pools: routing, ...capacity, kvBudget: budget }, true);
+      if (w.solo) {
+        const tick = () => unitsDone++;
+        const soloBase = await soloRuns(
+          ctx,
+          w,
+          config.maxSeqLen,
+          baseTrace,
+          promptsOf(baseTrace),
+          tick,
+          unitsTotal,
+        );
+        const soloInc = await soloRuns(
+          ctx,
+          w,
+          config.maxSeqLen,
+          incTrace,
+          promptsOf(incTrace),
+          tick,
+          unitsTotal,
+        );
+        // The budget's arms cut the long prompts: those requests alone, cut alike.
+        const cut = new Set(
+          done
+            .find((d) => d.role === 'kv-budget')
+            ?.raw.records.filter((q) => (q.truncatedTokens ?? 0) > 0)
+            .map((q) => q.id),
+        );
+        // Not counted in the progress: a handful, the cut ones.
+        const soloCut = await soloRuns(
+          ctx,
+          { ...w, kvBudget: budget },
+          config.maxSeqLen,
+          incTrace,
+          promptsOf(incTrace),
+          () => unitsDone,
+          unitsTotal,
+          cut,
+        );
+        const merged: Solo = {
+          tokens: new Map([...soloInc.tokens, ...soloCut.tokens]),
+          ttftMs: new Map([...soloInc.ttftMs, ...soloCut.ttftMs]),
+          e2eMs: new Map([...soloInc.e2eMs, ...soloCut.e2eMs]),
+        };
+        for (const d of done.splice(0)) {
+          const cuts = d.role === 'kv-budget' || d.role === 'all';
+          finishArm(ctx, d, d.role === 'baseline' ? soloBase : cuts ? merged : soloInc, runs);
+        }
+      }
+    } finally {
+      for (const d of done) finishArm(ctx, d, null, runs);
+    }
+    return;
+  }
+
   // The A/B arms on one trace.
   const calibrate = w.arrival.kind === 'poisson' && w.arrival.rateRps === null && !w.trace;
   const arms = w.batching.flatMap((b) => w.prefixCache.map((p) => ({ batching: b, prefixCache: p })));
@@ -216,6 +360,11 @@ export const serveLoad: WorkloadRunner<'serve', ServeRunRecord> = async (ctx, w)
     for (const r of done) finishArm(ctx, r, null, runs);
   }
 };
+
+/** What an arm may change of the workload's engine settings (the case study's remedies). */
+export type ArmOverrides = Partial<
+  Pick<ServeWorkload, 'pools' | 'kvBudget' | 'kvTokens' | 'tokenBudget' | 'slo'>
+>;
 
 /** Arrival of the A/B arms: as given, or (rate not given) 90% of the saturating throughput, measured first. */
 async function resolveArrival(
@@ -313,6 +462,8 @@ async function soloRuns(
   prompts: ReadonlyMap<number, readonly number[]>,
   tick: () => number,
   total: number,
+  /** Only these requests (the others' solo runs are another set's). */
+  only?: ReadonlySet<number>,
 ): Promise<Solo> {
   const model = await buildModel(ctx, w, kvTokens, false);
   const solo: Solo = { tokens: new Map(), ttftMs: new Map(), e2eMs: new Map() };
@@ -323,6 +474,7 @@ async function soloRuns(
     await warmUp(model, 1);
     for (const r of [...t].sort((a, b) => a.id - b.id)) {
       ctx.signal.throwIfAborted();
+      if (only && !only.has(r.id)) continue;
       const prompt = book
         ? SessionBook.isFollowUp(r)
           ? later.get(r.id)
@@ -359,7 +511,7 @@ async function soloRuns(
   return solo;
 }
 
-const SHORT_CLASSES = new Set(['short', 'short-in/short-out']);
+const SHORT_CLASSES = new Set(['short', 'short-in/short-out', CASE_SHORT]);
 
 /** Adds the solo baselines and the identical-output check to an arm, records the check, and emits the arm. */
 function finishArm(

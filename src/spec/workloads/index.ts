@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ReportContext, Unfit, WorkloadDescriptor, WorkloadNeeds } from '../workload.ts';
 import { capacity } from './capacity.ts';
+import { caseStudy } from './case.ts';
 import { decode } from './decode.ts';
 import { formats } from './formats.ts';
 import { fusion } from './fusion.ts';
@@ -23,6 +24,7 @@ export const WORKLOADS = [
   capacity,
   speculative,
   serve,
+  caseStudy,
   decode,
   formats,
   fusion,

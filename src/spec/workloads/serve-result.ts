@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CASE_ROLES } from './serve-case.ts';
 
 /**
  * The load test's section of a result (`serve`) and the B-scaling sweep (`batchScaling`), in the
@@ -177,7 +178,9 @@ export const ServeRunSchema = z
   .object({
     label: z.string().max(200),
     /** Which experiment the arm belongs to: the A/B arms, a calibration, a swept rate, a matrix cell. */
-    experiment: z.enum(['ab', 'calibration', 'sweep', 'matrix']),
+    experiment: z.enum(['ab', 'calibration', 'sweep', 'matrix', 'case']),
+    /** In the case study (--suite case): which arm this is. */
+    caseRole: z.enum(CASE_ROLES).optional(),
     batching: z.enum(['continuous', 'static']),
     prefixCache: z.boolean(),
     policy: z.enum(['fcfs', 'priority']),

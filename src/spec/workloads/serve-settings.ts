@@ -70,7 +70,8 @@ export const ToolWaitSchema = z.discriminatedUnion('kind', [
 /** exp(N(ln median, σ²)) for lognormal: median medianMs, mean medianMs · e^(σ²/2), a long right tail as tool calls have. */
 export type ToolWait = z.infer<typeof ToolWaitSchema>;
 
-export const SERVE_MIXES = ['default', 'matrix'] as const;
+/** 'case': the case study's traffic (serve-case.ts), run by --suite case, not a --mix of its own. */
+export const SERVE_MIXES = ['default', 'matrix', 'case'] as const;
 
 export const ServeWorkloadSchema = z
   .object({

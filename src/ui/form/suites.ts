@@ -116,6 +116,12 @@ const SUITE_FORMS = {
     shows: ['weights', 'serveFields'],
     text: SWEEP_TEXT,
   },
+  case: {
+    option: 'case study',
+    sweep: { kind: 'none' },
+    shows: ['weights'],
+    text: SWEEP_TEXT,
+  },
   batch: {
     option: 'B-scaling',
     sweep: { kind: 'own', values: SUITES.batch },

@@ -4,6 +4,7 @@ import { FormatsView } from '../formats/view.ts';
 import { FusionView } from '../fusion-view.ts';
 import { KvView } from '../kv-view.ts';
 import { BatchScalingView } from '../serve/batch-view.ts';
+import { CaseView } from '../serve/case-view.ts';
 import { ServeView } from '../serve/view.ts';
 import { SpecView } from '../speculative/view.ts';
 import { SustainedView } from '../sustained-view.ts';
@@ -66,6 +67,13 @@ export const VIEWS: { [K in WorkloadKind]: ViewSlot | null } = {
       return ` · load test: ${s.runs.length} arm${s.runs.length === 1 ? '' : 's'}, ${requests} requests`;
     },
     alone: (r) => (r.serve ? 'a load test' : null),
+  },
+  case: {
+    make: (o) => new CaseView(o),
+    place: 'below-charts',
+    summary: (r) =>
+      r.caseStudy ? ` · case study: ${r.caseStudy.runs.filter((x) => x.caseRole).length} arms` : '',
+    alone: (r) => (r.caseStudy ? 'the case study' : null),
   },
   decode: { make: (o) => new BatchScalingView(o), place: 'below-charts', ...nothing },
   formats: { make: (o) => new FormatsView(o), place: 'above-charts', ...nothing },

@@ -1,0 +1,157 @@
+/**
+ * The case study's section of a result (result.caseStudy, from `--suite case`): the diagnosis as the
+ * seed walks it, computed from the incident's own figures, beside the charts that show each step
+ * (the short requests' TTFT split into queue and prefill; KV pages and the batch over time, baseline
+ * against incident), then every arm side by side and the bar chart of short TTFT p99 per arm.
+ */
+import type { BenchResult } from '../../results/schema.ts';
+import { caseDiagnosis, caseFigures } from '../../spec/workloads/serve-case-report.ts';
+import type { ServeRun } from '../../spec/workloads/serve-result.ts';
+import { caseTtftChart } from '../charts/case-ttft.ts';
+import { ChartPanel } from '../charts/panel.ts';
+import { kvBatchChart } from '../charts/serve-kv.ts';
+import { ttftSplitChart } from '../charts/serve-ttft-split.ts';
+import { h, setChildren } from '../dom.ts';
+import { fixed } from '../format.ts';
+
+/** The report's Markdown emphasis dropped: the page sets its own. */
+const plain = (s: string) => s.replace(/\*\*/g, '');
+
+function armsTable(arms: readonly ServeRun[], testId: string): HTMLElement {
+  const base = arms.find((r) => r.caseRole === 'baseline');
+  const inc = arms.find((r) => r.caseRole === 'incident');
+  const b = base ? caseFigures(base).shortTtftP99 : null;
+  const i = inc ? caseFigures(inc).shortTtftP99 : null;
+  const ms = (x: number | null) => (x === null ? '–' : fixed(x, x < 100 ? 1 : 0));
+  const pct = (x: number | null) => (x === null ? '–' : `${fixed(x * 100, 0)}%`);
+  const ratio = (x: number | null, y: number | null) =>
+    x === null || y === null || y <= 0 ? '–' : `×${fixed(x / y, 2)}`;
+  const head = [
+    'arm',
+    'n (short)',
+    'TTFT p99 ms',
+    'short TTFT p99 ms',
+    '× baseline',
+    'vs incident',
+    'queue p99 ms',
+    'queue share',
+    'KV peak',
+    'slots used',
+    'goodput req/s',
+  ];
+  const num = (text: string) => h('td', { className: 'num', text });
+  return h(
+    'div',
+    { className: 'table-scroll', attrs: { tabindex: 0, role: 'region', 'aria-label': 'case study arms' } },
+    [
+      h('table', { className: 'data-table compact', testId }, [
+        h('thead', {}, [
+          h(
+            'tr',
+            {},
+            head.map((text, k) =>
+              h('th', { className: k === 0 ? '' : 'num', text, attrs: { scope: 'col' } }),
+            ),
+          ),
+        ]),
+        h(
+          'tbody',
+          {},
+          arms.map((r) => {
+            const f = caseFigures(r);
+            const remedy = r.caseRole !== 'baseline' && r.caseRole !== 'incident';
+            return h('tr', {}, [
+              h('td', { text: r.label }),
+              num(`${f.n} (${f.nShort})`),
+              num(ms(f.ttftP99)),
+              num(ms(f.shortTtftP99)),
+              num(ratio(f.shortTtftP99, b)),
+              num(remedy ? ratio(f.shortTtftP99, i) : '–'),
+              num(ms(f.queueP99)),
+              num(pct(f.queueShare)),
+              num(pct(f.kvPeak)),
+              num(pct(f.slotUse)),
+              num(`${fixed(f.goodputRps, 2)} of ${fixed(f.requestsPerSec, 2)}`),
+            ]);
+          }),
+        ),
+      ]),
+    ],
+  );
+}
+
+export class CaseView {
+  readonly element: HTMLElement;
+  private readonly body = h('div');
+  private readonly id: (name: string) => string;
+  private readonly verdict: ChartPanel;
+  private readonly split: ChartPanel;
+  private readonly kv: ChartPanel;
+
+  constructor(options: { idPrefix: string; fileStem: () => string }) {
+    this.id = (name: string) => (options.idPrefix ? `${options.idPrefix}-${name}` : name);
+    const stem = (s: string) => () => `${options.fileStem()}-${s}`;
+    this.verdict = new ChartPanel({
+      title: 'Short requests’ TTFT p99, arm by arm',
+      testId: this.id('case-ttft-chart'),
+      fileStem: stem('case-ttft'),
+      wide: true,
+      emptyText: 'No case-study arms in this result.',
+      caption:
+        'The baseline dashed, 1.5 × it dotted (the combination’s target). Red: the incident; green: each remedy alone, then all four.',
+    });
+    this.split = new ChartPanel({
+      title: 'Step 1: where the short requests’ TTFT goes',
+      testId: this.id('case-split-chart'),
+      fileStem: stem('case-split'),
+      emptyText: 'No finished requests.',
+      caption:
+        'Mean queue (waiting for admission) and prefill (admission to the first token) per class, baseline against incident: the incident’s short requests wait, they do not compute longer.',
+    });
+    this.kv = new ChartPanel({
+      title: 'Steps 2 and 3: concurrency and KV pages over time',
+      testId: this.id('case-kv-chart'),
+      fileStem: stem('case-kv'),
+      wide: true,
+      emptyText: 'No timeline.',
+      caption:
+        'KV pages in use against the pool, and the running batch against its slots with the queue beside it, baseline above incident.',
+    });
+    this.body.dataset.testid = this.id('case-body');
+    this.element = h('div', { className: 'serve-view', attrs: { hidden: true } }, [
+      h('section', { className: 'card', testId: this.id('case-summary') }, [
+        h('div', { className: 'card-head' }, [
+          h('h2', { text: 'Case study: TTFT p99 after a long-prompt feature' }),
+        ]),
+        this.body,
+      ]),
+      h('div', { className: 'chart-grid' }, [this.split.element, this.kv.element, this.verdict.element]),
+    ]);
+  }
+
+  show(result: BenchResult | null): void {
+    const runs = result?.caseStudy?.runs ?? [];
+    const arms = runs.filter((r) => r.caseRole !== undefined);
+    const base = arms.find((r) => r.caseRole === 'baseline');
+    const inc = arms.find((r) => r.caseRole === 'incident');
+    this.element.hidden = !base || !inc;
+    if (!base || !inc) {
+      this.body.replaceChildren();
+      for (const c of [this.verdict, this.split, this.kv]) c.update(null);
+      return;
+    }
+    const steps = caseDiagnosis(base, inc).map(plain);
+    setChildren(this.body, [
+      h('p', { className: 'lede', testId: this.id('case-symptom'), text: steps[0] }),
+      h(
+        'ol',
+        { className: 'case-steps', testId: this.id('case-diagnosis') },
+        steps.slice(1).map((s) => h('li', { text: s.replace(/^\d\.\s*/, '') })),
+      ),
+      armsTable(arms, this.id('case-table')),
+    ]);
+    this.verdict.update((width) => caseTtftChart(arms, width));
+    this.split.update((width) => ttftSplitChart([base, inc], width));
+    this.kv.update((width) => kvBatchChart([base, inc], width));
+  }
+}
