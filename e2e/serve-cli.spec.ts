@@ -151,6 +151,20 @@ test('bench --suite serve: bad traffic flags and a trace past the context exit 2
     [['--suite', 'serve', '--kv-budget', '8'], '--kv-budget 8: below one KV page (16 tokens)'],
     [['--suite', 'serve', '--kv-budget', 'lots'], '--kv-budget lots: give TOKENS'],
     [['--suite', 'serve', '--kv-budget-policy', 'truncate'], 'add --kv-budget TOKENS'],
+    [
+      ['--suite', 'serve', '--pools', 'short:0.5,long:0.4', '--route', 'prompt>200'],
+      '--pools short:0.5,long:0.4: the shares sum to 0.9, not 1',
+    ],
+    [
+      ['--suite', 'serve', '--pools', 'short:0.5,long:0.5', '--route', 'tokens>200'],
+      '--route tokens>200: unknown field "tokens"',
+    ],
+    [['--suite', 'serve', '--pools', 'short:0.5,long:0.5'], '--pools needs a rule to route by'],
+    [
+      ['--suite', 'serve', '--pools', 'short:0.5,long:0.5', '--route', 'prompt>9', '--max-batch', '1'],
+      '1 batch slots (--max-batch) cannot be split',
+    ],
+    [['--suite', 'case', '--rate', '3'], '--rate applies to --suite serve'],
   ];
   for (const [args, message] of cases) {
     const run = await runCli('bench/bench.ts', args);

@@ -111,8 +111,8 @@ export function caseDiagnosis(baseline: ServeRun, incident: ServeRun): string[] 
     `4. **Length distribution by class.** ${CASE_SHORT}: ${shortLen.n} requests, prompt p50 ${ms(shortLen.p50)} / p99 ${ms(shortLen.p99)} tokens; ${CASE_LONG}: ${longLen.n} requests, p50 ${ms(longLen.p50)} / p99 ${ms(longLen.p99)} tokens, ${pct(longShareOfTokens)} of all prompt tokens from ${pct(longLen.n / Math.max(1, shortLen.n + longLen.n))} of the requests.`,
     `5. **Root cause.** ${
       longShareOfTokens > 0.5 && (i.queueShare ?? 0) > (b.queueShare ?? 0)
-        ? `the summaries' long prompts take the step's token budget and the KV pages while they prefill, so short requests queue behind them (head-of-line blocking): short TTFT grows by the queue, not by their own work.`
-        : `the figures do not single out the long prompts here: the short requests' queue share did not grow, or the summaries are not most of the prompt tokens.`
+        ? `The summaries' long prompts take the step's token budget and the KV pages while they prefill, so short requests queue behind them (head-of-line blocking): short TTFT grows by the queue, not by their own work.`
+        : `The figures do not single out the long prompts here: the short requests' queue share did not grow, or the summaries are not most of the prompt tokens.`
     }`,
   ];
 }

@@ -41,6 +41,7 @@ export function caseTtftChart(arms: readonly ServeRun[], width: number): PlotNod
         x: 'ms',
         y: 'arm',
         text: (d: { ms: number }) => fixed(d.ms, 0),
+        fill: '#0f172a',
         dx: 4,
         textAnchor: 'start',
         fontSize: 11,
@@ -48,7 +49,14 @@ export function caseTtftChart(arms: readonly ServeRun[], width: number): PlotNod
       }),
       Plot.ruleX([base.ms], { stroke: '#0f172a', strokeDasharray: '4,3' }),
       Plot.ruleX([1.5 * base.ms], { stroke: '#0f172a', strokeDasharray: '1,3' }),
-      Plot.text(['1.5 × baseline'], { x: 1.5 * base.ms, frameAnchor: 'top', dy: -10, fontSize: 10, ...HALO }),
+      Plot.text(['1.5 × baseline'], {
+        x: 1.5 * base.ms,
+        frameAnchor: 'top',
+        dy: -10,
+        fontSize: 10,
+        fill: '#0f172a',
+        ...HALO,
+      }),
     ],
   });
 }

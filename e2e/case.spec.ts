@@ -1,0 +1,101 @@
+/**
+ * `--suite case` as a user runs it (fewer requests an arm, for time), then its result opened from
+ * history into the page: the diagnosis, the arms and the three charts. Every figure the test checks
+ * is recounted from the arms' own requests and timelines, not read back from the report.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test } from '@playwright/test';
+import { BenchResultSchema } from '../src/results/schema.ts';
+import { runCli } from './cli.ts';
+import { openPage, panel, saveToHistory, screenshot, watchConsole } from './page-helpers.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'case-'));
+
+test('bench --suite case: the diagnosis from the incident’s figures, each remedy and all four, every request as if alone; the page view', async ({
+  page,
+}) => {
+  test.setTimeout(240_000);
+  const out = join(dir, 'case.json');
+  const run = await runCli(
+    'bench/bench.ts',
+    ['--suite', 'case', '--requests', '16', '--runtime', 'node', '--no-autotune', '--out', out],
+    220_000,
+  );
+  expect(run.code, run.stderr).toBe(0);
+  for (const step of [
+    'Queue share of TTFT',
+    'Concurrency',
+    'KV usage at its peak',
+    'Length distribution by class',
+    'Root cause',
+  ])
+    expect(run.stdout).toContain(`**${step}.**`);
+  const r = BenchResultSchema.parse(JSON.parse(readFileSync(out, 'utf8')));
+  const arms = (r.caseStudy?.runs ?? []).filter((x) => x.caseRole);
+  expect(arms.map((x) => x.caseRole)).toEqual([
+    'baseline',
+    'incident',
+    'routing',
+    'prefix-cache',
+    'capacity',
+    'kv-budget',
+    'all',
+  ]);
+  const [baseline, incident, routing, cache, capacity, budget, all] = arms;
+  for (const a of arms) {
+    expect(a.identical?.mismatches, a.label).toBe(0);
+    expect(a.identical?.checked, a.label).toBe(a.summary.completed);
+    expect(a.summary.completed, a.label).toBe(16);
+  }
+  // The baseline has the short class only; the incident adds the summaries, at most 3/4 of the context.
+  expect(new Set(baseline.requests.map((q) => q.class))).toEqual(new Set(['qa']));
+  const summaries = incident.requests.filter((q) => q.class === 'summary');
+  expect(summaries.length).toBeGreaterThan(0);
+  for (const q of summaries) expect(q.promptTokens).toBeGreaterThanOrEqual(640);
+  // The printed queue share, recounted: Σ queue ÷ Σ TTFT of the incident's short requests.
+  const short = incident.requests.filter((q) => q.class === 'qa');
+  const queue = short.reduce((a, q) => a + ((q.admittedMs ?? 0) - q.arrivalMs), 0);
+  const ttft = short.reduce((a, q) => a + (q.tokenTimesMs[0] - q.arrivalMs), 0);
+  expect(run.stdout).toContain(
+    `The queue is ${((100 * queue) / ttft).toFixed(0)}% of the short requests' TTFT in the incident`,
+  );
+  // Each remedy is the setting it says: summaries routed to the long pool, the cache hitting the
+  // system prompt, twice the pool and budget, long prompts cut to the budget.
+  for (const q of routing.requests) expect(q.pool).toBe(q.class === 'summary' ? 'long' : 'short');
+  expect(cache.summary.prefixHitRate).toBeGreaterThan(0);
+  expect(capacity.kvTokens).toBe(2 * incident.kvTokens);
+  expect(capacity.tokenBudget).toBe(2 * incident.tokenBudget);
+  const cap = budget.kvBudget?.tokens ?? 0;
+  expect(cap).toBe(256);
+  for (const q of budget.requests.filter((x) => x.class === 'summary')) {
+    expect(q.truncatedTokens ?? 0).toBeGreaterThan(0);
+    expect(q.promptTokens + q.outputTokens - 1).toBeLessThanOrEqual(cap);
+  }
+  expect(all.pools?.length).toBe(2);
+  expect(all.prefixCache).toBe(true);
+  // The issue's targets are judged, met or not.
+  const names = (r.targets ?? []).map((t) => t.name);
+  expect(names).toContain('case study: the incident multiplies the short requests’ TTFT p99');
+  expect(names).toContain('case study: all four remedies, short TTFT p99 against the baseline');
+
+  // The page: opened from history, the diagnosis beside the charts.
+  const problems = watchConsole(page);
+  await openPage(page);
+  await saveToHistory(page, r);
+  await page.reload();
+  await page
+    .getByTestId('history')
+    .getByRole('button', { name: /^Open the run of/ })
+    .click();
+  await expect(page.getByTestId('case-summary')).toBeVisible();
+  await expect(page.getByTestId('case-diagnosis').locator('li')).toHaveCount(5);
+  await expect(page.getByTestId('case-table').locator('tbody tr')).toHaveCount(7);
+  for (const id of ['case-ttft-chart', 'case-split-chart', 'case-kv-chart'])
+    await expect(page.getByTestId(id).locator('svg').first()).toBeVisible();
+  await screenshot(page.getByTestId('case-summary'), 'case-summary.png');
+  for (const id of ['case-ttft-chart', 'case-split-chart', 'case-kv-chart'])
+    await screenshot(panel(page, id), `${id}.png`);
+  expect(problems).toEqual([]);
+});
