@@ -84,7 +84,7 @@ export function sessionTables(runs: readonly ServeRun[]): string[] {
   for (const r of stood) {
     out.push(
       '',
-      `- ${escapeMarkdown(r.label)}: the server streamed ${r.target?.standIns} answers as text without token ids, so the next turns carried as many seeded stand-in tokens in their place: the history sent is not what the server said, and its cache can hit only the prompts' own tokens.`,
+      `- ${escapeMarkdown(r.label)}: the server streamed ${r.target?.standIns} answers as text without token ids, so the next turns carried as many seeded stand-in tokens in their place: the history sent is not what the server said, and its cache cannot hold the latest answer (it generated other tokens), only what earlier prompts sent.`,
     );
   }
   const unknown = withSessions.filter(
