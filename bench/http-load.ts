@@ -1,5 +1,5 @@
 import { Agent, request, errors as undiciErrors } from 'undici';
-import { type ServeRecord, unsentRecord } from '../src/serve/driver.ts';
+import { blankRecord, type ServeRecord, unsentRecord } from '../src/serve/driver.ts';
 import { parseSseEvents } from '../src/serve/openai.ts';
 import { gaugeValue, histogramTotals, parsePrometheus } from '../src/serve/prometheus.ts';
 import { SessionBook } from '../src/serve/sessions.ts';
@@ -270,24 +270,7 @@ export async function runHttpArm(o: HttpArmOptions): Promise<HttpArmRun> {
     let standIns = 0;
     const one = async (t: TraceRequest, arrivalMs: number, given?: number[]): Promise<void> => {
       const prompt = given ?? o.prompts.get(t.id) ?? [];
-      const record: HttpRecord = {
-        id: t.id,
-        class: t.class,
-        priority: t.priority,
-        promptTokens: prompt.length,
-        outputTokens: 0,
-        prefixHitTokens: 0,
-        preemptions: 0,
-        status: 'failed',
-        arrivalMs,
-        admittedMs: null,
-        tokenTimesMs: [],
-        finishMs: null,
-        requestedTokens: t.outputTokens,
-        prefixId: t.prefixId,
-        prefixTokens: t.prefixTokens,
-        ...(t.session ? { session: t.session } : {}),
-      };
+      const record: HttpRecord = blankRecord(t, arrivalMs, prompt.length);
       records.push(record);
       const tokens: number[] = [];
       let usageTokens: number | null = null;

@@ -336,19 +336,18 @@ export type ServeRecord = RequestRecord & {
   pool?: string;
 };
 
-/** A session turn that was never sent: the turn before it did not finish (or the run stopped). */
-export function unsentRecord(t: TraceRequest, stopped: boolean): ServeRecord {
+/** A request's record before anything came back: failed until it finishes, with what the trace asked. */
+export function blankRecord(t: TraceRequest, arrivalMs: number, promptTokens: number): ServeRecord {
   return {
     id: t.id,
     class: t.class,
     priority: t.priority,
-    promptTokens: t.promptTokens,
+    promptTokens,
     outputTokens: 0,
     prefixHitTokens: 0,
     preemptions: 0,
-    status: stopped ? 'cancelled' : 'failed',
-    error: `not sent: an earlier turn of session ${t.session?.id} did not finish`,
-    arrivalMs: t.arrivalMs,
+    status: 'failed',
+    arrivalMs,
     admittedMs: null,
     tokenTimesMs: [],
     finishMs: null,
@@ -356,6 +355,15 @@ export function unsentRecord(t: TraceRequest, stopped: boolean): ServeRecord {
     prefixId: t.prefixId,
     prefixTokens: t.prefixTokens,
     ...(t.session ? { session: t.session } : {}),
+  };
+}
+
+/** A session turn that was never sent: the turn before it did not finish (or the run stopped). */
+export function unsentRecord(t: TraceRequest, stopped: boolean): ServeRecord {
+  return {
+    ...blankRecord(t, t.arrivalMs, t.promptTokens),
+    status: stopped ? 'cancelled' : 'failed',
+    error: `not sent: an earlier turn of session ${t.session?.id} did not finish`,
   };
 }
 

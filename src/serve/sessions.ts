@@ -80,9 +80,10 @@ export function generateSessionTrace(o: SessionTraceOptions): TraceRequest[] {
     const withPrefix = o.prefix !== undefined && rng() < o.prefix.share;
     let context = 0;
     for (let turn = 1; turn <= turns; turn++) {
-      // Four draws a turn, whatever is used, so lengths do not shift with the options.
+      // Six draws a turn (three lengths, a wait), whatever is used, so lengths do not shift with the options.
       const [uUser, uTool, uOut] = [rng(), rng(), rng()];
-      const toolWaitMs = turn === 1 ? (rng(), 0) : drawWait(s.toolWait, rng);
+      const wait = drawWait(s.toolWait, rng);
+      const toolWaitMs = turn === 1 ? 0 : wait;
       const user = drawLength(s.userTokens, uUser);
       const tool = turn === 1 ? 0 : drawLength(s.toolTokens, uTool);
       const prefixTokens = turn === 1 && withPrefix && o.prefix ? o.prefix.tokens : 0;

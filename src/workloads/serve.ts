@@ -43,7 +43,6 @@ export const serveLoad: WorkloadRunner<'serve', ServeRunRecord> = async (ctx, w)
   const config = ctx.config;
   const vocab = config.vocabSize;
   const classes = w.mix === 'matrix' ? requestTypeMatrix(config.maxSeqLen) : defaultMix(config.maxSeqLen);
-  const kvTokens = w.kvTokens ?? w.maxBatch * config.maxSeqLen;
   const sessions = w.sessions;
   const trace = (arrival: Arrival, only?: RequestClass[]): TraceRequest[] =>
     w.trace ??

@@ -117,6 +117,42 @@ export function caseDiagnosis(baseline: ServeRun, incident: ServeRun): string[] 
   ];
 }
 
+/** The arms table's columns, in the report and on the page. */
+export const CASE_COLUMNS = [
+  'arm',
+  'n (short)',
+  'TTFT p99 ms',
+  'short TTFT p99 ms',
+  '× baseline',
+  'vs incident',
+  'queue p99 ms',
+  'queue share of short TTFT',
+  'KV peak',
+  'slots used',
+  'budget used',
+  'goodput / req/s',
+];
+
+/** One arm's cells under CASE_COLUMNS, against the baseline's and the incident's short TTFT p99. */
+export function caseRow(r: ServeRun, baselineP99: number | null, incidentP99: number | null): string[] {
+  const f = caseFigures(r);
+  const remedy = r.caseRole !== 'baseline' && r.caseRole !== 'incident';
+  return [
+    r.label,
+    `${f.n} (${f.nShort})${f.failed > 0 ? ` +${f.failed} failed` : ''}`,
+    ms(f.ttftP99),
+    ms(f.shortTtftP99),
+    times(f.shortTtftP99, baselineP99),
+    remedy ? times(f.shortTtftP99, incidentP99) : '–',
+    ms(f.queueP99),
+    pct(f.queueShare),
+    pct(f.kvPeak),
+    pct(f.slotUse),
+    pct(f.budgetUse),
+    `${fixed(f.goodputRps, 2)} / ${fixed(f.requestsPerSec, 2)}`,
+  ];
+}
+
 /** The diagnosis and the arms side by side; nothing when the runs hold no case study. */
 export function caseTables(runs: readonly ServeRun[]): string[] {
   const arms = runs.filter((r) => r.caseRole !== undefined);
@@ -135,38 +171,13 @@ export function caseTables(runs: readonly ServeRun[]): string[] {
     '',
     `**Remedies** (each alone on the incident's trace, then all four; short = ${CASE_SHORT}; × = against the baseline's short TTFT p99; goodput: ${slo === undefined ? 'SLOs as given' : `TTFT ≤ ${fixed(slo, 0)} ms`})`,
     '',
-    markdownRow([
-      'arm',
-      'n (short)',
-      'TTFT p99 ms',
-      'short TTFT p99 ms',
-      '× baseline',
-      'vs incident',
-      'queue p99 ms',
-      'queue share of short TTFT',
-      'KV peak',
-      'slots used',
-      'budget used',
-      'goodput / req/s',
-    ]),
+    markdownRow(CASE_COLUMNS),
     markdownDelimiter('lrrrrrrrrrrr'),
-    ...arms.map((r) => {
-      const f = caseFigures(r);
-      return markdownRow([
-        escapeMarkdown(r.label),
-        `${f.n} (${f.nShort})${f.failed > 0 ? ` +${f.failed} failed` : ''}`,
-        ms(f.ttftP99),
-        ms(f.shortTtftP99),
-        times(f.shortTtftP99, b.shortTtftP99),
-        r.caseRole === 'baseline' || r.caseRole === 'incident' ? '–' : times(f.shortTtftP99, i.shortTtftP99),
-        ms(f.queueP99),
-        pct(f.queueShare),
-        pct(f.kvPeak),
-        pct(f.slotUse),
-        pct(f.budgetUse),
-        `${fixed(f.goodputRps, 2)} / ${fixed(f.requestsPerSec, 2)}`,
-      ]);
-    }),
+    ...arms.map((r) =>
+      markdownRow(
+        caseRow(r, b.shortTtftP99, i.shortTtftP99).map((c, k) => (k === 0 ? escapeMarkdown(c) : c)),
+      ),
+    ),
     '',
     `- more capacity: the KV pool and the step's token budget doubled (${arms.find((r) => r.caseRole === 'capacity')?.kvTokens ?? '–'} tokens, ${arms.find((r) => r.caseRole === 'capacity')?.tokenBudget ?? '–'} a step); the batch slots stay the model's (${incident.maxBatch}).`,
     `- routing: the short requests keep ${arms.find((r) => r.caseRole === 'routing')?.pools?.[0]?.slots ?? '–'} slots, ${arms.find((r) => r.caseRole === 'routing')?.pools?.[0]?.pages ?? '–'} pages and ${arms.find((r) => r.caseRole === 'routing')?.pools?.[0]?.tokenBudget ?? '–'} tokens a step; the summaries get the rest. On one device routing fences the long prompts in; it cannot add the hardware the seed's separate cluster adds.`,

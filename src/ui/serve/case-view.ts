@@ -5,41 +5,23 @@
  * against incident), then every arm side by side and the bar chart of short TTFT p99 per arm.
  */
 import type { BenchResult } from '../../results/schema.ts';
-import { caseDiagnosis, caseFigures } from '../../spec/workloads/serve-case-report.ts';
+import { CASE_COLUMNS, caseDiagnosis, caseFigures, caseRow } from '../../spec/workloads/serve-case-report.ts';
 import type { ServeRun } from '../../spec/workloads/serve-result.ts';
 import { caseTtftChart } from '../charts/case-ttft.ts';
 import { ChartPanel } from '../charts/panel.ts';
 import { kvBatchChart } from '../charts/serve-kv.ts';
 import { ttftSplitChart } from '../charts/serve-ttft-split.ts';
 import { h, setChildren } from '../dom.ts';
-import { fixed } from '../format.ts';
 
 /** The report's Markdown emphasis dropped: the page sets its own. */
 const plain = (s: string) => s.replace(/\*\*/g, '');
 
 function armsTable(arms: readonly ServeRun[], testId: string): HTMLElement {
-  const base = arms.find((r) => r.caseRole === 'baseline');
-  const inc = arms.find((r) => r.caseRole === 'incident');
-  const b = base ? caseFigures(base).shortTtftP99 : null;
-  const i = inc ? caseFigures(inc).shortTtftP99 : null;
-  const ms = (x: number | null) => (x === null ? '–' : fixed(x, x < 100 ? 1 : 0));
-  const pct = (x: number | null) => (x === null ? '–' : `${fixed(x * 100, 0)}%`);
-  const ratio = (x: number | null, y: number | null) =>
-    x === null || y === null || y <= 0 ? '–' : `×${fixed(x / y, 2)}`;
-  const head = [
-    'arm',
-    'n (short)',
-    'TTFT p99 ms',
-    'short TTFT p99 ms',
-    '× baseline',
-    'vs incident',
-    'queue p99 ms',
-    'queue share',
-    'KV peak',
-    'slots used',
-    'goodput req/s',
-  ];
-  const num = (text: string) => h('td', { className: 'num', text });
+  const p99 = (role: string) => {
+    const r = arms.find((x) => x.caseRole === role);
+    return r ? caseFigures(r).shortTtftP99 : null;
+  };
+  const [b, i] = [p99('baseline'), p99('incident')];
   return h(
     'div',
     { className: 'table-scroll', attrs: { tabindex: 0, role: 'region', 'aria-label': 'case study arms' } },
@@ -49,7 +31,7 @@ function armsTable(arms: readonly ServeRun[], testId: string): HTMLElement {
           h(
             'tr',
             {},
-            head.map((text, k) =>
+            CASE_COLUMNS.map((text, k) =>
               h('th', { className: k === 0 ? '' : 'num', text, attrs: { scope: 'col' } }),
             ),
           ),
@@ -57,23 +39,13 @@ function armsTable(arms: readonly ServeRun[], testId: string): HTMLElement {
         h(
           'tbody',
           {},
-          arms.map((r) => {
-            const f = caseFigures(r);
-            const remedy = r.caseRole !== 'baseline' && r.caseRole !== 'incident';
-            return h('tr', {}, [
-              h('td', { text: r.label }),
-              num(`${f.n} (${f.nShort})`),
-              num(ms(f.ttftP99)),
-              num(ms(f.shortTtftP99)),
-              num(ratio(f.shortTtftP99, b)),
-              num(remedy ? ratio(f.shortTtftP99, i) : '–'),
-              num(ms(f.queueP99)),
-              num(pct(f.queueShare)),
-              num(pct(f.kvPeak)),
-              num(pct(f.slotUse)),
-              num(`${fixed(f.goodputRps, 2)} of ${fixed(f.requestsPerSec, 2)}`),
-            ]);
-          }),
+          arms.map((r) =>
+            h(
+              'tr',
+              {},
+              caseRow(r, b, i).map((text, k) => h('td', { className: k === 0 ? '' : 'num', text })),
+            ),
+          ),
         ),
       ]),
     ],
