@@ -66,7 +66,7 @@ test('bench CLI: bad flags exit 2 with a clear message', async () => {
   const suite = await runCli('bench/bench.ts', ['--suite', 'fast']);
   expect(suite.code).toBe(2);
   expect(suite.stderr).toContain(
-    '--suite must be quick, full, kernels, capacity, spec, serve, batch, formats, fusion, sustained, kv, got "fast"',
+    '--suite must be quick, full, kernels, capacity, spec, serve, case, batch, formats, fusion, sustained, kv, got "fast"',
   );
   const gate = await runCli('bench/bench.ts', ['--max-regression', '10']);
   expect(gate.code).toBe(2);
