@@ -1,5 +1,5 @@
 /**
- * `--suite case` as a user runs it (fewer requests an arm, for time), then its result opened from
+ * `--suite case` as a user runs it (10 requests an arm, for time), then its result opened from
  * history into the page: the diagnosis, the arms and the three charts. Every figure the test checks
  * is recounted from the arms' own requests and timelines, not read back from the report.
  */
@@ -20,7 +20,7 @@ test('bench --suite case: the diagnosis from the incident’s figures, each reme
   const out = join(dir, 'case.json');
   const run = await runCli(
     'bench/bench.ts',
-    ['--suite', 'case', '--requests', '16', '--runtime', 'node', '--no-autotune', '--out', out],
+    ['--suite', 'case', '--requests', '10', '--runtime', 'node', '--no-autotune', '--out', out],
     220_000,
   );
   expect(run.code, run.stderr).toBe(0);
@@ -47,7 +47,7 @@ test('bench --suite case: the diagnosis from the incident’s figures, each reme
   for (const a of arms) {
     expect(a.identical?.mismatches, a.label).toBe(0);
     expect(a.identical?.checked, a.label).toBe(a.summary.completed);
-    expect(a.summary.completed, a.label).toBe(16);
+    expect(a.summary.completed, a.label).toBe(10);
   }
   // The baseline has the short class only; the incident adds the summaries, at most 3/4 of the context.
   expect(new Set(baseline.requests.map((q) => q.class))).toEqual(new Set(['qa']));
