@@ -304,7 +304,8 @@ export function serveTables(s: ServeResult): string[] {
   out.push(...runsTable(s.runs), '');
   const http = httpTable(s.runs);
   if (http.length > 0) out.push(...http, '');
-  const first = s.runs[0];
+  // The SLOs of the arms, not of a calibration run (which has none of its own).
+  const first = s.runs.find((r) => r.experiment !== 'calibration') ?? s.runs[0];
   if (first) {
     out.push(
       `**Goodput:** SLOs ${sloText(first)}; ${s.runs.map((r) => `${escapeMarkdown(r.label)} ${fixed(r.summary.goodputRps, 2)} req/s of ${fixed(r.summary.requestsPerSec, 2)}`).join('; ')}`,
