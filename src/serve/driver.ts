@@ -73,8 +73,6 @@ export interface ArmRun {
   records: ServeRecord[];
   /** Generated tokens per request id (the identical-output check compares them with solo runs). */
   tokens: Map<number, number[]>;
-  /** The prompt each request was sent with (a later session turn's is known only at run time). */
-  prompts: ReadonlyMap<number, readonly number[]>;
   timeline: TimelinePoint[];
   slots: SlotSpan[];
   durationMs: number;
@@ -313,7 +311,6 @@ export async function runArm(
   return {
     records,
     tokens: new Map(scheduler.all.map((r) => [r.id, r.generated])),
-    prompts: promptOf,
     timeline,
     slots,
     durationMs: end,

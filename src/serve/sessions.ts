@@ -192,9 +192,4 @@ export class SessionBook {
     const rng = mulberry32(subSeed(this.seed, STAND_IN_STREAM, id));
     return Array.from({ length: n }, () => 1 + Math.floor(rng() * (this.vocab - 1)));
   }
-
-  /** Every prompt handed out so far, by request id. */
-  promptsSent(): ReadonlyMap<number, readonly number[]> {
-    return this.prompts;
-  }
 }
