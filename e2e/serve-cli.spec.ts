@@ -8,6 +8,7 @@ import { summarize } from '../src/serve/metrics.ts';
 import { traceFromJsonl } from '../src/serve/traffic.ts';
 import { percentile } from '../src/stats.ts';
 import { runCli } from './cli.ts';
+import { openPage, saveToHistory, screenshot } from './page-helpers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'serve-'));
 
@@ -203,7 +204,9 @@ test('bench --suite serve: bad traffic flags and a trace past the context exit 2
  * and over HTTP to this project's server (started with a prefix cache for the cache-on arm). With
  * the cache, a later turn computes little more than what it adds; without it, the whole history.
  */
-test('bench --suite serve --sessions: per-turn TTFT and tool wait, the cache saves the re-prefill, the same sessions over HTTP', async () => {
+test('bench --suite serve --sessions: per-turn TTFT and tool wait, the cache saves the re-prefill, the same sessions over HTTP; the page’s table', async ({
+  page,
+}) => {
   test.setTimeout(240_000);
   const out = join(dir, 'sessions.json');
   const traceOut = join(dir, 'sessions.jsonl');
@@ -297,4 +300,19 @@ test('bench --suite serve --sessions: per-turn TTFT and tool wait, the cache sav
   const trace = traceFromJsonl(readFileSync(traceOut, 'utf8'));
   expect(trace.every((q) => q.session !== undefined)).toBe(true);
   expect(trace.filter((q) => q.session?.turn === 1)).toHaveLength(5);
+
+  // The page: the run opened from history shows the same table by turn, arm by arm.
+  await openPage(page);
+  await saveToHistory(page, r);
+  await page.reload();
+  await page
+    .getByTestId('history')
+    .getByRole('button', { name: /^Open the run of/ })
+    .click();
+  const byTurn = page.getByTestId('serve-sessions-table');
+  await expect(byTurn.locator('tbody tr')).toHaveCount(
+    runs.reduce((n, x) => n + (x.sessions?.byTurn.length ?? 0), 0),
+  );
+  await expect(page.getByTestId('serve-sessions-table-split').locator('li')).toHaveCount(4);
+  await screenshot(byTurn, 'serve-sessions-table.png');
 });

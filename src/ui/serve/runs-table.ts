@@ -215,3 +215,71 @@ export function serveHttpTable(runs: readonly ServeRun[], testId: string): HTMLE
     ...c.notes.map((n) => h('p', { className: 'spec-note', text: n })),
   ];
 }
+
+const SESSION_HEADERS: readonly Header[] = [
+  { text: 'run', title: 'The arm' },
+  { text: 'turn', title: 'Turn of the session, from 1', numeric: true },
+  { text: 'n', title: 'Finished turns of this index (of all turns of it)', numeric: true },
+  { text: 'TTFT p50 / p99', title: 'Time to first token, ms', numeric: true },
+  { text: 'prompt', title: 'Mean prompt tokens: the whole history sent', numeric: true },
+  { text: 'new', title: 'Mean tokens the turn adds: tool result and user message', numeric: true },
+  {
+    text: 'computed',
+    title: 'Mean prompt tokens prefilled: prompt less the prefix-cache hit',
+    numeric: true,
+  },
+  {
+    text: 'computed ÷ new, max',
+    title: 'The largest computed ÷ new over the turns of this index',
+    numeric: true,
+  },
+  { text: 'cache hit', title: 'Σ hit ÷ Σ prompt tokens', numeric: true },
+  { text: 'tool wait', title: 'Mean measured wait before the turn, ms', numeric: true },
+];
+
+/**
+ * Agent sessions by turn (the report's table): TTFT, the history resent, what the turn adds and
+ * what the engine computed. Nothing when no arm ran sessions.
+ */
+export function serveSessionsTable(runs: readonly ServeRun[], testId: string): HTMLElement[] {
+  const withSessions = runs.filter((r) => r.sessions);
+  if (withSessions.length === 0) return [];
+  const num = (text: string) => h('td', { className: 'num', text });
+  const n = (x: number | null, digits = 0) => (x === null ? '–' : x.toFixed(digits));
+  const rows = withSessions.flatMap((r) =>
+    (r.sessions?.byTurn ?? []).map((t) =>
+      h('tr', {}, [
+        h('th', { text: r.label, attrs: { scope: 'row' } }),
+        num(String(t.turn)),
+        num(`${t.finished}${t.finished < t.total ? ` of ${t.total}` : ''}`),
+        num(t.ttftMs ? `${msText(t.ttftMs.p50)} / ${msText(t.ttftMs.p99)}` : '–'),
+        num(n(t.promptTokens)),
+        num(n(t.newTokens)),
+        num(n(t.computedTokens)),
+        num(n(t.computedOverNewMax, 2)),
+        num(t.hitRate === null ? '–' : `${(t.hitRate * 100).toFixed(0)}%`),
+        num(t.toolWaitMs === null ? '–' : msText(t.toolWaitMs)),
+      ]),
+    ),
+  );
+  const split = withSessions.map((r) => {
+    const s = r.sessions?.split;
+    return s
+      ? `${r.label}: ${r.sessions?.completed} of ${r.sessions?.sessions} sessions; per session ${msText(s.queueMs)} ms queue, ${msText(s.prefillMs)} prefill, ${msText(s.decodeMs)} decode, ${msText(s.toolWaitMs)} tool wait`
+      : `${r.label}: no session finished every turn`;
+  });
+  return [
+    h('h3', { text: 'Agent sessions' }),
+    h(
+      'ul',
+      { className: 'spec-note', testId: `${testId}-split` },
+      split.map((text) => h('li', { text })),
+    ),
+    table(
+      testId,
+      'By turn (finished turns; without the prefix cache a turn computes its whole history, with it about what it adds).',
+      SESSION_HEADERS,
+      rows,
+    ),
+  ];
+}

@@ -17,7 +17,7 @@ import { slotTimelineChart } from '../charts/serve-timeline.ts';
 import { ttftSplitChart } from '../charts/serve-ttft-split.ts';
 import { requestWaterfallChart, WATERFALL_PICKS, type WaterfallPick } from '../charts/serve-waterfall.ts';
 import { h, setChildren } from '../dom.ts';
-import { serveClassTable, serveHttpTable, serveRunsTable } from './runs-table.ts';
+import { serveClassTable, serveHttpTable, serveRunsTable, serveSessionsTable } from './runs-table.ts';
 import { abList, goodputLine, identicalNotice, serveTiles, slowdownLine, stoppedNotice } from './summary.ts';
 
 export interface ServeViewOptions {
@@ -197,6 +197,7 @@ export class ServeView {
       serveRunsTable(s.runs, this.id('serve-runs-table')),
       ...serveHttpTable(s.runs, this.id('serve-http-table')),
       serveClassTable(s.runs, this.id('serve-class-table')),
+      ...serveSessionsTable(s.runs, this.id('serve-sessions-table')),
       h('p', { className: 'spec-note', testId: this.id('serve-clock') }, [
         h('strong', { text: 'Clock: ' }),
         s.clock,
