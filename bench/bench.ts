@@ -498,7 +498,16 @@ if (sustainedFlags.length > 0 && suiteName !== 'sustained') {
 }
 if (args['kv-heads'] !== undefined && suiteName !== 'kv') usage('--kv-heads applies to --suite kv');
 // The case study takes the load test's size and scheduler flags; the rest are its own.
-const CASE_FLAGS: readonly string[] = ['requests', 'slo', 'max-batch', 'token-budget', 'no-solo'];
+const CASE_FLAGS: readonly string[] = [
+  'requests',
+  'slo',
+  'max-batch',
+  'token-budget',
+  'no-solo',
+  'target',
+  'served-model',
+  'http-timeout',
+];
 if (serveFlags.length > 0 && suiteName !== 'serve') {
   const foreign = suiteName === 'case' ? serveFlags.filter((f) => !CASE_FLAGS.includes(f)) : serveFlags;
   if (foreign.length > 0) usage(applyTo(foreign, 'serve'));

@@ -160,6 +160,13 @@ export interface ReplayOptions {
   signal?: AbortSignal;
 }
 
+/** Items in groups of equal key, in first-seen order (Node 20 has no Map.groupBy). */
+function groupBy<T>(items: readonly T[], key: (t: T) => string): T[][] {
+  const groups = new Map<string, T[]>();
+  for (const t of items) groups.set(key(t), [...(groups.get(key(t)) ?? []), t]);
+  return [...groups.values()];
+}
+
 /** Replays `arms` against one target (a loopback server started for them); a warning if it could not. */
 async function replayGroup(
   serve: NonNullable<BenchResult['serve']>,
@@ -259,10 +266,17 @@ async function replayGroup(
  * `result.serve.runs`. Returns warnings (nothing replayable, a server that would not start).
  */
 export async function replayOverHttp(result: BenchResult, o: ReplayOptions): Promise<string[]> {
-  const serve = result.serve;
+  // The load test's arms, or the case study's (whose section has the same shape).
+  const serve = result.serve ?? result.caseStudy;
   const warnings: string[] = [];
   if (!serve) return ['--target: the run has no load-test section to replay'];
-  const arms = replayable(serve.runs);
+  // A server has one queue: an arm with pools has no HTTP counterpart (this project's server keeps none).
+  const pooled = replayable(serve.runs).filter((r) => r.pools);
+  if (pooled.length > 0)
+    warnings.push(
+      `--target: ${pooled.map((r) => `"${r.label}"`).join(', ')} not replayed over HTTP: a server has one queue, not the arm's pools`,
+    );
+  const arms = replayable(serve.runs).filter((r) => !r.pools);
   if (arms.length === 0) {
     return [
       '--target: no arm to replay over HTTP (a server runs continuous batching; add --batching continuous)',
@@ -270,13 +284,20 @@ export async function replayOverHttp(result: BenchResult, o: ReplayOptions): Pro
   }
   const vocab = result.model.config.vocabSize;
   for (const target of o.targets) {
-    // Loopback: one server per prefix-cache setting among the arms, started to match. A URL server
-    // keeps its own cache whatever the arm says, so it replays the cache-off arms (all, if none is).
-    const off = arms.filter((a) => !a.prefixCache);
+    // Loopback: one server per setting among the arms (prefix cache, KV pool, step budget, KV
+    // budget), started to match. A URL server keeps its own settings whatever the arm says, so it
+    // replays the arms that change none: the cache-off arms of the load test (all, if none is),
+    // the case study's baseline and incident.
+    const plain = arms.filter(
+      (a) =>
+        !a.prefixCache &&
+        !a.kvBudget &&
+        (a.caseRole === undefined || a.caseRole === 'baseline' || a.caseRole === 'incident'),
+    );
     const groups =
       target.kind === 'loopback'
-        ? [off, arms.filter((a) => a.prefixCache)].filter((g) => g.length > 0)
-        : [off.length > 0 ? off : arms];
+        ? groupBy(arms, (a) => JSON.stringify([a.prefixCache, a.kvTokens, a.tokenBudget, a.kvBudget ?? null]))
+        : [plain.length > 0 ? plain : arms];
     for (const group of groups) {
       const warning = await replayGroup(serve, group, target, vocab, o);
       if (warning) warnings.push(warning);

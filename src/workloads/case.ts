@@ -1,5 +1,5 @@
 import type { Target } from '../results/schema.ts';
-import { caseFigures } from '../spec/workloads/serve-case-report.ts';
+import { caseArms, caseFigures } from '../spec/workloads/serve-case-report.ts';
 import type { ServeWorkload } from '../spec/workloads/serve-settings.ts';
 import { serveLoad } from './serve.ts';
 import { type ServeRunRecord, serveResult } from './serve-section.ts';
@@ -47,7 +47,7 @@ export const caseEngine: WorkloadEngine<'case', ServeRunRecord> = {
 function caseTargets(result: {
   caseStudy?: { runs: import('../spec/workloads/serve-result.ts').ServeRun[] };
 }): Target[] {
-  const runs = result.caseStudy?.runs ?? [];
+  const runs = caseArms(result.caseStudy?.runs ?? []);
   const by = (role: string) => runs.find((r) => r.caseRole === role);
   const base = by('baseline');
   const inc = by('incident');

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { GEMV_LIMITS, MAX_DECODE_BATCH } from '../../kernels/limits.ts';
 import { NO_NEEDS, type WorkloadDescriptor } from '../workload.ts';
 import { CASE_DEFAULTS } from './serve-case.ts';
-import { caseTables } from './serve-case-report.ts';
+import { caseHttpTables, caseTables } from './serve-case-report.ts';
 import { serveTables } from './serve-report.ts';
 import { ServeResultSchema } from './serve-result.ts';
 import { SERVE_DEFAULTS, SloSchema } from './serve-settings.ts';
@@ -80,7 +80,17 @@ export const caseStudy = {
       },
     ],
   },
-  report: (s) => (s.caseStudy ? [[...caseTables(s.caseStudy.runs), '', ...serveTables(s.caseStudy)]] : []),
+  report: (s) =>
+    s.caseStudy
+      ? [
+          [
+            ...caseTables(s.caseStudy.runs),
+            ...caseHttpTables(s.caseStudy.runs),
+            '',
+            ...serveTables(s.caseStudy),
+          ],
+        ]
+      : [],
 } satisfies WorkloadDescriptor<CaseWorkload, typeof section>;
 
 /** The load test's defaults the case keeps. */

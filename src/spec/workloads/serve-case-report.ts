@@ -117,6 +117,41 @@ export function caseDiagnosis(baseline: ServeRun, incident: ServeRun): string[] 
   ];
 }
 
+/** The case's arms run in-process (the HTTP replays of them are caseHttpTable's). */
+export function caseArms(runs: readonly ServeRun[]): ServeRun[] {
+  return runs.filter((r) => r.caseRole !== undefined && r.target?.kind !== 'http');
+}
+
+/**
+ * The case's arms replayed over HTTP (`--target`), one table per server, each against that
+ * server's own baseline; nothing without them.
+ */
+export function caseHttpTables(runs: readonly ServeRun[]): string[] {
+  const http = runs.filter((r) => r.caseRole !== undefined && r.target?.kind === 'http');
+  // By target as the arm's label names it ("HTTP, loopback" for every loopback server the arms needed).
+  const where = (r: ServeRun) => r.label.split(' · ').slice(1).join(' · ');
+  const servers = [...new Set(http.map(where))];
+  return servers.flatMap((server) => {
+    const arms = http.filter((r) => where(r) === server);
+    const p99 = (role: string) => {
+      const r = arms.find((x) => x.caseRole === role);
+      return r ? caseFigures(r).shortTtftP99 : null;
+    };
+    return [
+      '',
+      `**The case over ${escapeMarkdown(server)}** (the same traces, on the client's clock; the queue where the server returns its timeline; KV and slots are the server's, not seen here; × against the baseline over the same target)`,
+      '',
+      markdownRow(CASE_COLUMNS),
+      markdownDelimiter('lrrrrrrrrrrr'),
+      ...arms.map((r) =>
+        markdownRow(
+          caseRow(r, p99('baseline'), p99('incident')).map((c, k) => (k === 0 ? escapeMarkdown(c) : c)),
+        ),
+      ),
+    ];
+  });
+}
+
 /** The arms table's columns, in the report and on the page. */
 export const CASE_COLUMNS = [
   'arm',
@@ -155,7 +190,7 @@ export function caseRow(r: ServeRun, baselineP99: number | null, incidentP99: nu
 
 /** The diagnosis and the arms side by side; nothing when the runs hold no case study. */
 export function caseTables(runs: readonly ServeRun[]): string[] {
-  const arms = runs.filter((r) => r.caseRole !== undefined);
+  const arms = caseArms(runs);
   const baseline = arms.find((r) => r.caseRole === 'baseline');
   const incident = arms.find((r) => r.caseRole === 'incident');
   if (!baseline || !incident) return [];

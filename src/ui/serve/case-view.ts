@@ -5,7 +5,13 @@
  * against incident), then every arm side by side and the bar chart of short TTFT p99 per arm.
  */
 import type { BenchResult } from '../../results/schema.ts';
-import { CASE_COLUMNS, caseDiagnosis, caseFigures, caseRow } from '../../spec/workloads/serve-case-report.ts';
+import {
+  CASE_COLUMNS,
+  caseArms,
+  caseDiagnosis,
+  caseFigures,
+  caseRow,
+} from '../../spec/workloads/serve-case-report.ts';
 import type { ServeRun } from '../../spec/workloads/serve-result.ts';
 import { caseTtftChart } from '../charts/case-ttft.ts';
 import { ChartPanel } from '../charts/panel.ts';
@@ -103,7 +109,7 @@ export class CaseView {
 
   show(result: BenchResult | null): void {
     const runs = result?.caseStudy?.runs ?? [];
-    const arms = runs.filter((r) => r.caseRole !== undefined);
+    const arms = caseArms(runs);
     const base = arms.find((r) => r.caseRole === 'baseline');
     const inc = arms.find((r) => r.caseRole === 'incident');
     this.element.hidden = !base || !inc;
