@@ -3,7 +3,8 @@ import { mulberry32 } from '../random.ts';
 import type { SessionShape, ToolWaitDist } from '../spec/workloads/serve-sessions.ts';
 import {
   type Arrival,
-  type LengthDist,
+  drawLength,
+  normal,
   promptTokenIds,
   type SessionTurn,
   sampleGamma,
@@ -28,22 +29,12 @@ const SESSION_STREAM = 5;
 const SESSION_ARRIVAL_STREAM = 6;
 const STAND_IN_STREAM = 7;
 
-function normal(rng: () => number): number {
-  const u1 = 1 - rng();
-  const u2 = rng();
-  return Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
-}
-
 function drawWait(d: ToolWaitDist, rng: () => number): number {
   const u = rng();
   const z = normal(rng);
   if (d.kind === 'fixed') return d.ms;
   if (d.kind === 'uniform') return d.minMs + u * (d.maxMs - d.minMs);
   return d.medianMs * Math.exp(d.sigma * z);
-}
-
-function drawLength(d: LengthDist, u: number): number {
-  return d.kind === 'fixed' ? d.tokens : d.min + Math.floor(u * (d.max - d.min + 1));
 }
 
 export interface SessionTraceOptions {

@@ -239,7 +239,7 @@ const PREFIX_STREAM = 3;
 const REQUEST_STREAM = 4;
 
 /** Standard normal by Box–Muller (one of the pair; the other is dropped to keep the stream simple). */
-function normal(rng: () => number): number {
+export function normal(rng: () => number): number {
   const u1 = 1 - rng(); // (0, 1]: log is finite
   const u2 = rng();
   return Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
@@ -269,7 +269,7 @@ export function sampleGamma(rng: () => number, shape: number): number {
   }
 }
 
-function drawLength(d: LengthDist, u: number): number {
+export function drawLength(d: LengthDist, u: number): number {
   return d.kind === 'fixed' ? d.tokens : d.min + Math.floor(u * (d.max - d.min + 1));
 }
 
