@@ -7,6 +7,24 @@ import type { ServeRun } from './serve-result.ts';
  * TTFT, the prompt (the whole history), the tokens the turn added and those the engine computed.
  * Without a prefix cache a turn computes its whole history; with it, about the new tokens alone.
  */
+type TurnSummary = NonNullable<ServeRun['sessions']>['byTurn'][number];
+
+/** One turn index's cells after the run's label: turn, n, TTFT p50 / p99, prompt, new, computed, computed ÷ new, cache hit, tool wait (the report and the page). */
+export function turnCells(t: TurnSummary): string[] {
+  const n = (x: number | null, digits = 0) => (x === null ? '–' : fixed(x, digits));
+  return [
+    String(t.turn),
+    `${t.finished}${t.finished < t.total ? ` of ${t.total}` : ''}`,
+    t.ttftMs ? `${fixed(t.ttftMs.p50, 1)} / ${fixed(t.ttftMs.p99, 1)}` : '–',
+    n(t.promptTokens),
+    n(t.newTokens),
+    n(t.computedTokens),
+    n(t.computedOverNewMax, 2),
+    t.hitRate === null ? '–' : `${fixed(t.hitRate * 100, 0)}%`,
+    n(t.toolWaitMs),
+  ];
+}
+
 export function sessionTables(runs: readonly ServeRun[]): string[] {
   const withSessions = runs.filter((r) => r.sessions);
   if (withSessions.length === 0) return [];
@@ -62,23 +80,8 @@ export function sessionTables(runs: readonly ServeRun[]): string[] {
     markdownDelimiter('lrrrrrrrrr'),
   );
   for (const r of withSessions) {
-    for (const t of r.sessions?.byTurn ?? []) {
-      const n = (x: number | null, digits = 0) => (x === null ? '–' : fixed(x, digits));
-      out.push(
-        markdownRow([
-          escapeMarkdown(r.label),
-          String(t.turn),
-          `${t.finished}${t.finished < t.total ? ` of ${t.total}` : ''}`,
-          t.ttftMs ? `${fixed(t.ttftMs.p50, 1)} / ${fixed(t.ttftMs.p99, 1)}` : '–',
-          n(t.promptTokens),
-          n(t.newTokens),
-          n(t.computedTokens),
-          n(t.computedOverNewMax, 2),
-          t.hitRate === null ? '–' : `${fixed(t.hitRate * 100, 0)}%`,
-          n(t.toolWaitMs),
-        ]),
-      );
-    }
+    for (const t of r.sessions?.byTurn ?? [])
+      out.push(markdownRow([escapeMarkdown(r.label), ...turnCells(t)]));
   }
   const stood = withSessions.filter((r) => (r.target?.standIns ?? 0) > 0);
   for (const r of stood) {

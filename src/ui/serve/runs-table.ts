@@ -7,6 +7,7 @@
 
 import { httpComparison } from '../../spec/workloads/serve-report.ts';
 import type { ServeRun, ServeSummary } from '../../spec/workloads/serve-result.ts';
+import { turnCells } from '../../spec/workloads/serve-sessions-report.ts';
 import { classOrder, classScale } from '../charts/serve-common.ts';
 import { h } from '../dom.ts';
 import { fixed } from '../format.ts';
@@ -244,21 +245,11 @@ const SESSION_HEADERS: readonly Header[] = [
 export function serveSessionsTable(runs: readonly ServeRun[], testId: string): HTMLElement[] {
   const withSessions = runs.filter((r) => r.sessions);
   if (withSessions.length === 0) return [];
-  const num = (text: string) => h('td', { className: 'num', text });
-  const n = (x: number | null, digits = 0) => (x === null ? '–' : x.toFixed(digits));
   const rows = withSessions.flatMap((r) =>
     (r.sessions?.byTurn ?? []).map((t) =>
       h('tr', {}, [
         h('th', { text: r.label, attrs: { scope: 'row' } }),
-        num(String(t.turn)),
-        num(`${t.finished}${t.finished < t.total ? ` of ${t.total}` : ''}`),
-        num(t.ttftMs ? `${msText(t.ttftMs.p50)} / ${msText(t.ttftMs.p99)}` : '–'),
-        num(n(t.promptTokens)),
-        num(n(t.newTokens)),
-        num(n(t.computedTokens)),
-        num(n(t.computedOverNewMax, 2)),
-        num(t.hitRate === null ? '–' : `${(t.hitRate * 100).toFixed(0)}%`),
-        num(t.toolWaitMs === null ? '–' : msText(t.toolWaitMs)),
+        ...turnCells(t).map((text) => h('td', { className: 'num', text })),
       ]),
     ),
   );
