@@ -167,13 +167,19 @@ function groupBy<T>(items: readonly T[], key: (t: T) => string): T[][] {
   return [...groups.values()];
 }
 
-/** Replays `arms` against one target (a loopback server started for them); a warning if it could not. */
+/**
+ * Replays `arms` against one target (a loopback server started for them); a warning if it could not.
+ * With `calibration` (the case study on a URL server), that arm's burst is replayed first and every
+ * arm's arrival times are scaled by this engine's throughput on it over the server's, so the server
+ * meets the case at its own half saturation rather than at this engine's.
+ */
 async function replayGroup(
   serve: NonNullable<BenchResult['serve']>,
   arms: readonly ServeRun[],
   target: HttpTarget,
   vocab: number,
   o: ReplayOptions,
+  calibration?: ServeRun,
 ): Promise<string | null> {
   let url: string;
   let model: string;
@@ -215,15 +221,50 @@ async function replayGroup(
     model = found.model;
     server = found.server ? `${found.server} (${url})` : url;
   }
+  let warning: string | null = null;
   try {
+    const label = target.kind === 'loopback' ? 'HTTP, loopback' : `HTTP, ${url}`;
+    let timeScale = 1;
+    if (calibration && !o.signal?.aborted) {
+      const trace = traceOf(calibration);
+      o.log(
+        `${calibration.label} · ${label}: ${trace.length} requests at once, to scale the arrivals to this server…`,
+      );
+      const run = await runHttpArm({
+        url,
+        model,
+        trace,
+        prompts: new Map(trace.map((t) => [t.id, promptTokenIds(t, vocab, calibration.seed)])),
+        concurrency: null,
+        timeoutMs: o.timeoutMs,
+        signal: o.signal,
+      });
+      const cal = httpRun(
+        calibration,
+        label,
+        { kind: 'http', url, server, tokenCounting: run.tokenCounting, roundTripMs: run.roundTripMs },
+        run,
+      );
+      serve.runs.push(cal);
+      const mine = calibration.summary.requestsPerSec;
+      const theirs = cal.summary.requestsPerSec;
+      if (cal.summary.completed === calibration.summary.completed && mine > 0 && theirs > 0) {
+        timeScale = mine / theirs;
+        o.log(
+          `${label}: ${theirs.toFixed(2)} requests/s at saturation against this engine's ${mine.toFixed(2)}: arrivals × ${timeScale.toPrecision(3)}`,
+        );
+      } else {
+        warning = `--target ${url}: its calibration finished ${cal.summary.completed} of ${calibration.summary.completed} requests; the case is replayed at this engine's rate`;
+        o.log(warning);
+      }
+    }
     for (const arm of arms) {
       if (o.signal?.aborted) break;
-      const trace = traceOf(arm);
+      const trace = traceOf(arm).map((t) => ({ ...t, arrivalMs: t.arrivalMs * timeScale }));
       const book = trace.some((t) => t.session) ? new SessionBook(trace, vocab, arm.seed) : undefined;
       const prompts = book
         ? new Map<number, number[]>()
         : new Map(trace.map((t) => [t.id, promptTokenIds(t, vocab, arm.seed)]));
-      const label = target.kind === 'loopback' ? 'HTTP, loopback' : `HTTP, ${url}`;
       o.log(`${arm.label} · ${label}: ${trace.length} requests…`);
       const run = await runHttpArm({
         url,
@@ -239,26 +280,29 @@ async function replayGroup(
       if (errors.length > 0) {
         o.log(`${arm.label} · ${label}: errors ${errors.map(([k, v]) => `${k} ${v}`).join(', ')}`);
       }
-      serve.runs.push(
-        httpRun(
-          arm,
-          label,
-          {
-            kind: 'http',
-            url,
-            server,
-            tokenCounting: run.tokenCounting,
-            roundTripMs: run.roundTripMs,
-            ...(book ? { standIns: run.standIns } : {}),
-          },
-          run,
-        ),
+      const http = httpRun(
+        arm,
+        label,
+        {
+          kind: 'http',
+          url,
+          server,
+          tokenCounting: run.tokenCounting,
+          roundTripMs: run.roundTripMs,
+          ...(book ? { standIns: run.standIns } : {}),
+          ...(timeScale !== 1 ? { timeScale } : {}),
+        },
+        run,
       );
+      // The rate this server was offered: the arm's, over the scale.
+      if (http.arrival.rateRps !== undefined && timeScale !== 1)
+        http.arrival = { ...http.arrival, rateRps: http.arrival.rateRps / timeScale };
+      serve.runs.push(http);
     }
   } finally {
     await close();
   }
-  return null;
+  return warning;
 }
 
 /**
@@ -298,8 +342,13 @@ export async function replayOverHttp(result: BenchResult, o: ReplayOptions): Pro
       target.kind === 'loopback'
         ? groupBy(arms, (a) => JSON.stringify([a.prefixCache, a.kvTokens, a.tokenBudget, a.kvBudget ?? null]))
         : [plain.length > 0 ? plain : arms];
+    // The case on a URL server is calibrated on that server (loopback runs this engine: its rate holds).
+    const calibration =
+      result.caseStudy && target.kind === 'url'
+        ? serve.runs.find((r) => r.experiment === 'calibration' && r.target?.kind !== 'http')
+        : undefined;
     for (const group of groups) {
-      const warning = await replayGroup(serve, group, target, vocab, o);
+      const warning = await replayGroup(serve, group, target, vocab, o, calibration);
       if (warning) warnings.push(warning);
     }
   }

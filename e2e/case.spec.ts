@@ -1,13 +1,18 @@
 /**
  * `--suite case` as a user runs it (10 requests an arm, for time), then its result opened from
- * history into the page: the diagnosis, the arms and the three charts. Every figure the test checks
- * is recounted from the arms' own requests and timelines, not read back from the report.
+ * history into the page: the diagnosis, the arms, the pools and the four charts. Every figure the
+ * test checks is recounted from the arms' own requests and timelines, not read back from the report.
+ * The same run replays the case against a server at a URL (`--target`): this project's server,
+ * started here as a user would start llama-server, so the CLI treats it as any OpenAI server: it
+ * calibrates the case on it, then replays the baseline and the incident.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
+import { startApiServer } from '../bench/api-process.ts';
 import { BenchResultSchema } from '../src/results/schema.ts';
+import { SERVE_DEFAULTS } from '../src/spec/workloads/serve-settings.ts';
 import { runCli } from './cli.ts';
 import { openPage, panel, saveToHistory, screenshot, watchConsole } from './page-helpers.ts';
 
@@ -16,13 +21,40 @@ const dir = mkdtempSync(join(tmpdir(), 'case-'));
 test('bench --suite case: the diagnosis from the incident’s figures, each remedy and all four, every request as if alone; the page view', async ({
   page,
 }) => {
-  test.setTimeout(240_000);
+  test.setTimeout(300_000);
   const out = join(dir, 'case.json');
-  const run = await runCli(
-    'bench/bench.ts',
-    ['--suite', 'case', '--requests', '10', '--runtime', 'node', '--no-autotune', '--out', out],
-    220_000,
-  );
+  const server = await startApiServer({
+    preset: 'ci-tiny',
+    port: 0,
+    maxBatch: SERVE_DEFAULTS.maxBatch,
+    tokenBudget: SERVE_DEFAULTS.tokenBudget,
+    pageSize: 16,
+  });
+  const url = server.info.url;
+  let run: Awaited<ReturnType<typeof runCli>>;
+  try {
+    run = await runCli(
+      'bench/bench.ts',
+      [
+        '--suite',
+        'case',
+        '--requests',
+        '10',
+        '--runtime',
+        'node',
+        '--no-autotune',
+        '--out',
+        out,
+        '--target',
+        url,
+        '--http-timeout',
+        '60',
+      ],
+      260_000,
+    );
+  } finally {
+    await server.close();
+  }
   expect(run.code, run.stderr).toBe(0);
   for (const step of [
     'Queue share of TTFT',
@@ -33,7 +65,8 @@ test('bench --suite case: the diagnosis from the incident’s figures, each reme
   ])
     expect(run.stdout).toContain(`**${step}.**`);
   const r = BenchResultSchema.parse(JSON.parse(readFileSync(out, 'utf8')));
-  const arms = (r.caseStudy?.runs ?? []).filter((x) => x.caseRole);
+  const runs = r.caseStudy?.runs ?? [];
+  const arms = runs.filter((x) => x.caseRole && x.target?.kind !== 'http');
   expect(arms.map((x) => x.caseRole)).toEqual([
     'baseline',
     'incident',
@@ -80,6 +113,35 @@ test('bench --suite case: the diagnosis from the incident’s figures, each reme
   expect(names).toContain('case study: the incident multiplies the short requests’ TTFT p99');
   expect(names).toContain('case study: all four remedies, short TTFT p99 against the baseline');
 
+  // Over the URL: the calibration burst first, then the baseline and the incident, request for
+  // request the same tokens as in process, their arrivals scaled by this engine's saturation
+  // throughput over the server's (recounted from both bursts' finished requests and durations).
+  const http = runs.filter((x) => x.target?.kind === 'http');
+  expect(http.map((x) => x.label)).toEqual([
+    `saturation (calibration) · HTTP, ${url}`,
+    `${baseline.label} · HTTP, ${url}`,
+    `${incident.label} · HTTP, ${url}`,
+  ]);
+  const calIn = runs.find((x) => x.experiment === 'calibration' && x.target?.kind !== 'http');
+  const throughput = (x: (typeof runs)[number] | undefined) =>
+    (x?.requests.filter((q) => q.status === 'finished').length ?? 0) / ((x?.durationMs ?? 0) / 1000);
+  const scale = throughput(calIn) / throughput(http[0]);
+  for (const [x, inProcess] of [
+    [http[1], baseline],
+    [http[2], incident],
+  ] as const) {
+    expect(x.matchesInProcess, x.label).toEqual({ checked: 10, mismatches: 0 });
+    expect(x.target?.timeScale ?? 0).toBeCloseTo(scale, 6);
+    // Sent when scheduled: the client's timers fire within a few ms on an idle machine, give or
+    // take a busy one's pause.
+    inProcess.requests.forEach((q, k) => {
+      expect(Math.abs(x.requests[k].arrivalMs - q.arrivalMs * scale)).toBeLessThan(50);
+    });
+  }
+  expect(run.stdout).toContain(
+    `**The case over HTTP, ${url}** (the same requests, calibrated on this server`,
+  );
+
   // The page: opened from history, the diagnosis beside the charts.
   const problems = watchConsole(page);
   await openPage(page);
@@ -92,10 +154,18 @@ test('bench --suite case: the diagnosis from the incident’s figures, each reme
   await expect(page.getByTestId('case-summary')).toBeVisible();
   await expect(page.getByTestId('case-diagnosis').locator('li')).toHaveCount(5);
   await expect(page.getByTestId('case-table').locator('tbody tr')).toHaveCount(7);
-  for (const id of ['case-ttft-chart', 'case-split-chart', 'case-kv-chart'])
-    await expect(page.getByTestId(id).locator('svg').first()).toBeVisible();
+  // The routing arm and all four: each pool's row, its requests counted.
+  const poolRows = page.getByTestId('case-pools-table').locator('tbody tr');
+  await expect(poolRows).toHaveCount(4);
+  await expect(poolRows.nth(1).locator('td').nth(1)).toHaveText('long');
+  await expect(poolRows.nth(1).locator('td').nth(3)).toHaveText(
+    String(routing.requests.filter((q) => q.pool === 'long' && q.status === 'finished').length),
+  );
+  const charts = ['case-ttft-chart', 'case-split-chart', 'case-kv-chart', 'case-pools-chart'];
+  for (const id of charts) await expect(page.getByTestId(id).locator('svg').first()).toBeVisible();
+  // One line per pool in the routing arm's KV plot.
+  await expect(page.getByTestId('case-pools-chart').locator('.serve-kv-pool-line')).toHaveCount(2);
   await screenshot(page.getByTestId('case-summary'), 'case-summary.png');
-  for (const id of ['case-ttft-chart', 'case-split-chart', 'case-kv-chart'])
-    await screenshot(panel(page, id), `${id}.png`);
+  for (const id of charts) await screenshot(panel(page, id), `${id}.png`);
   expect(problems).toEqual([]);
 });

@@ -51,7 +51,7 @@ export const caseStudy = {
   unitName: 'requests',
   units: () => 0,
   label: (w) =>
-    `the case study (the seed's §8.1: baseline, incident, four remedies and all together; ${w.requests} requests an arm)`,
+    `case study (the seed's §8.1: baseline, incident, four remedies and all together; ${w.requests} requests an arm)`,
   unfit: () => [],
   fit: (w) => w,
   modelErrors: () => [],

@@ -137,9 +137,15 @@ export function caseHttpTables(runs: readonly ServeRun[]): string[] {
       const r = arms.find((x) => x.caseRole === role);
       return r ? caseFigures(r).shortTtftP99 : null;
     };
+    const scale = arms.find((r) => r.target?.timeScale !== undefined)?.target?.timeScale;
+    const rate = arms.find((r) => r.caseRole === 'baseline')?.arrival.rateRps;
+    const calibrated =
+      scale === undefined
+        ? 'the same traces'
+        : `the same requests, calibrated on this server: its throughput on the calibration burst set the arrivals × ${scale.toPrecision(3)}${rate ? `, the baseline at ${rate.toPrecision(3)} req/s` : ''}`;
     return [
       '',
-      `**The case over ${escapeMarkdown(server)}** (the same traces, on the client's clock; the queue where the server returns its timeline; KV and slots are the server's, not seen here; × against the baseline over the same target)`,
+      `**The case over ${escapeMarkdown(server)}** (${calibrated}, on the client's clock; the queue where the server returns its timeline; KV and slots are the server's, not seen here; × against the baseline over the same target)`,
       '',
       markdownRow(CASE_COLUMNS),
       markdownDelimiter('lrrrrrrrrrrr'),

@@ -244,6 +244,12 @@ export const ServeRunSchema = z
          * (llama-server's /v1/completions): as many seeded tokens, not what it said.
          */
         standIns: count.optional(),
+        /**
+         * The case study on a URL server: the arrival times were multiplied by this, this engine's
+         * saturation throughput over the server's on the same burst, so the server meets the case at
+         * its own load.
+         */
+        timeScale: z.number().positive().finite().optional(),
       })
       .strict()
       .optional(),
@@ -278,6 +284,7 @@ export const ServeRunSchema = z
   })
   .strict();
 export type ServeRun = z.infer<typeof ServeRunSchema>;
+export type PoolSummary = z.infer<typeof PoolSummarySchema>;
 
 export const SweepPointSchema = z
   .object({

@@ -12,6 +12,8 @@ import { HALO, longestSeconds } from './serve-common.ts';
 import { legendSvg, type StackPart, stackCharts } from './stack.ts';
 
 const COLORS = { kv: '#0f766e', running: '#4e79a7', waiting: '#e15759' } as const;
+/** An arm with pools: each pool's pages in use, first pool then second. */
+const POOL_COLORS = ['#7c3aed', '#b45309'] as const;
 const PLOT_PX = 92;
 const MARGIN = { top: 18, right: 16, bottom: 22, left: 52 } as const;
 const LAST_BOTTOM = 38;
@@ -54,8 +56,46 @@ function kvPlot(run: ServeRun, xMax: number, width: number) {
         fontSize: 11,
         ...HALO,
       }),
+      ...poolMarks(run, xMax),
       Plot.tip(data, Plot.pointerX({ x: 't', y: 'used', title: 'title' })),
     ],
+  });
+}
+
+/**
+ * An arm with pools: each pool's pages in use as its own line under its own limit (its share of
+ * the pool), so a long pool that fills while the short one idles shows. Nothing without pools.
+ */
+function poolMarks(run: ServeRun, xMax: number) {
+  const pools = run.pools ?? [];
+  if (pools.length === 0 || !run.timeline.some((p) => p.pools)) return [];
+  return pools.flatMap((pool, k) => {
+    const color = POOL_COLORS[k % POOL_COLORS.length];
+    const data = [
+      { t: 0, used: 0 },
+      ...run.timeline.map((p) => ({ t: p.tMs / 1000, used: p.pools?.[k]?.kvUsedPages ?? 0 })),
+    ];
+    return [
+      Plot.lineY(data, {
+        x: 't',
+        y: 'used',
+        curve: 'step-after',
+        stroke: color,
+        strokeWidth: 1.5,
+        className: 'serve-kv-pool-line',
+      }),
+      Plot.ruleY([pool.pages], { stroke: color, strokeDasharray: '2,3' }),
+      Plot.text([`${pool.name}: ${pool.pages} pages`], {
+        x: 0,
+        y: pool.pages,
+        dy: -7,
+        dx: 4,
+        textAnchor: 'start',
+        fill: color,
+        fontSize: 11,
+        ...HALO,
+      }),
+    ];
   });
 }
 
@@ -116,11 +156,18 @@ export function kvBatchChart(runs: readonly ServeRun[], width: number): SVGSVGEl
   const withSteps = runs.filter((r) => r.timeline.length > 0);
   if (withSteps.length === 0) return null;
   const xMax = longestSeconds(withSteps);
+  // The pools' names, from the first arm that has them (the case's routing arms share theirs).
+  const pooled = withSteps.find((r) => (r.pools?.length ?? 0) > 0)?.pools ?? [];
   const parts: StackPart[] = [
     {
       chart: legendSvg(
         [
           { label: 'KV pages in use', color: COLORS.kv },
+          ...pooled.map((p, k) => ({
+            label: `pool ${p.name}`,
+            color: POOL_COLORS[k % POOL_COLORS.length],
+            shape: 'line' as const,
+          })),
           { label: 'running', color: COLORS.running },
           { label: 'waiting', color: COLORS.waiting, shape: 'line' },
           { label: 'limit', color: '#0f172a', shape: 'dash' },

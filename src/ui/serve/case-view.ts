@@ -18,6 +18,7 @@ import { ChartPanel } from '../charts/panel.ts';
 import { kvBatchChart } from '../charts/serve-kv.ts';
 import { ttftSplitChart } from '../charts/serve-ttft-split.ts';
 import { h, setChildren } from '../dom.ts';
+import { servePoolsTable } from './runs-table.ts';
 
 /** The report's Markdown emphasis dropped: the page sets its own. */
 const plain = (s: string) => s.replace(/\*\*/g, '');
@@ -65,6 +66,7 @@ export class CaseView {
   private readonly verdict: ChartPanel;
   private readonly split: ChartPanel;
   private readonly kv: ChartPanel;
+  private readonly pools: ChartPanel;
 
   constructor(options: { idPrefix: string; fileStem: () => string }) {
     this.id = (name: string) => (options.idPrefix ? `${options.idPrefix}-${name}` : name);
@@ -95,6 +97,15 @@ export class CaseView {
       caption:
         'KV pages in use against the pool, and the running batch against its slots with the queue beside it, baseline above incident.',
     });
+    this.pools = new ChartPanel({
+      title: 'Remedy 1: each pool’s KV pages over time',
+      testId: this.id('case-pools-chart'),
+      fileStem: stem('case-pools'),
+      wide: true,
+      emptyText: 'No arm with pools.',
+      caption:
+        'The routing arm: each pool’s pages in use under its own share (dotted), the whole pool dashed; the batch and queue below.',
+    });
     this.body.dataset.testid = this.id('case-body');
     this.element = h('div', { className: 'serve-view', attrs: { hidden: true } }, [
       h('section', { className: 'card', testId: this.id('case-summary') }, [
@@ -103,7 +114,12 @@ export class CaseView {
         ]),
         this.body,
       ]),
-      h('div', { className: 'chart-grid' }, [this.split.element, this.kv.element, this.verdict.element]),
+      h('div', { className: 'chart-grid' }, [
+        this.split.element,
+        this.kv.element,
+        this.verdict.element,
+        this.pools.element,
+      ]),
     ]);
   }
 
@@ -115,7 +131,7 @@ export class CaseView {
     this.element.hidden = !base || !inc;
     if (!base || !inc) {
       this.body.replaceChildren();
-      for (const c of [this.verdict, this.split, this.kv]) c.update(null);
+      for (const c of [this.verdict, this.split, this.kv, this.pools]) c.update(null);
       return;
     }
     const steps = caseDiagnosis(base, inc).map(plain);
@@ -127,9 +143,15 @@ export class CaseView {
         steps.slice(1).map((s) => h('li', { text: s.replace(/^\d\.\s*/, '') })),
       ),
       armsTable(arms, this.id('case-table')),
+      ...servePoolsTable(
+        arms.filter((r) => r.caseRole === 'routing' || r.caseRole === 'all'),
+        this.id('case-pools-table'),
+      ),
     ]);
+    const routed = arms.filter((r) => r.caseRole === 'routing');
     this.verdict.update((width) => caseTtftChart(arms, width));
     this.split.update((width) => ttftSplitChart([base, inc], width));
     this.kv.update((width) => kvBatchChart([base, inc], width));
+    this.pools.update((width) => (routed.length > 0 ? kvBatchChart(routed, width) : null));
   }
 }

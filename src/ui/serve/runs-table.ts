@@ -5,6 +5,7 @@
  * the solo runs is shown loudly.
  */
 
+import { POOL_COLUMNS, POOLS_NOTE, poolCells } from '../../spec/workloads/serve-pools-report.ts';
 import { httpComparison } from '../../spec/workloads/serve-report.ts';
 import type { ServeRun, ServeSummary } from '../../spec/workloads/serve-result.ts';
 import { turnCells } from '../../spec/workloads/serve-sessions-report.ts';
@@ -273,4 +274,35 @@ export function serveSessionsTable(runs: readonly ServeRun[], testId: string): H
       rows,
     ),
   ];
+}
+
+const POOL_TITLES: Record<string, string> = {
+  route: 'The rule that sent a request to the second pool',
+  pool: 'The pool',
+  'pages / slots / budget': 'Its KV pages, batch slots and prompt tokens a step: its share of the engine’s',
+  done: 'Its finished requests (failed beside)',
+  'TTFT p50 / p99 ms': 'Time to first token of its requests, ms',
+  'queue p50 / p99 ms': 'Arrival to admission in its own queue, ms',
+  busy: 'Steps with its work ÷ all steps of the arm',
+  budget: 'Its tokens a step ÷ its step budget, mean over all steps',
+  'KV peak / mean': 'Its KV pages in use ÷ its pages, peak and mean over the steps',
+};
+
+/** Arms with pools (the report's table): each pool's capacity, TTFT, queue and how busy it was. */
+export function servePoolsTable(runs: readonly ServeRun[], testId: string): HTMLElement[] {
+  const pooled = runs.filter((r) => (r.pools?.length ?? 0) > 0);
+  if (pooled.length === 0) return [];
+  const headers: Header[] = [
+    { text: 'run', title: 'The arm' },
+    ...POOL_COLUMNS.map((text, k) => ({ text, title: POOL_TITLES[text] ?? text, numeric: k >= 3 })),
+  ];
+  const rows = pooled.flatMap((r) =>
+    (r.pools ?? []).map((p) =>
+      h('tr', {}, [
+        h('th', { text: r.label, attrs: { scope: 'row' } }),
+        ...poolCells(r, p).map((text, k) => h('td', { className: k >= 3 ? 'num' : '', text })),
+      ]),
+    ),
+  );
+  return [h('h3', { text: 'Pools' }), table(testId, `Pools (${POOLS_NOTE}).`, headers, rows)];
 }

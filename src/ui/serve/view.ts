@@ -17,7 +17,13 @@ import { slotTimelineChart } from '../charts/serve-timeline.ts';
 import { ttftSplitChart } from '../charts/serve-ttft-split.ts';
 import { requestWaterfallChart, WATERFALL_PICKS, type WaterfallPick } from '../charts/serve-waterfall.ts';
 import { h, setChildren } from '../dom.ts';
-import { serveClassTable, serveHttpTable, serveRunsTable, serveSessionsTable } from './runs-table.ts';
+import {
+  serveClassTable,
+  serveHttpTable,
+  servePoolsTable,
+  serveRunsTable,
+  serveSessionsTable,
+} from './runs-table.ts';
 import { abList, goodputLine, identicalNotice, serveTiles, slowdownLine, stoppedNotice } from './summary.ts';
 
 export interface ServeViewOptions {
@@ -198,6 +204,7 @@ export class ServeView {
       ...serveHttpTable(s.runs, this.id('serve-http-table')),
       serveClassTable(s.runs, this.id('serve-class-table')),
       ...serveSessionsTable(s.runs, this.id('serve-sessions-table')),
+      ...servePoolsTable(s.runs, this.id('serve-pools-table')),
       h('p', { className: 'spec-note', testId: this.id('serve-clock') }, [
         h('strong', { text: 'Clock: ' }),
         s.clock,
