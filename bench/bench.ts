@@ -670,8 +670,8 @@ try {
   usage((e as Error).message);
 }
 if (spec.suite !== 'formats' && args['no-quality']) usage('--no-quality applies to --suite formats');
-if (spec.suite !== 'formats' && args['task-tokens'] !== undefined)
-  usage('--task-tokens applies to --suite formats');
+if (spec.suite !== 'formats' && spec.suite !== 'kv' && args['task-tokens'] !== undefined)
+  usage('--task-tokens applies to --suite formats and --suite kv');
 if (
   spec.suite !== 'spec' &&
   (args.drafter || args.k || args['adaptive-k'] || args['verify-k'] || args.temperature)

@@ -19,9 +19,11 @@ import {
 import type { KvSection } from '../spec/workloads/kv-result.ts';
 import { kvErrorChart, kvMemoryChart, kvTpotChart } from './charts/kv.ts';
 import { ChartPanel } from './charts/panel.ts';
+import { taskQualityChart } from './charts/task-quality.ts';
 import { captionedTable, type Header } from './data-table.ts';
 import { h, setChildren } from './dom.ts';
 import { fixed, formatMs, MISSING } from './format.ts';
+import { taskQualityDefinitions, taskQualityTable } from './formats/tables.ts';
 
 const num = (text: string) => h('td', { className: 'num', text });
 const opt = (v: number | null) => (v === null ? MISSING : formatMs(v));
@@ -149,7 +151,7 @@ export class KvView {
   readonly element: HTMLElement;
   private readonly heading = h('h2', { text: 'KV cache' });
   private readonly body = h('div');
-  private readonly charts: { memory: ChartPanel; tpot: ChartPanel; error: ChartPanel };
+  private readonly charts: { memory: ChartPanel; tpot: ChartPanel; error: ChartPanel; tasks: ChartPanel };
   private readonly id: (name: string) => string;
 
   constructor(options: { idPrefix: string; fileStem: () => string }) {
@@ -184,6 +186,12 @@ export class KvView {
         `${legend} The logits’ relative error against f32 KV without a window (same KV heads), over the first, middle and last fifth of one long context, log scale; a part with no error at all has no point. A type whose error grows toward the last part loses precision at the tail of long texts.`,
         'No error measured in this result.',
       ),
+      tasks: panel(
+        'tasks',
+        'Task quality by slice and KV cache',
+        'A trained model’s held-out slices, one mark per KV type and window at its score with its 95% interval: a window shorter than a recall distance loses the passkey; a KV type whose interval leaves the reference’s changed what the model can do.',
+        'No task quality in this result (a trained model has it).',
+      ),
     };
     this.element = h('div', { className: 'serve-view', attrs: { hidden: true } }, [
       h('section', { className: 'card', testId: this.id('kv-summary') }, [
@@ -194,6 +202,7 @@ export class KvView {
         this.charts.memory.element,
         this.charts.tpot.element,
         this.charts.error.element,
+        this.charts.tasks.element,
       ]),
     ]);
   }
@@ -208,6 +217,7 @@ export class KvView {
       return;
     }
     const measured = s.cells.some((c) => c.error.length > 0);
+    const tasks = s.taskQuality ?? [];
     setChildren(this.body, [
       h('p', {
         className: 'muted small',
@@ -226,9 +236,16 @@ export class KvView {
             errorTable(s, this.id('kv-error-table')),
           ])
         : h('p', { className: 'muted', text: 'No error by position was measured in this run.' }),
+      ...(tasks.length > 0
+        ? [
+            taskQualityTable(tasks, this.id('kv-task-table')),
+            taskQualityDefinitions(this.id('kv-task-definitions')),
+          ]
+        : []),
     ]);
     this.charts.memory.update((width) => kvMemoryChart(s, width));
     this.charts.tpot.update((width) => kvTpotChart(s, width));
     this.charts.error.update(measured ? (width) => kvErrorChart(s, width) : null);
+    this.charts.tasks.update(tasks.length > 0 ? (width) => taskQualityChart(tasks, width) : null);
   }
 }

@@ -166,11 +166,19 @@ export const formatSweep: WorkloadRunner<'formats', QualityRecord> = async (ctx,
     const names = tasks.set.map((t) => t.name);
     const budget = w.taskTokens ?? TASK_TOKENS_DEFAULT;
     const perSlice = budget === 0 ? Number.POSITIVE_INFINITY : budget;
-    await taskQuality(ctx, formats, tasks.set, tasks.tokenizer, perSlice, (slice) => {
-      // Whole units only: the quality unit of each format is counted as the slices go by.
-      const at = Math.floor((formats.length * names.indexOf(slice)) / names.length);
-      ctx.progress(done + at, units, `task quality, every format: the ${slice} slice`);
-    });
+    await taskQuality(
+      ctx,
+      formats.map((format) => ({ format })),
+      tasks.set,
+      tasks.tokenizer,
+      perSlice,
+      (slice) => {
+        // Whole units only: the quality unit of each format is counted as the slices go by.
+        const at = Math.floor((formats.length * names.indexOf(slice)) / names.length);
+        ctx.progress(done + at, units, `task quality, every format: the ${slice} slice`);
+      },
+      (row) => ctx.emit({ type: 'taskQuality', taskQuality: row }),
+    );
     ctx.progress(units, units, 'task quality by slice');
   }
 };

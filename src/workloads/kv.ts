@@ -10,12 +10,14 @@ import type { ModelConfig } from '../model/config.ts';
 import { Model } from '../model/forward.ts';
 import { type ModelWeights, quantizeWeights, widenWeights, withKvHeads } from '../model/weights.ts';
 import { decodePrompt } from '../spec/workload.ts';
+import { TASK_TOKENS_DEFAULT, type TaskQuality, taskVariant } from '../spec/workloads/formats.ts';
 import type { WorkloadOf } from '../spec/workloads/index.ts';
 import { ERROR_BUCKETS, type KvCell, type KvError, type KvSection } from '../spec/workloads/kv-result.ts';
 import { percentile } from '../stats.ts';
-import { isQuantFormat } from '../weight-format.ts';
+import { isQuantFormat, isWeightFormat, type RunWeightFormat } from '../weight-format.ts';
 import { verifySlots } from './capacity.ts';
 import { promptTokens } from './prompts.ts';
+import { taskQuality } from './task-quality.ts';
 import type { WorkloadContext, WorkloadEngine, WorkloadRunner } from './workload.ts';
 
 /** Passes one profiled decode step may time: one per kernel call (a few dozen per layer at most). */
@@ -82,13 +84,15 @@ export function kvPlan(c: ModelConfig, w: WorkloadOf<'kv'>, pageSize: number): K
   };
 }
 
-/** One cell, measured. */
-export interface KvRecord {
-  type: 'kv';
-  cell: KvCell;
-  /** The section's fields that do not vary by cell. */
-  common: Omit<KvSection, 'cells'>;
-}
+/** One cell, measured; or (a trained model) one KV cache's task quality on one slice. */
+export type KvRecord =
+  | {
+      type: 'kv';
+      cell: KvCell;
+      /** The section's fields that do not vary by cell. */
+      common: Omit<KvSection, 'cells' | 'taskQuality'>;
+    }
+  | { type: 'kvTask'; taskQuality: TaskQuality };
 
 /**
  * The KV-shrinking matrix (`--suite kv`). For each KV head count, the model's variant (the model's
@@ -114,7 +118,7 @@ export const kvMatrix: WorkloadRunner<'kv', KvRecord> = async (ctx, w) => {
     );
   // Profiled steps: one pass per kernel call, read back after each step.
   const profiler = new GpuProfiler(ctx.gpu, PROFILED_PASSES);
-  const common: KvRecord['common'] = {
+  const common: Omit<KvSection, 'cells' | 'taskQuality'> = {
     model: ctx.modelName,
     heads: c.numHeads,
     headDim: c.headDim,
@@ -162,7 +166,37 @@ export const kvMatrix: WorkloadRunner<'kv', KvRecord> = async (ctx, w) => {
   } finally {
     profiler.destroy();
   }
+  await kvTaskQuality(ctx, w, plan);
 };
+
+/**
+ * A trained model: the held-out task set scored on each KV type and window of the matrix, at the
+ * model's own KV heads (a variant with other KV heads has seeded K and V projections: it knows
+ * nothing to score), against f32 KV with full attention, in the run's weight format throughout.
+ */
+async function kvTaskQuality(ctx: WorkloadContext<KvRecord>, w: WorkloadOf<'kv'>, plan: KvPlan) {
+  if (!ctx.taskSet || !ctx.tokenizer) return;
+  const format: RunWeightFormat = isWeightFormat(ctx.weightFormat) ? ctx.weightFormat : 'f32';
+  if (format !== ctx.weightFormat)
+    ctx.warn(
+      `The KV task table scores f32 weights: the run's ${ctx.weightFormat} weights have no one format.`,
+    );
+  const caches = [{ dtype: 'f32' as KvDtype, window: null as number | null }];
+  for (const window of plan.windows)
+    for (const dtype of plan.dtypes) if (dtype !== 'f32' || window !== null) caches.push({ dtype, window });
+  const names = ctx.taskSet.map((t) => t.name);
+  const budget = w.taskTokens ?? TASK_TOKENS_DEFAULT;
+  await taskQuality(
+    ctx,
+    caches.map((kv) => ({ format, kv })),
+    ctx.taskSet,
+    ctx.tokenizer,
+    budget === 0 ? Number.POSITIVE_INFINITY : budget,
+    (slice) =>
+      ctx.progress(names.indexOf(slice), names.length, `task quality, every KV cache: the ${slice} slice`),
+    (row) => ctx.emit({ type: 'kvTask', taskQuality: row }),
+  );
+}
 
 /** The variant's weights in the run's format: the model's own for its KV head count. */
 function variantWeights(ctx: WorkloadContext<KvRecord>, kvHeads: number): ModelWeights {
@@ -472,10 +506,20 @@ async function fits(
 export const kvEngine: WorkloadEngine<'kv', KvRecord> = {
   run: kvMatrix,
   describe: (r) =>
-    `KV ${r.cell.kvHeads} heads ${r.cell.kvDtype} window ${r.cell.window ?? 'none'}: ${r.cell.allocatedBytesPerToken} B/token`,
+    r.type === 'kv'
+      ? `KV ${r.cell.kvHeads} heads ${r.cell.kvDtype} window ${r.cell.window ?? 'none'}: ${r.cell.allocatedBytesPerToken} B/token`
+      : `${taskVariant(r.taskQuality)}: ${r.taskQuality.metric} on the ${r.taskQuality.slice} slice`,
   collect: (records) => {
-    if (records.length === 0) return {};
-    return { kv: { ...records[0].common, cells: records.map((r) => r.cell) } };
+    const cells = records.flatMap((r) => (r.type === 'kv' ? [r] : []));
+    if (cells.length === 0) return {};
+    const tasks = records.flatMap((r) => (r.type === 'kvTask' ? [r.taskQuality] : []));
+    return {
+      kv: {
+        ...cells[0].common,
+        cells: cells.map((r) => r.cell),
+        ...(tasks.length > 0 ? { taskQuality: tasks } : {}),
+      },
+    };
   },
   targets: () => [],
 };

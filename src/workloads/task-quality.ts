@@ -1,5 +1,6 @@
 import { InternalError } from '../errors.ts';
 import { kvCapacityTokens } from '../kv/cache.ts';
+import type { KvDtype } from '../kv/format.ts';
 import { argmax, klFromLogits } from '../measure/quality.ts';
 import { jsonCompletionValid, kldStats, logProb, verdict, wilson } from '../measure/task-score.ts';
 import { Model } from '../model/forward.ts';
@@ -8,7 +9,6 @@ import type { Tokenizer } from '../model/tokenizer/index.ts';
 import { quantizeWeights, widenWeights } from '../model/weights.ts';
 import type { TaskQuality } from '../spec/workloads/formats.ts';
 import type { RunWeightFormat } from '../weight-format.ts';
-import type { QualityRecord } from './formats-section.ts';
 import type { WorkloadContext } from './workload.ts';
 
 /**
@@ -21,8 +21,17 @@ const TEXT_WINDOW = 256;
 /** Most tokens a JSON completion may take before it counts as not closed. */
 const JSON_MAX_TOKENS = 64;
 
-interface Scored {
+/**
+ * One variant the task set is scored on: a weight format, and (the kv suite) a KV element type and
+ * window. The first variant given is the reference every other is compared with.
+ */
+export interface TaskVariant {
   format: RunWeightFormat;
+  kv?: { dtype: KvDtype; window: number | null };
+}
+
+interface Scored {
+  variant: TaskVariant;
   model: Model;
   right: number;
   valid: number;
@@ -100,48 +109,54 @@ function caseTokens(tokenizer: Tokenizer, prompt: string, answer: string) {
 }
 
 /**
- * The format sweep's task quality on a trained model: every format's model is built at once (the
- * models are a few MiB each) and each case goes through all of them, f32 first, so the KL
- * divergence of every position is taken against f32's row in hand and nothing is stored. A task
- * case is right when every answer token (and the newline after it) is its row's argmax; JSON is
- * also generated freely and parsed; a text slice counts next-token accuracy and perplexity over
- * windows of its held-out files. Emits one record per format and slice.
+ * Task quality on a trained model, variant by variant (the format sweep's formats, the kv suite's
+ * KV types and windows): every variant's model is built at once (the models are a few MiB each)
+ * and each case goes through all of them, the reference first, so the KL divergence of every
+ * position is taken against the reference's row in hand and nothing is stored. A task case is
+ * right when every answer token (and the newline after it) is its row's argmax; JSON is also
+ * generated freely and parsed; a text slice counts next-token accuracy and perplexity over windows
+ * of its held-out files. Hands one row per variant and slice to `emit`.
  */
-export async function taskQuality(
-  ctx: WorkloadContext<QualityRecord>,
-  formats: readonly RunWeightFormat[],
+export async function taskQuality<R>(
+  ctx: WorkloadContext<R>,
+  variants: readonly TaskVariant[],
   slices: readonly TaskSlice[],
   tokenizer: Tokenizer,
   tokensPerSlice: number,
   onSlice: (slice: string) => void,
+  emit: (row: TaskQuality) => void,
 ): Promise<void> {
   const newline = tokenizer.encode('\n', { addSpecial: false }).at(-1);
   if (newline === undefined) throw new InternalError('the tokenizer has no token for a newline');
   const maxSeqLen = ctx.config.maxSeqLen;
   const scored: Scored[] = [];
   try {
-    for (const format of ['f32' as const, ...formats.filter((f) => f !== 'f32')]) {
+    for (const variant of variants) {
+      const { format } = variant;
       const weights =
         format === 'f32' ? widenWeights(ctx.loadedWeights) : quantizeWeights(ctx.loadedWeights, format);
+      // A KV type or a window needs the paged cache (a window gives its pages back).
+      const mode = variant.kv ? 'paged' : ctx.kv.mode;
       const model = await Model.create(
         ctx.gpu,
         weights,
         {
           kv: {
-            mode: ctx.kv.mode,
+            mode,
             pageSize: ctx.kv.pageSize,
-            capacityTokens: kvCapacityTokens(ctx.kv.mode, ctx.kv.pageSize, maxSeqLen, {
+            capacityTokens: kvCapacityTokens(mode, ctx.kv.pageSize, maxSeqLen, {
               sequences: 1,
               tokens: maxSeqLen,
             }),
+            ...(variant.kv ? { dtype: variant.kv.dtype, window: variant.kv.window } : {}),
           },
           maxBatch: 1,
           pipelines: ctx.pipelines,
           variants: await ctx.variantsFor(format),
         },
-        `${format} model (task quality)`,
+        `${format}${variant.kv ? ` KV ${variant.kv.dtype}/${variant.kv.window ?? 'none'}` : ''} model (task quality)`,
       );
-      scored.push({ format, model, right: 0, valid: 0, nll: 0, kl: [], sameTop: 0 });
+      scored.push({ variant, model, right: 0, valid: 0, nll: 0, kl: [], sameTop: 0 });
     }
     const compare = (rows: Float32Array[][], targets: readonly number[]) => {
       const [ref] = rows;
@@ -210,13 +225,14 @@ export async function taskQuality(
         ctx.warn(`Task quality: no case of the ${slice.name} slice fits this model (maxSeqLen ${maxSeqLen})`);
         continue;
       }
-      const f32 = scored[0];
+      const ref = scored[0];
       const scoreOf = (s: Scored) => (slice.kind === 'json' ? s.valid : s.right) / n;
       for (const s of scored) {
         const score = scoreOf(s);
-        const delta = s === f32 ? null : (score - scoreOf(f32)) * 100;
+        const delta = s === ref ? null : (score - scoreOf(ref)) * 100;
         const row: TaskQuality = {
-          format: s.format,
+          format: s.variant.format,
+          ...(s.variant.kv ? { kv: { ...s.variant.kv } } : {}),
           slice: slice.name,
           kind: slice.kind,
           metric:
@@ -232,9 +248,9 @@ export async function taskQuality(
           ...(slice.kind === 'text' ? { perplexity: Math.exp(s.nll / n) } : {}),
           deltaPoints: delta,
           verdict: delta === null ? null : verdict(delta),
-          kld: s === f32 ? null : kldStats(s.kl, s.sameTop),
+          kld: s === ref ? null : kldStats(s.kl, s.sameTop),
         };
-        ctx.emit({ type: 'taskQuality', taskQuality: row });
+        emit(row);
       }
     }
   } finally {

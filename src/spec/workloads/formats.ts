@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { KV_DTYPES } from '../../kv/format.ts';
 import { escapeMarkdown, fixed, formatMs, MISSING, markdownDelimiter, markdownRow } from '../../markdown.ts';
 import { PRESETS } from '../../model/config.ts';
 import { type RunWeightFormat, WEIGHT_FORMATS } from '../../weight-format.ts';
@@ -67,6 +68,14 @@ export const KldSchema = z
 export const TaskQualitySchema = z
   .object({
     format: z.enum(WEIGHT_FORMATS),
+    /**
+     * The KV cache the variant ran with (`--suite kv`: its element type and window); absent: f32 KV,
+     * full attention (the format sweep). The reference is f32 weights with that KV.
+     */
+    kv: z
+      .object({ dtype: z.enum(KV_DTYPES), window: z.number().int().positive().nullable() })
+      .strict()
+      .optional(),
     slice: z.string().min(1).max(64),
     /** How the slice is scored: exact (the answer, token by token), recall (the same, a passkey), json (validity of a free greedy completion), text (next-token accuracy). */
     kind: z.enum(['exact', 'recall', 'json', 'text']),
@@ -80,11 +89,11 @@ export const TaskQualitySchema = z
     exactMatch: z.number().min(0).max(1).optional(),
     /** Text slices: exp(mean negative log-likelihood) of the next token. */
     perplexity: nonNegative.optional(),
-    /** score − f32's score, in points; null for f32. */
+    /** score − the reference's score (f32; with `kv`, f32 KV and full attention), in points; null for the reference. */
     deltaPoints: z.number().nullable(),
-    /** "degraded" when the score fell more than 5 points below f32's; null for f32. */
+    /** "degraded" when the score fell more than 5 points below the reference's; null for the reference. */
     verdict: z.enum(['degraded', 'acceptable']).nullable(),
-    /** null for f32 (the reference). */
+    /** null for the reference. */
     kld: KldSchema.nullable(),
   })
   .strict();
@@ -278,24 +287,42 @@ export function qualityTable(rows: readonly Quality[], preset: string): string[]
 
 /** What the task table's columns mean. */
 export const TASK_QUALITY_DEFINITIONS =
-  'score: exact match (every answer token and the newline after it are the greedy choice), valid JSON (a free greedy completion closes the object), or next-token accuracy (text), with its 95% Wilson interval; Δ = score − f32’s, points, degraded past −5; KLD = KL(f32 ‖ format) over the positions the slice scores (the answer’s tokens, or every text token), nats, mean, median and 99th percentile; same top = share of those positions with f32’s argmax.';
+  'score: exact match (every answer token and the newline after it are the greedy choice), valid JSON (a free greedy completion closes the object), or next-token accuracy (text), with its 95% Wilson interval; Δ = score − the reference’s (f32), points, degraded past −5; KLD = KL(reference ‖ variant) over the positions the slice scores (the answer’s tokens, or every text token), nats, mean, median and 99th percentile; same top = share of those positions with the reference’s argmax.';
 
 const pct = (x: number) => `${fixed(x * 100, 1)}%`;
+
+/** A task row's variant in words: its weight format, or (the kv suite) its KV type and window. */
+export function taskVariant(q: TaskQuality): string {
+  if (!q.kv) return q.format;
+  const kv = `KV ${q.kv.dtype}, ${q.kv.window === null ? 'full attention' : `window ${q.kv.window}`}`;
+  return q.format === 'f32' ? kv : `${q.format}, ${kv}`;
+}
+
+/** The task table's variant column, reference and Δ heading: formats against f32, or KV caches against f32 KV. */
+export function taskTableTerms(rows: readonly TaskQuality[]) {
+  const kv = rows.some((r) => r.kv);
+  return {
+    variant: kv ? 'KV cache' : 'format',
+    reference: kv ? 'f32 KV with full attention' : 'f32',
+    delta: kv ? 'Δ ref' : 'Δ f32',
+  };
+}
 
 export function taskQualityTable(rows: readonly TaskQuality[], preset: string): string[] {
   const order = [...new Set(rows.map((r) => r.slice))];
   const sorted = [...rows].sort((a, b) => order.indexOf(a.slice) - order.indexOf(b.slice));
+  const terms = taskTableTerms(rows);
   return [
-    `**Task quality by slice** (${preset}: a model trained here, scored on its held-out set, split off before training; f32 is the reference)`,
+    `**Task quality by slice** (${preset}: a model trained here, scored on its held-out set, split off before training; ${terms.reference} is the reference)`,
     '',
     markdownRow([
       'slice',
       'metric',
-      'format',
+      terms.variant,
       'cases',
       'score',
       '95% interval',
-      'Δ f32',
+      terms.delta,
       'verdict',
       'ppl',
       'KLD mean',
@@ -308,7 +335,7 @@ export function taskQualityTable(rows: readonly TaskQuality[], preset: string): 
       markdownRow([
         q.slice,
         q.metric + (q.exactMatch !== undefined ? ` (exact ${pct(q.exactMatch)})` : ''),
-        q.format,
+        taskVariant(q),
         String(q.cases) + (q.kind === 'text' ? ' tokens' : ''),
         pct(q.score),
         `${pct(q.score95[0])}–${pct(q.score95[1])}`,

@@ -5,6 +5,7 @@
  */
 import type { KvDtype } from '../../kv/format.ts';
 import { escapeMarkdown, fixed, formatMs, MISSING, markdownDelimiter, markdownRow } from '../../markdown.ts';
+import { taskQualityTable } from './formats.ts';
 import { ERROR_BUCKETS, type KvCell, type KvSection } from './kv-result.ts';
 
 /** The window as the tables write it. */
@@ -448,5 +449,7 @@ export function kvReport(s: KvSection): string[][] {
       ]),
     ),
   ];
-  return [cells, ...errors, targets];
+  // A trained model: the format sweep's task table, by KV cache.
+  const tasks = s.taskQuality && s.taskQuality.length > 0 ? [taskQualityTable(s.taskQuality, s.model)] : [];
+  return [cells, ...errors, ...tasks, targets];
 }

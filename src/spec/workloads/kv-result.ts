@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { KV_DTYPES } from '../../kv/format.ts';
 import { count, nonNegative, TimebaseSchema } from '../fields.ts';
 import { kvWindow } from '../workload.ts';
+import { TaskQualitySchema } from './formats.ts';
 
 /** The long context of the error table is cut into fifths; these three are reported. */
 export const ERROR_BUCKETS = ['first', 'middle', 'last'] as const;
@@ -88,6 +89,11 @@ export const KvSectionSchema = z
       .object({ decodeAttentionMs: TimebaseSchema, tpotMs: z.literal('wall'), prefillMs: z.literal('wall') })
       .strict(),
     cells: z.array(KvCellSchema).max(1000),
+    /**
+     * A trained model: task quality by slice for each KV type and window at the model's own KV
+     * heads, against f32 KV with full attention (the format sweep's table, by KV cache).
+     */
+    taskQuality: z.array(TaskQualitySchema).max(2000).optional(),
   })
   .strict();
 

@@ -3,6 +3,7 @@ import { presetConfig } from '../../model/config.ts';
 import { fitToModel, modelErrors } from '../fit.ts';
 import { buildSpec, specFromOptions } from '../options.ts';
 import { parseBenchSpec } from '../schema.ts';
+import { type TaskQuality, taskVariant } from './formats.ts';
 import { kvReport, kvResultTargets, kvTargets } from './kv-report.ts';
 import type { KvCell, KvSection } from './kv-result.ts';
 import { KvSectionSchema } from './kv-result.ts';
@@ -235,12 +236,16 @@ describe('--suite kv and the KV options', () => {
         depths: [64, 256],
         length: 128,
         poolMiB: 16,
+        // Read only on a trained model (its task table), as the format sweep's.
+        taskTokens: 768,
         reps: 3,
         warmup: 1,
       },
     ]);
     // What the runner chooses is left out, the pool among it (one f32 MHA context, not the capacity probe's default).
-    expect(specFromOptions(preset, { suite: 'kv' }).workloads).toEqual([{ kind: 'kv', reps: 3, warmup: 1 }]);
+    expect(specFromOptions(preset, { suite: 'kv' }).workloads).toEqual([
+      { kind: 'kv', taskTokens: 768, reps: 3, warmup: 1 },
+    ]);
   });
 
   it('gives any other suite one KV type and one window, recorded in the spec', () => {
@@ -298,5 +303,40 @@ describe('--suite kv and the KV options', () => {
     const fitted = fitToModel(spec, 1024);
     expect(fitted.spec.workloads).toMatchObject([{ kind: 'kv', depths: [256, 1023] }]);
     expect(fitted.dropped.map((u) => u.value)).toEqual([2000]);
+  });
+});
+
+describe('the task table by KV cache', () => {
+  const row = (dtype: 'f32' | 'int8', window: number | null, score: number): TaskQuality => ({
+    format: 'f16',
+    kv: { dtype, window },
+    slice: 'recall-512',
+    kind: 'recall',
+    metric: 'exact match',
+    cases: 40,
+    score,
+    score95: [0, 1],
+    deltaPoints: dtype === 'f32' && window === null ? null : (score - 0.5) * 100,
+    verdict: dtype === 'f32' && window === null ? null : score < 0.45 ? 'degraded' : 'acceptable',
+    kld:
+      dtype === 'f32' && window === null
+        ? null
+        : { positions: 40, mean: 0.1, median: 0.05, p99: 1, max: 2, sameTop: 0.9 },
+  });
+
+  it('names each row by its KV type and window, against f32 KV with full attention', () => {
+    const rows = [row('f32', null, 0.5), row('int8', null, 0.5), row('f32', 64, 0.1)];
+    const s = { ...section(), taskQuality: rows };
+    expect(KvSectionSchema.parse(s).taskQuality).toHaveLength(3);
+    const table = kvReport(s).find((t) => t[0].startsWith('**Task quality by slice**')) ?? [];
+    expect(table[0]).toContain('f32 KV with full attention is the reference');
+    expect(table[2]).toContain('| KV cache |');
+    expect(table[2]).toContain('| Δ ref |');
+    expect(table).toContain(
+      '| recall-512 | exact match | f16, KV f32, window 64 | 40 | 10.0% | 0.0%–100.0% | -40.0 | degraded | – | 1.00e-1 | 5.00e-2 | 1.00e+0 | 90.0% |',
+    );
+    expect(taskVariant(rows[1])).toBe('f16, KV int8, full attention');
+    // The format sweep's rows carry no KV: named by their format, f32 the reference.
+    expect(taskVariant({ ...rows[0], kv: undefined, format: 'int4' })).toBe('int4');
   });
 });

@@ -15,6 +15,7 @@ import {
   windowErrors,
 } from '../workload.ts';
 import { CapacityWorkloadSchema } from './capacity.ts';
+import { FormatsWorkloadSchema } from './formats.ts';
 import { kvReport } from './kv-report.ts';
 import { KvSectionSchema } from './kv-result.ts';
 
@@ -61,6 +62,11 @@ export const KvWorkloadSchema = z
     errorContext: length.optional(),
     /** The fixed pool of the fits columns, MiB over all layers (`--pool-mib`). */
     poolMiB: CapacityWorkloadSchema.shape.poolMiB.optional(),
+    /**
+     * A trained model: prompt tokens of each held-out slice every KV type and window is scored on
+     * (`--task-tokens`; 0: every case), as the format sweep's task table.
+     */
+    taskTokens: FormatsWorkloadSchema.shape.taskTokens,
     ...repetitions,
   })
   .strict();
@@ -119,6 +125,7 @@ type KvOptions = CommonOptions & {
   kvDtype?: KvDtype[];
   window?: (number | null)[];
   poolMiB?: number;
+  taskTokens?: number;
 };
 
 /** The KV-shrinking matrix: builds its own variants of the model; the run's model validates. */
@@ -150,7 +157,7 @@ export const kv = {
   section,
   suite: {
     name: 'kv' as const,
-    help: 'shrinking the KV cache: on the model shape, a matrix over KV heads (--kv-heads, each dividing the heads: MHA, GQA, MQA), KV types (--kv-dtype f32,f16,int8) and windows (--window none,W); per cell the KV bytes per token (calculated and allocated), the longest context and the most sequences that fit the --pool-mib pool, decode attention time and TPOT at --depth depths, a prefill of --prefill L, and the error by position against f32 KV without a window',
+    help: 'shrinking the KV cache: on the model shape, a matrix over KV heads (--kv-heads, each dividing the heads: MHA, GQA, MQA), KV types (--kv-dtype f32,f16,int8) and windows (--window none,W); per cell the KV bytes per token (calculated and allocated), the longest context and the most sequences that fit the --pool-mib pool, decode attention time and TPOT at --depth depths, a prefill of --prefill L, and the error by position against f32 KV without a window; on a trained model (trained-4m) also the task table by slice for each KV type and window of its own KV heads (--task-tokens N)',
     defaults: { prefill: [], depths: [], gen: 8, reps: 3 },
     weightList: false,
     build: (o: KvOptions): KvWorkload[] => [
@@ -163,6 +170,7 @@ export const kv = {
         ...(o.prefill?.[0] !== undefined && { length: o.prefill[0] }),
         ...(o.gen !== undefined && { gen: o.gen }),
         ...(o.poolMiB !== undefined && { poolMiB: o.poolMiB }),
+        ...(o.taskTokens !== undefined && { taskTokens: o.taskTokens }),
         reps: o.reps,
         warmup: o.warmup,
       },

@@ -6,7 +6,7 @@
  * point estimate: the seed's "judge by slice, not by the average", with the noise in sight.
  */
 import * as Plot from '@observablehq/plot';
-import type { TaskQuality } from '../../spec/workloads/formats.ts';
+import { type TaskQuality, taskVariant } from '../../spec/workloads/formats.ts';
 import { fixed } from '../format.ts';
 import { baseOptions, RUN_COLORS } from './common.ts';
 
@@ -22,7 +22,8 @@ export function taskQualityChart(
 ): SVGSVGElement | HTMLElement | null {
   if (rows.length === 0) return null;
   const slices = [...new Set(rows.map((r) => r.slice))];
-  const formats = [...new Set(rows.map((r) => r.format))];
+  // The variants: weight formats, or (the kv suite) KV caches.
+  const formats = [...new Set(rows.map(taskVariant))];
   const rowHeight = Math.max(22, formats.length * STEP + 10);
   const base = baseOptions(width, 0);
   const height = slices.length * rowHeight + (base.marginTop ?? 0) + (base.marginBottom ?? 0) + 24;
@@ -30,18 +31,18 @@ export function taskQualityChart(
   formats.forEach((format, i) => {
     const dy = (i - (formats.length - 1) / 2) * STEP;
     const data = rows
-      .filter((r) => r.format === format)
+      .filter((r) => taskVariant(r) === format)
       .map((r) => ({
         ...r,
         pct: r.score * 100,
         lo: r.score95[0] * 100,
         hi: r.score95[1] * 100,
         title: [
-          `${r.slice}, ${r.format}: ${r.metric} ${fixed(r.score * 100, 1)}% of ${r.cases} ${r.kind === 'text' ? 'tokens' : 'cases'}`,
+          `${r.slice}, ${format}: ${r.metric} ${fixed(r.score * 100, 1)}% of ${r.cases} ${r.kind === 'text' ? 'tokens' : 'cases'}`,
           `95% interval ${fixed(r.score95[0] * 100, 1)}–${fixed(r.score95[1] * 100, 1)}%`,
           r.deltaPoints === null
             ? 'the reference'
-            : `${r.deltaPoints >= 0 ? '+' : ''}${fixed(r.deltaPoints, 1)} points against f32: ${r.verdict}`,
+            : `${r.deltaPoints >= 0 ? '+' : ''}${fixed(r.deltaPoints, 1)} points against the reference: ${r.verdict}`,
         ].join('\n'),
       }));
     marks.push(

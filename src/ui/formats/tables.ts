@@ -12,6 +12,8 @@ import {
   QUALITY_DEFINITIONS,
   qualitySource,
   TASK_QUALITY_DEFINITIONS,
+  taskTableTerms,
+  taskVariant,
 } from '../../spec/workloads/formats.ts';
 import { h } from '../dom.ts';
 import { fixed, formatMs, MISSING } from '../format.ts';
@@ -164,17 +166,36 @@ const TASK_HEADERS: readonly Header[] = [
 
 const pct = (x: number) => `${fixed(x * 100, 1)}%`;
 
-/** A trained model's task quality: one row per slice and format, each slice's f32 row first. */
+/**
+ * A trained model's task quality: one row per slice and variant (weight format, or KV cache), each
+ * slice's reference row first.
+ */
 export function taskQualityTable(rows: readonly TaskQuality[], testId: string): HTMLElement {
   const order = [...new Set(rows.map((r) => r.slice))];
   const sorted = [...rows].sort((a, b) => order.indexOf(a.slice) - order.indexOf(b.slice));
+  const terms = taskTableTerms(rows);
+  const headers = TASK_HEADERS.map((x) =>
+    x.text === 'format'
+      ? {
+          ...x,
+          text: terms.variant,
+          title: `The ${terms.variant}, scored on the same cases as ${terms.reference}`,
+        }
+      : x.text === 'Δ f32'
+        ? {
+            ...x,
+            text: terms.delta,
+            title: `Score − ${terms.reference}’s, points; past −5 the slice is degraded`,
+          }
+        : x,
+  );
   return captionedTable(
-    'Task quality by slice, on the trained model’s held-out set',
-    TASK_HEADERS,
+    `Task quality by slice, on the trained model’s held-out set (${terms.reference} is the reference)`,
+    headers,
     sorted.map((q, i) =>
       h('tr', { className: i > 0 && sorted[i - 1].slice !== q.slice ? 'group-start' : undefined }, [
         h('th', { text: q.slice, attrs: { scope: 'row' } }),
-        h('td', { text: q.format }),
+        h('td', { text: taskVariant(q) }),
         h('td', { text: q.metric + (q.exactMatch !== undefined ? ` (exact ${pct(q.exactMatch)})` : '') }),
         num(String(q.cases)),
         num(pct(q.score)),
