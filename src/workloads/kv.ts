@@ -130,7 +130,9 @@ export const kvMatrix: WorkloadRunner<'kv', KvRecord> = async (ctx, w) => {
     errorContext: plan.errorContext,
     clocks: { decodeAttentionMs: profiler.supported ? 'gpu' : 'wall', tpotMs: 'wall', prefillMs: 'wall' },
   };
-  const total = plan.kvHeads.length * plan.dtypes.length * plan.windows.length;
+  // The cells, then (a trained model) the task table as one more unit.
+  const scoresTasks = ctx.taskSet !== undefined && ctx.tokenizer !== undefined;
+  const total = plan.kvHeads.length * plan.dtypes.length * plan.windows.length + (scoresTasks ? 1 : 0);
   let done = 0;
   const context = promptTokens(plan.errorContext, c.vocabSize, 5);
   try {
@@ -166,7 +168,8 @@ export const kvMatrix: WorkloadRunner<'kv', KvRecord> = async (ctx, w) => {
   } finally {
     profiler.destroy();
   }
-  await kvTaskQuality(ctx, w, plan);
+  if (scoresTasks)
+    await kvTaskQuality(ctx, w, plan, (fraction, label) => ctx.progress(done + fraction, total, label));
 };
 
 /**
@@ -174,7 +177,12 @@ export const kvMatrix: WorkloadRunner<'kv', KvRecord> = async (ctx, w) => {
  * model's own KV heads (a variant with other KV heads has seeded K and V projections: it knows
  * nothing to score), against f32 KV with full attention, in the run's weight format throughout.
  */
-async function kvTaskQuality(ctx: WorkloadContext<KvRecord>, w: WorkloadOf<'kv'>, plan: KvPlan) {
+async function kvTaskQuality(
+  ctx: WorkloadContext<KvRecord>,
+  w: WorkloadOf<'kv'>,
+  plan: KvPlan,
+  progress: (fraction: number, label: string) => void,
+) {
   if (!ctx.taskSet || !ctx.tokenizer) return;
   const format: RunWeightFormat = isWeightFormat(ctx.weightFormat) ? ctx.weightFormat : 'f32';
   if (format !== ctx.weightFormat)
@@ -193,7 +201,7 @@ async function kvTaskQuality(ctx: WorkloadContext<KvRecord>, w: WorkloadOf<'kv'>
     ctx.tokenizer,
     budget === 0 ? Number.POSITIVE_INFINITY : budget,
     (slice) =>
-      ctx.progress(names.indexOf(slice), names.length, `task quality, every KV cache: the ${slice} slice`),
+      progress(names.indexOf(slice) / names.length, `task quality, every KV cache: the ${slice} slice`),
     (row) => ctx.emit({ type: 'kvTask', taskQuality: row }),
   );
 }

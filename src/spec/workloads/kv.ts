@@ -133,9 +133,8 @@ export const kv = {
   kind: 'kv',
   settings: KvWorkloadSchema,
   unitName: 'cells',
-  // The cells are known here only when every list is given; else the runner counts them.
-  units: (w) =>
-    w.kvHeads && w.kvDtypes && w.windows ? w.kvHeads.length * w.kvDtypes.length * w.windows.length : 0,
+  // The runner counts its own: the cells (lists it may choose) and, on a trained model, the task table.
+  units: () => 0,
   label: (w) =>
     `KV matrix (${listText(w.kvHeads, 'KV heads')} × ${listText(w.kvDtypes, 'types')} × ${listText(w.windows, 'windows')})`,
   unfit,
