@@ -287,7 +287,7 @@ export function qualityTable(rows: readonly Quality[], preset: string): string[]
 
 /** What the task table's columns mean. */
 export const TASK_QUALITY_DEFINITIONS =
-  'score: exact match (every answer token and the newline after it are the greedy choice), valid JSON (a free greedy completion closes the object), or next-token accuracy (text), with its 95% Wilson interval; Δ = score − the reference’s (f32), points, degraded past −5; KLD = KL(reference ‖ variant) over the positions the slice scores (the answer’s tokens, or every text token), nats, mean, median and 99th percentile; same top = share of those positions with the reference’s argmax.';
+  'score: exact match (every answer token and the newline after it are the greedy choice), valid JSON (a free greedy completion closes the object), or next-token accuracy (text), with its 95% Wilson interval; Δ = score − the reference’s (f32; in the kv suite, f32 KV with full attention), points, degraded past −5; KLD = KL(reference ‖ variant) over the positions the slice scores (the answer’s tokens, or every text token), nats, mean, median and 99th percentile; same top = share of those positions with the reference’s argmax.';
 
 const pct = (x: number) => `${fixed(x * 100, 1)}%`;
 
