@@ -56,7 +56,7 @@ function kvPlot(run: ServeRun, xMax: number, width: number) {
         fontSize: 11,
         ...HALO,
       }),
-      ...poolMarks(run, xMax),
+      ...poolMarks(run),
       Plot.tip(data, Plot.pointerX({ x: 't', y: 'used', title: 'title' })),
     ],
   });
@@ -66,7 +66,7 @@ function kvPlot(run: ServeRun, xMax: number, width: number) {
  * An arm with pools: each pool's pages in use as its own line under its own limit (its share of
  * the pool), so a long pool that fills while the short one idles shows. Nothing without pools.
  */
-function poolMarks(run: ServeRun, xMax: number) {
+function poolMarks(run: ServeRun) {
   const pools = run.pools ?? [];
   if (pools.length === 0 || !run.timeline.some((p) => p.pools)) return [];
   return pools.flatMap((pool, k) => {
