@@ -175,6 +175,51 @@ test('bench --preset trained-4m --suite formats: the task table, every format by
   );
 });
 
+test('bench --preset trained-4m --suite kv: the task table by KV cache, against f32 KV with full attention', async () => {
+  test.setTimeout(180_000);
+  const out = join(dir, 'kv.json');
+  // The model's own 2 KV heads, int8 KV with and without a 64-token window (the matrix is checked by
+  // hand on ci-tiny in kv.spec.ts); the reference, f32 KV with full attention, is added by the suite.
+  const run = await runCli(
+    'bench/bench.ts',
+    [
+      ...['--preset', 'trained-4m', '--suite', 'kv', '--kv-heads', '2', '--kv-dtype', 'int8'],
+      ...['--window', 'none,64', '--depth', '16', '--prefill', '16', '--gen', '2'],
+      ...['--task-tokens', '16', '--runtime', 'node', '--no-autotune', '--out', out],
+    ],
+    160_000,
+  );
+  expect(run.code, run.stderr).toBe(0);
+  expect(run.stdout).toContain('f32 KV with full attention is the reference)');
+  const rows = BenchResultSchema.parse(JSON.parse(readFileSync(out, 'utf8'))).kv?.taskQuality ?? [];
+  const key = (q: (typeof rows)[number]) => `${q.kv?.dtype}/${q.kv?.window ?? 'none'}`;
+  expect(rows.map((q) => `${key(q)}:${q.slice}`).sort()).toEqual(
+    ['f32/none', 'int8/none', 'int8/64'].flatMap((k) => SLICES.map((s) => `${k}:${s}`)).sort(),
+  );
+  for (const q of rows) {
+    // The file's f16 weights throughout: only the KV cache differs.
+    expect(q.format).toBe('f16');
+    const ref = rows.find((x) => key(x) === 'f32/none' && x.slice === q.slice);
+    expect(q.cases).toBe(ref?.cases);
+    if (q === ref) {
+      expect(q.deltaPoints).toBeNull();
+      expect(q.kld).toBeNull();
+      continue;
+    }
+    expect(q.deltaPoints).toBeCloseTo((q.score - (ref?.score ?? 0)) * 100, 9);
+    expect(q.kld?.positions).toBeGreaterThan(0);
+  }
+  // int8 KV moves the distributions a little; a window of 64 changes nothing for a prompt inside
+  // it (a two-digit addition: the windowed cache's KL is the unwindowed one's, to the bit), and
+  // moves recall over 1,024 tokens, whose passkey lies outside it, further.
+  const at = (k: string, slice: string) => rows.find((x) => key(x) === k && x.slice === slice);
+  expect(at('int8/none', 'add-2digit')?.kld?.mean ?? 0).toBeGreaterThan(0);
+  expect(at('int8/64', 'add-2digit')?.kld).toEqual(at('int8/none', 'add-2digit')?.kld);
+  expect(at('int8/64', 'recall-1024')?.kld?.mean ?? 0).toBeGreaterThan(
+    10 * (at('int8/none', 'recall-1024')?.kld?.mean ?? 0),
+  );
+});
+
 test('bench --preset trained-4m --suite spec --temperature 0.8: speculative sampling by slice, against plain sampling', async () => {
   test.setTimeout(240_000);
   const out = join(dir, 'spec.json');
