@@ -8,7 +8,7 @@ import { TRAINED_DEMO_PROMPT } from '../src/ui/form/prompt-box.ts';
 import { llamaGreedy } from '../test-support/llama-generate/generate.ts';
 import { llamaQuantize } from '../test-support/llama-quantize/quantize.ts';
 import { runCli } from './cli.ts';
-import { openPage, screenshot, watchConsole, withoutAutotune } from './page-helpers.ts';
+import { openPage, panel, saveToHistory, screenshot, watchConsole, withoutAutotune } from './page-helpers.ts';
 
 /**
  * The model trained here (models/trained-4m.gguf, train/): what it writes is llama.cpp's greedy
@@ -175,7 +175,9 @@ test('bench --preset trained-4m --suite formats: the task table, every format by
   );
 });
 
-test('bench --preset trained-4m --suite kv: the task table by KV cache, against f32 KV with full attention', async () => {
+test('bench --preset trained-4m --suite kv: the task table by KV cache, against f32 KV with full attention; the page shows it', async ({
+  page,
+}) => {
   test.setTimeout(180_000);
   const out = join(dir, 'kv.json');
   // The model's own 2 KV heads, int8 KV with and without a 64-token window (the matrix is checked by
@@ -218,6 +220,26 @@ test('bench --preset trained-4m --suite kv: the task table by KV cache, against 
   expect(at('int8/64', 'recall-1024')?.kld?.mean ?? 0).toBeGreaterThan(
     10 * (at('int8/none', 'recall-1024')?.kld?.mean ?? 0),
   );
+
+  // The page: the result opened from history shows the table by KV cache and its chart.
+  const problems = watchConsole(page);
+  await openPage(page);
+  await saveToHistory(page, BenchResultSchema.parse(JSON.parse(readFileSync(out, 'utf8'))));
+  await page.reload();
+  await page
+    .getByTestId('history')
+    .getByRole('button', { name: /^Open the run of/ })
+    .click();
+  const table = page.getByTestId('kv-task-table');
+  await expect(table.locator('tbody tr')).toHaveCount(rows.length);
+  await expect(table.locator('thead')).toContainText('KV cache');
+  await expect(table.locator('tbody tr').first().locator('td').first()).toHaveText(
+    'f16, KV f32, full attention',
+  );
+  await expect(page.locator('[data-testid=kv-tasks-chart] g.task-point circle')).toHaveCount(rows.length);
+  await screenshot(table, 'kv-task-table.png');
+  await screenshot(panel(page, 'kv-tasks-chart'), 'kv-tasks-chart.png');
+  expect(problems).toEqual([]);
 });
 
 test('bench --preset trained-4m --suite spec --temperature 0.8: speculative sampling by slice, against plain sampling', async () => {

@@ -189,7 +189,7 @@ export class KvView {
       tasks: panel(
         'tasks',
         'Task quality by slice and KV cache',
-        'A trained model’s held-out slices, one mark per KV type and window at its score with its 95% interval: a window shorter than a recall distance loses the passkey; a KV type whose interval leaves the reference’s changed what the model can do.',
+        'A trained model’s held-out slices, one mark per KV type and window at its score with its 95% interval: a window shorter than a recall distance can lose the passkey; a KV type whose interval leaves the reference’s changed what the model can do (the KL divergence in the table shows changes too small to move a score).',
         'No task quality in this result (a trained model has it).',
       ),
     };
