@@ -14,7 +14,7 @@ import { startApiServer } from '../bench/api-process.ts';
 import { BenchResultSchema } from '../src/results/schema.ts';
 import { SERVE_DEFAULTS } from '../src/spec/workloads/serve-settings.ts';
 import { runCli } from './cli.ts';
-import { openPage, panel, saveToHistory, screenshot, watchConsole } from './page-helpers.ts';
+import { openFromHistory, panel, screenshot, watchConsole } from './page-helpers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'case-'));
 
@@ -144,13 +144,7 @@ test('bench --suite case: the diagnosis from the incident’s figures, each reme
 
   // The page: opened from history, the diagnosis beside the charts.
   const problems = watchConsole(page);
-  await openPage(page);
-  await saveToHistory(page, r);
-  await page.reload();
-  await page
-    .getByTestId('history')
-    .getByRole('button', { name: /^Open the run of/ })
-    .click();
+  await openFromHistory(page, r);
   await expect(page.getByTestId('case-summary')).toBeVisible();
   await expect(page.getByTestId('case-diagnosis').locator('li')).toHaveCount(5);
   await expect(page.getByTestId('case-table').locator('tbody tr')).toHaveCount(7);

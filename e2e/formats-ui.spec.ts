@@ -17,6 +17,7 @@ import { makeFormatsResult } from '../test-support/fixtures/formats.ts';
 import {
   DESKTOP,
   expectNoHorizontalOverflow,
+  openFromHistory,
   openPage,
   PHONE,
   panel,
@@ -214,13 +215,7 @@ test('a trained model’s format sweep: the task table by slice and its chart, i
 }) => {
   const problems = watchConsole(page);
   const result = makeFormatsResult(['f32', 'int4'], { quality: [], taskQuality: taskRows() });
-  await openPage(page);
-  await saveToHistory(page, result);
-  await page.reload();
-  await page
-    .getByTestId('history')
-    .getByRole('button', { name: /^Open the run of/ })
-    .click();
+  await openFromHistory(page, result);
   const table = page.getByTestId('task-quality-table');
   await expect(table.locator('tbody tr')).toHaveCount(4);
   await expect(table.locator('tbody tr').nth(1)).toContainText('degraded');

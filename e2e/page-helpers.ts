@@ -78,3 +78,14 @@ export async function saveToHistory(page: Page, result: unknown): Promise<void> 
     result,
   );
 }
+
+/** The page, a result saved to its history and opened from there into the run view, as a user reopens a run. */
+export async function openFromHistory(page: Page, result: unknown): Promise<void> {
+  await openPage(page);
+  await saveToHistory(page, result);
+  await page.reload();
+  await page
+    .getByTestId('history')
+    .getByRole('button', { name: /^Open the run of/ })
+    .click();
+}

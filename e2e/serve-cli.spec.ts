@@ -8,7 +8,7 @@ import { summarize } from '../src/serve/metrics.ts';
 import { traceFromJsonl } from '../src/serve/traffic.ts';
 import { percentile } from '../src/stats.ts';
 import { runCli } from './cli.ts';
-import { openPage, saveToHistory, screenshot } from './page-helpers.ts';
+import { openFromHistory, screenshot } from './page-helpers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'serve-'));
 
@@ -302,13 +302,7 @@ test('bench --suite serve --sessions: per-turn TTFT and tool wait, the cache sav
   expect(trace.filter((q) => q.session?.turn === 1)).toHaveLength(5);
 
   // The page: the run opened from history shows the same table by turn, arm by arm.
-  await openPage(page);
-  await saveToHistory(page, r);
-  await page.reload();
-  await page
-    .getByTestId('history')
-    .getByRole('button', { name: /^Open the run of/ })
-    .click();
+  await openFromHistory(page, r);
   const byTurn = page.getByTestId('serve-sessions-table');
   await expect(byTurn.locator('tbody tr')).toHaveCount(
     runs.reduce((n, x) => n + (x.sessions?.byTurn.length ?? 0), 0),

@@ -19,6 +19,7 @@ import { makeServeResult } from '../test-support/fixtures/serve.ts';
 import {
   DESKTOP,
   expectNoHorizontalOverflow,
+  openFromHistory,
   openPage,
   PHONE,
   panel,
@@ -301,13 +302,7 @@ test('a load test run over HTTP: the interface-against-inference table and the n
   const s = serveOf(result);
   const http = arm(s, 'continuous · HTTP, loopback');
   const inProcess = arm(s, 'continuous');
-  await openPage(page);
-  await saveToHistory(page, result);
-  await page.reload();
-  await page
-    .getByTestId('history')
-    .getByRole('button', { name: /^Open the run of/ })
-    .click();
+  await openFromHistory(page, result);
   const table = page.getByTestId('serve-http-table');
   await expect(table).toBeVisible();
   const cells = table.locator('tbody tr').first().locator('td');

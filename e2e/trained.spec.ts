@@ -8,7 +8,14 @@ import { TRAINED_DEMO_PROMPT } from '../src/ui/form/prompt-box.ts';
 import { llamaGreedy } from '../test-support/llama-generate/generate.ts';
 import { llamaQuantize } from '../test-support/llama-quantize/quantize.ts';
 import { runCli } from './cli.ts';
-import { openPage, panel, saveToHistory, screenshot, watchConsole, withoutAutotune } from './page-helpers.ts';
+import {
+  openFromHistory,
+  openPage,
+  panel,
+  screenshot,
+  watchConsole,
+  withoutAutotune,
+} from './page-helpers.ts';
 
 /**
  * The model trained here (models/trained-4m.gguf, train/): what it writes is llama.cpp's greedy
@@ -223,13 +230,7 @@ test('bench --preset trained-4m --suite kv: the task table by KV cache, against 
 
   // The page: the result opened from history shows the table by KV cache and its chart.
   const problems = watchConsole(page);
-  await openPage(page);
-  await saveToHistory(page, BenchResultSchema.parse(JSON.parse(readFileSync(out, 'utf8'))));
-  await page.reload();
-  await page
-    .getByTestId('history')
-    .getByRole('button', { name: /^Open the run of/ })
-    .click();
+  await openFromHistory(page, BenchResultSchema.parse(JSON.parse(readFileSync(out, 'utf8'))));
   const table = page.getByTestId('kv-task-table');
   await expect(table.locator('tbody tr')).toHaveCount(rows.length);
   await expect(table.locator('thead')).toContainText('KV cache');
