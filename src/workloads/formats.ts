@@ -4,7 +4,7 @@ import { logitsError } from '../measure/quality.ts';
 import { Model } from '../model/forward.ts';
 import { validateModel } from '../model/verify.ts';
 import { quantizeWeights, weightFormatOf, weightFormatsOf, widenWeights } from '../model/weights.ts';
-import { type QualitySlice, TASK_TOKENS_DEFAULT } from '../spec/workloads/formats.ts';
+import type { QualitySlice } from '../spec/workloads/formats.ts';
 import type { RunWeightFormat, WeightFormat } from '../weight-format.ts';
 import { decodeSweep } from './decode.ts';
 import { formatSummary, formatTargets, type QualityRecord } from './formats-section.ts';
@@ -164,14 +164,12 @@ export const formatSweep: WorkloadRunner<'formats', QualityRecord> = async (ctx,
   }
   if (tasks) {
     const names = tasks.set.map((t) => t.name);
-    const budget = w.taskTokens ?? TASK_TOKENS_DEFAULT;
-    const perSlice = budget === 0 ? Number.POSITIVE_INFINITY : budget;
     await taskQuality(
       ctx,
       formats.map((format) => ({ format })),
       tasks.set,
       tasks.tokenizer,
-      perSlice,
+      w.taskTokens,
       (slice) => {
         // Whole units only: the quality unit of each format is counted as the slices go by.
         const at = Math.floor((formats.length * names.indexOf(slice)) / names.length);

@@ -10,7 +10,7 @@ import type { ModelConfig } from '../model/config.ts';
 import { Model } from '../model/forward.ts';
 import { type ModelWeights, quantizeWeights, widenWeights, withKvHeads } from '../model/weights.ts';
 import { decodePrompt } from '../spec/workload.ts';
-import { TASK_TOKENS_DEFAULT, type TaskQuality, taskVariant } from '../spec/workloads/formats.ts';
+import { type TaskQuality, taskVariant } from '../spec/workloads/formats.ts';
 import type { WorkloadOf } from '../spec/workloads/index.ts';
 import { ERROR_BUCKETS, type KvCell, type KvError, type KvSection } from '../spec/workloads/kv-result.ts';
 import { percentile } from '../stats.ts';
@@ -84,14 +84,12 @@ export function kvPlan(c: ModelConfig, w: WorkloadOf<'kv'>, pageSize: number): K
   };
 }
 
+/** The section's fields that do not vary by cell. */
+type KvCommon = Omit<KvSection, 'cells' | 'taskQuality'>;
+
 /** One cell, measured; or (a trained model) one KV cache's task quality on one slice. */
 export type KvRecord =
-  | {
-      type: 'kv';
-      cell: KvCell;
-      /** The section's fields that do not vary by cell. */
-      common: Omit<KvSection, 'cells' | 'taskQuality'>;
-    }
+  | { type: 'kv'; cell: KvCell; common: KvCommon }
   | { type: 'kvTask'; taskQuality: TaskQuality };
 
 /**
@@ -118,7 +116,7 @@ export const kvMatrix: WorkloadRunner<'kv', KvRecord> = async (ctx, w) => {
     );
   // Profiled steps: one pass per kernel call, read back after each step.
   const profiler = new GpuProfiler(ctx.gpu, PROFILED_PASSES);
-  const common: Omit<KvSection, 'cells' | 'taskQuality'> = {
+  const common: KvCommon = {
     model: ctx.modelName,
     heads: c.numHeads,
     headDim: c.headDim,
@@ -193,13 +191,12 @@ async function kvTaskQuality(
   for (const window of plan.windows)
     for (const dtype of plan.dtypes) if (dtype !== 'f32' || window !== null) caches.push({ dtype, window });
   const names = ctx.taskSet.map((t) => t.name);
-  const budget = w.taskTokens ?? TASK_TOKENS_DEFAULT;
   await taskQuality(
     ctx,
     caches.map((kv) => ({ format, kv })),
     ctx.taskSet,
     ctx.tokenizer,
-    budget === 0 ? Number.POSITIVE_INFINITY : budget,
+    w.taskTokens,
     (slice) =>
       progress(names.indexOf(slice) / names.length, `task quality, every KV cache: the ${slice} slice`),
     (row) => ctx.emit({ type: 'kvTask', taskQuality: row }),

@@ -7,7 +7,7 @@ import { Model } from '../model/forward.ts';
 import type { TaskSlice } from '../model/task-set.ts';
 import type { Tokenizer } from '../model/tokenizer/index.ts';
 import { quantizeWeights, widenWeights } from '../model/weights.ts';
-import type { TaskQuality } from '../spec/workloads/formats.ts';
+import { TASK_TOKENS_DEFAULT, type TaskQuality } from '../spec/workloads/formats.ts';
 import type { RunWeightFormat } from '../weight-format.ts';
 import type { WorkloadContext } from './workload.ts';
 
@@ -115,20 +115,24 @@ function caseTokens(tokenizer: Tokenizer, prompt: string, answer: string) {
  * position is taken against the reference's row in hand and nothing is stored. A task case is
  * right when every answer token (and the newline after it) is its row's argmax; JSON is also
  * generated freely and parsed; a text slice counts next-token accuracy and perplexity over windows
- * of its held-out files. Hands one row per variant and slice to `emit`.
+ * of its held-out files, up to `taskTokens` prompt tokens a slice. Hands one row per variant and
+ * slice to `emit`.
  */
 export async function taskQuality<R>(
   ctx: WorkloadContext<R>,
   variants: readonly TaskVariant[],
   slices: readonly TaskSlice[],
   tokenizer: Tokenizer,
-  tokensPerSlice: number,
+  taskTokens: number | undefined,
   onSlice: (slice: string) => void,
   emit: (row: TaskQuality) => void,
 ): Promise<void> {
   const newline = tokenizer.encode('\n', { addSpecial: false }).at(-1);
   if (newline === undefined) throw new InternalError('the tokenizer has no token for a newline');
   const maxSeqLen = ctx.config.maxSeqLen;
+  // `--task-tokens`: prompt tokens a slice (0: every case).
+  const budget = taskTokens ?? TASK_TOKENS_DEFAULT;
+  const tokensPerSlice = budget === 0 ? Number.POSITIVE_INFINITY : budget;
   const scored: Scored[] = [];
   try {
     for (const variant of variants) {

@@ -147,13 +147,7 @@ export function caseHttpTables(runs: readonly ServeRun[]): string[] {
       '',
       `**The case over ${escapeMarkdown(server)}** (${calibrated}, on the client's clock; the queue where the server returns its timeline; KV and slots are the server's, not seen here; × against the baseline over the same target)`,
       '',
-      markdownRow(CASE_COLUMNS),
-      markdownDelimiter('lrrrrrrrrrrr'),
-      ...arms.map((r) =>
-        markdownRow(
-          caseRow(r, p99('baseline'), p99('incident')).map((c, k) => (k === 0 ? escapeMarkdown(c) : c)),
-        ),
-      ),
+      ...caseMarkdownTable(arms, p99('baseline'), p99('incident')),
     ];
   });
 }
@@ -173,6 +167,21 @@ export const CASE_COLUMNS = [
   'budget used',
   'goodput / req/s',
 ];
+
+/** The arms under CASE_COLUMNS as Markdown, against the baseline's and the incident's short TTFT p99. */
+function caseMarkdownTable(
+  arms: readonly ServeRun[],
+  baselineP99: number | null,
+  incidentP99: number | null,
+): string[] {
+  return [
+    markdownRow(CASE_COLUMNS),
+    markdownDelimiter('lrrrrrrrrrrr'),
+    ...arms.map((r) =>
+      markdownRow(caseRow(r, baselineP99, incidentP99).map((c, k) => (k === 0 ? escapeMarkdown(c) : c))),
+    ),
+  ];
+}
 
 /** One arm's cells under CASE_COLUMNS, against the baseline's and the incident's short TTFT p99. */
 export function caseRow(r: ServeRun, baselineP99: number | null, incidentP99: number | null): string[] {
@@ -212,13 +221,7 @@ export function caseTables(runs: readonly ServeRun[]): string[] {
     '',
     `**Remedies** (each alone on the incident's trace, then all four; short = ${CASE_SHORT}; × = against the baseline's short TTFT p99; goodput: ${slo === undefined ? 'SLOs as given' : `TTFT ≤ ${fixed(slo, 0)} ms`})`,
     '',
-    markdownRow(CASE_COLUMNS),
-    markdownDelimiter('lrrrrrrrrrrr'),
-    ...arms.map((r) =>
-      markdownRow(
-        caseRow(r, b.shortTtftP99, i.shortTtftP99).map((c, k) => (k === 0 ? escapeMarkdown(c) : c)),
-      ),
-    ),
+    ...caseMarkdownTable(arms, b.shortTtftP99, i.shortTtftP99),
     '',
     `- more capacity: the KV pool and the step's token budget doubled (${arms.find((r) => r.caseRole === 'capacity')?.kvTokens ?? '–'} tokens, ${arms.find((r) => r.caseRole === 'capacity')?.tokenBudget ?? '–'} a step); the batch slots stay the model's (${incident.maxBatch}).`,
     `- routing: the short requests keep ${arms.find((r) => r.caseRole === 'routing')?.pools?.[0]?.slots ?? '–'} slots, ${arms.find((r) => r.caseRole === 'routing')?.pools?.[0]?.pages ?? '–'} pages and ${arms.find((r) => r.caseRole === 'routing')?.pools?.[0]?.tokenBudget ?? '–'} tokens a step; the summaries get the rest. On one device routing fences the long prompts in; it cannot add the hardware the seed's separate cluster adds.`,
