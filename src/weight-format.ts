@@ -35,15 +35,27 @@ export const BYTES = {
  * lossless repack: the quants are copied or their nibbles permuted, the f16 scale widened exactly.
  * MLC's q4f32 layout is the closest relative: also u32-packed nibbles with separate f32 scales.
  */
-export const WEIGHT_FORMATS = ['f32', 'f16', 'int8', 'int4'] as const;
-/** A format a run can put its weights in (`--weights`): the project's own, quantized on load. */
+export const OWN_FORMATS = ['f32', 'f16', 'int8', 'int4'] as const;
+
+/**
+ * The GGUF block types a run can also quantize to on load, as llama-quantize would make them:
+ * ggml's reference quantizers (quantize_row_*_ref, what llama-quantize runs without an importance
+ * matrix), written in src/quant and checked there byte for byte against ggml's own machine code.
+ * A row must be a whole number of blocks: 32 weights, 256 for Q4_K.
+ */
+export const QUANTIZABLE_FORMATS = ['q8_0', 'q4_0', 'q4_k'] as const;
+export type QuantizableFormat = (typeof QUANTIZABLE_FORMATS)[number];
+
+/** The formats a run can put its weights in (`--weights`): the project's own and the quantizable GGUF types. */
+export const WEIGHT_FORMATS = [...OWN_FORMATS, ...QUANTIZABLE_FORMATS] as const;
+/** A format a run can put its weights in (`--weights`), quantized on load. */
 export type RunWeightFormat = (typeof WEIGHT_FORMATS)[number];
 
 /**
  * The GGUF block types the engine reads as a file stores them (src/quant/: one module per type,
  * registered in src/quant/registry.ts, whose test checks that it lists exactly these), named as
- * llama.cpp names them, lower case. They are never produced by quantizing here: a tensor has one
- * only because its file does.
+ * llama.cpp names them, lower case. A tensor has one because its file does, or because the run
+ * quantized it to one of QUANTIZABLE_FORMATS.
  */
 export const QUANT_FORMATS = [
   'q4_0',
@@ -60,7 +72,7 @@ export const QUANT_FORMATS = [
 export type QuantFormat = (typeof QUANT_FORMATS)[number];
 
 /** Every format a weight tensor can be in. */
-export const TENSOR_FORMATS = [...WEIGHT_FORMATS, ...QUANT_FORMATS] as const;
+export const TENSOR_FORMATS = [...OWN_FORMATS, ...QUANT_FORMATS] as const;
 export type WeightFormat = (typeof TENSOR_FORMATS)[number];
 export type PackedFormat = Exclude<WeightFormat, 'f32'>;
 
@@ -72,7 +84,7 @@ export function isQuantFormat(f: string): f is QuantFormat {
 export const GROUP = 32;
 
 /** The project's own packed formats (quantized on load), as opposed to the GGUF block types. */
-export type OwnPackedFormat = Exclude<RunWeightFormat, 'f32'>;
+export type OwnPackedFormat = Exclude<(typeof OWN_FORMATS)[number], 'f32'>;
 
 /** u32 words per group of 32 weights. */
 export const WORDS_PER_GROUP: Record<OwnPackedFormat, number> = { f16: 16, int8: 8, int4: 4 };

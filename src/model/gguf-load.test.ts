@@ -7,12 +7,11 @@ import { parseGgufHeader } from './gguf.ts';
 import { hfRowOfGgufRow, isGguf, loadGgufModel } from './gguf-load.ts';
 import {
   encodeGguf,
+  encodeTensor,
   type GgufParts,
   type GgufType,
   ggufParts,
   llamaCppPermute,
-  quantizeQ4_0,
-  quantizeQ8_0,
   writeGguf,
 } from './gguf-writer.ts';
 import { loadModel } from './source.ts';
@@ -183,15 +182,15 @@ describe('ggml block quantization, by hand', () => {
   const bytesB = [0x00, 0xb8, 0x60, 0xbf, 0x88, 0x8f, ...Array(12).fill(0x88)];
 
   it('Q4_0 bytes of two blocks', () => {
-    expect([...quantizeQ4_0(blockA)]).toEqual(bytesA);
-    expect([...quantizeQ4_0(blockB)]).toEqual(bytesB);
+    expect([...encodeTensor(blockA, 'Q4_0', 32, 'a')]).toEqual(bytesA);
+    expect([...encodeTensor(blockB, 'Q4_0', 32, 'b')]).toEqual(bytesB);
   });
 
   it('Q8_0 bytes: d = amax / 127, halves round away from zero', () => {
     // amax 127 gives d = 1 (f16 0x3C00): q = roundf(x): 2.5 → 3, −2.5 → −3 (0xFD), −0.5 → −1.
     const x = new Float32Array(32);
     x.set([127, -127, 2.5, -2.5, 0.49, -0.5, 1.5, 100.2]);
-    expect([...quantizeQ8_0(x)]).toEqual([
+    expect([...encodeTensor(x, 'Q8_0', 32, 'x')]).toEqual([
       0x00,
       0x3c,
       0x7f,

@@ -1,4 +1,5 @@
-import { InputError } from '../errors.ts';
+import { InputError, InternalError } from '../errors.ts';
+import { quantTypeByName } from '../quant/registry.ts';
 import { f32ToF16Bits } from '../weight-format.ts';
 import { archFeatures } from './config.ts';
 import type { GgufHeader, GgufTensorInfo } from './gguf.ts';
@@ -8,8 +9,8 @@ import { get, type ModelWeights, type TensorSpec, tensorSpecs } from './weights.
 
 /**
  * The project's one GGUF v3 (or v2) writer: builds a llama.cpp-style file from ModelWeights the
- * way convert_hf_to_gguf.py and ggml would (Q/K rows permuted for llama.cpp's RoPE, Q8_0 and Q4_0
- * quantized by ggml's reference rules in f32 arithmetic, f16 block scales). A run with a peer writes
+ * way convert_hf_to_gguf.py and ggml would (Q/K rows permuted for llama.cpp's RoPE, Q8_0, Q4_0 and
+ * Q4_K quantized by ggml's reference rules in f32 arithmetic, f16 block scales). A run with a peer writes
  * its model with it, so llama.cpp and this engine load the same file; the tests use it so that the
  * loader in gguf-load.ts is tested against files it did not write itself. It is written from the
  * format's description, not from the loader's code: the permutation is numpy's reshape/swapaxes
@@ -20,9 +21,16 @@ import { get, type ModelWeights, type TensorSpec, tensorSpecs } from './weights.
  * header alone, for the header reader in gguf.ts and the capacity estimator, which read no weights).
  */
 
-export type GgufType = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0';
+export type GgufType = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q4_K';
 
-export const GGUF_TYPE_CODES: Record<GgufType, number> = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 8, BF16: 30 };
+export const GGUF_TYPE_CODES: Record<GgufType, number> = {
+  F32: 0,
+  F16: 1,
+  Q4_0: 2,
+  Q8_0: 8,
+  Q4_K: 12,
+  BF16: 30,
+};
 
 /** A metadata value, tagged with its GGUF value type. */
 export type MetaValue =
@@ -236,70 +244,17 @@ export function llamaCppPermute(w: Float32Array, rows: number, K: number, nHead:
   return out;
 }
 
-/** C's roundf: halves away from zero (JS Math.round takes −2.5 to −2). */
-function roundf(x: number): number {
-  return Math.sign(x) * Math.round(Math.abs(x));
-}
-
 function putF16(out: Uint8Array, at: number, x: number) {
   const h = f32ToF16Bits(x);
   out[at] = h & 0xff;
   out[at + 1] = h >>> 8;
 }
 
-/** ggml's quantize_row_q8_0_ref: d = amax / 127, q = roundf(x · (1/d)), all in f32, d stored as f16. */
-export function quantizeQ8_0(x: Float32Array): Uint8Array {
-  const out = new Uint8Array((x.length / 32) * 34);
-  const f = Math.fround;
-  for (let b = 0; b < x.length / 32; b++) {
-    let amax = 0;
-    for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(x[32 * b + j]));
-    const d = f(amax / 127);
-    const id = d ? f(1 / d) : 0;
-    putF16(out, 34 * b, d);
-    for (let j = 0; j < 32; j++) out[34 * b + 2 + j] = roundf(f(x[32 * b + j] * id)) & 0xff;
-  }
-  return out;
-}
-
 /**
- * ggml's quantize_row_q4_0_ref: `max` is the first value of largest magnitude, with its sign;
- * d = max / −8; q = min(15, (int8)(x · (1/d) + 8.5)), in f32; byte j = q[j] | q[j + 16] << 4.
+ * The bytes of f32 values in `type`; a block type needs rows (`K`) of whole blocks (32 weights, 256
+ * for Q4_K), quantized by ggml's reference rules (src/quant: checked byte for byte against ggml).
  */
-export function quantizeQ4_0(x: Float32Array): Uint8Array {
-  const out = new Uint8Array((x.length / 32) * 18);
-  const f = Math.fround;
-  for (let b = 0; b < x.length / 32; b++) {
-    let amax = 0;
-    let max = 0;
-    for (let j = 0; j < 32; j++) {
-      const v = x[32 * b + j];
-      if (amax < Math.abs(v)) {
-        amax = Math.abs(v);
-        max = v;
-      }
-    }
-    const d = f(max / -8);
-    const id = d ? f(1 / d) : 0;
-    putF16(out, 18 * b, d);
-    for (let j = 0; j < 16; j++) {
-      const x0 = f(x[32 * b + j] * id);
-      const x1 = f(x[32 * b + 16 + j] * id);
-      const q0 = Math.min(15, Math.trunc(f(x0 + 8.5)));
-      const q1 = Math.min(15, Math.trunc(f(x1 + 8.5)));
-      out[18 * b + 2 + j] = q0 | (q1 << 4);
-    }
-  }
-  return out;
-}
-
-/** The bytes of f32 values in `type`; Q8_0/Q4_0 need rows (`K`) of whole 32-value blocks. */
 export function encodeTensor(x: Float32Array, type: GgufType, K: number, name: string): Uint8Array {
-  if ((type === 'Q8_0' || type === 'Q4_0') && K % 32 !== 0) {
-    throw new InputError(
-      `${name}: ${type} stores rows as whole blocks of 32 weights, but the inner width ${K} is not a multiple of 32`,
-    );
-  }
   switch (type) {
     case 'F32': {
       const out = new Uint8Array(4 * x.length);
@@ -324,10 +279,29 @@ export function encodeTensor(x: Float32Array, type: GgufType, K: number, name: s
       return out;
     }
     case 'Q8_0':
-      return quantizeQ8_0(x);
     case 'Q4_0':
-      return quantizeQ4_0(x);
+    case 'Q4_K':
+      return quantizeBlocks(x, type, K, name);
   }
+}
+
+function quantizeBlocks(
+  x: Float32Array,
+  name: 'Q8_0' | 'Q4_0' | 'Q4_K',
+  K: number,
+  tensor: string,
+): Uint8Array {
+  const type = quantTypeByName(name);
+  if (!type?.quantize) throw new InternalError(`no quantizer is registered for ${name}`);
+  if (K % type.blockElems !== 0) {
+    throw new InputError(
+      `${tensor}: ${name} stores rows as whole blocks of ${type.blockElems} weights, but the inner width ${K} is not a multiple of ${type.blockElems}`,
+    );
+  }
+  const blocks = x.length / type.blockElems;
+  const out = new Uint8Array(blocks * type.blockBytes);
+  type.quantize(x, 0, blocks, out, 0);
+  return out;
 }
 
 export interface GgufWriteOptions {

@@ -1,12 +1,11 @@
 import { WeightsError } from '../errors.ts';
-import {
-  type PackedFormat,
-  type PackedTensor,
-  packTensor,
-  type RunWeightFormat,
-  unpackTensor,
-  type WeightFormat,
-  type WeightFormats,
+import { dequantizePacked, quantizeTensor } from '../quant/formats.ts';
+import type {
+  PackedFormat,
+  PackedTensor,
+  RunWeightFormat,
+  WeightFormat,
+  WeightFormats,
 } from '../weight-format.ts';
 import { archFeatures, dims, type ModelConfig } from './config.ts';
 import type { FileTensor } from './file-tensor.ts';
@@ -234,8 +233,9 @@ export function weightFormatOf(w: ModelWeights): WeightFormat | 'mixed' {
 }
 
 /**
- * The same model with its linear layers and LM head in `format`: packed (f16 rounding, or int8/int4
- * quantization per group of 32), with `tensors` replaced by the dequantized values. `f32` changes
+ * The same model with its linear layers and LM head in `format`: packed (f16 rounding, int8/int4
+ * quantization per group of 32, or a GGUF type's blocks by ggml's reference quantizer), with
+ * `tensors` replaced by the dequantized values. `f32` changes
  * nothing: a run's weights are then as loaded. A tensor already quantized (a Q8_0/Q4_0 GGUF's int8
  * or int4) is kept as it is, never re-quantized; an f16 one (an F16 GGUF) is packed into a narrower
  * format from its exact f32 value. `onProgress` gets the fraction done after each tensor.
@@ -257,10 +257,10 @@ export function quantizeWeights(
     if (existing !== format && (existing === undefined || existing === 'f32' || existing === 'f16')) {
       const source = name === LM_HEAD ? lmHeadWeight(w) : get(w, name);
       const [N, K] = linearShape(w.config, name);
-      const p = packTensor(format, source, N, K, name);
+      const p = quantizeTensor(format, source, N, K, name);
       packed.set(name, p);
       files.delete(name);
-      dequantized.set(name, unpackTensor(p));
+      dequantized.set(name, dequantizePacked(p));
     }
     onProgress?.((i + 1) / names.length, name);
   }

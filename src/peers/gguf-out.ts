@@ -9,6 +9,10 @@ export const GGUF_TYPE: Record<RunWeightFormat, GgufType> = {
   f16: 'F16',
   int8: 'Q8_0',
   int4: 'Q4_0',
+  // Quantized from the same f32 weights by the same rules as the run's, so both engines hold the same blocks.
+  q8_0: 'Q8_0',
+  q4_0: 'Q4_0',
+  q4_k: 'Q4_K',
 };
 
 /**

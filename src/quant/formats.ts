@@ -5,12 +5,14 @@ import {
   type PackedFormat,
   type PackedTensor,
   packedLayout,
+  packTensor,
   type QuantFormat,
+  type RunWeightFormat,
   unpackTensor,
   type WeightFormat,
 } from '../weight-format.ts';
 import { QUANT_TYPES, quantLayout, quantTypeByName } from './registry.ts';
-import { unpackBlocks } from './repack.ts';
+import { repackTensor, unpackBlocks } from './repack.ts';
 import type { QuantType } from './types.ts';
 
 /**
@@ -90,4 +92,26 @@ export function dequantizePacked(p: PackedTensor): Float32Array<ArrayBuffer> {
   const out = new Float32Array(p.N * p.K);
   type.dequantize(bytes, 0, blocks, out, 0);
   return out;
+}
+
+/**
+ * W[N, K] (row-major f32) quantized on load into `format`: the project's own packing, or a GGUF
+ * type's blocks as ggml's reference quantizer makes them (the type module's `quantize`), laid out
+ * for the GPU as a file's would be. A row that is not a whole number of blocks is refused.
+ */
+export function quantizeTensor(
+  format: Exclude<RunWeightFormat, 'f32'>,
+  w: Float32Array,
+  N: number,
+  K: number,
+  name = 'tensor',
+): PackedTensor {
+  if (!isQuantFormat(format)) return packTensor(format, w, N, K, name);
+  const type = quantTypeOf(format);
+  if (!type.quantize) throw new InternalError(`${type.name} has no quantizer`);
+  const layout = quantLayout(type, N, K, name);
+  const bytes = new Uint8Array(layout.fileBytes);
+  type.quantize(w, 0, N * layout.blocksPerRow, bytes, 0);
+  const { quants, headers } = repackTensor(type, bytes, 0, N, K, name);
+  return { format, N, K, words: quants, scales: headers };
 }

@@ -1,4 +1,5 @@
 import { f16Values } from '../weight-format.ts';
+import { putHalf, roundf } from './ggml-round.ts';
 import { halfBits } from './half.ts';
 import type { QuantType } from './types.ts';
 
@@ -25,6 +26,20 @@ export const Q8_0: QuantType = {
         // (x << 24) >> 24 reads the byte as int8.
         out[y + j] = ((src[at + 2 + j] << 24) >> 24) * d;
       }
+    }
+  },
+  /** quantize_row_q8_0_ref: d = amax / 127, q = roundf(x · (1 / d)), in f32; d stored as f16. */
+  quantize(src, offset, blocks, out, outOffset) {
+    const f = Math.fround;
+    for (let b = 0; b < blocks; b++) {
+      const x = offset + 32 * b;
+      const at = outOffset + 34 * b;
+      let amax = 0;
+      for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(src[x + j]));
+      const d = f(amax / 127);
+      const id = d ? f(1 / d) : 0;
+      putHalf(out, at, d);
+      for (let j = 0; j < 32; j++) out[at + 2 + j] = roundf(f(src[x + j] * id)) & 0xff;
     }
   },
 };

@@ -48,7 +48,7 @@ describe('the quant registry', () => {
     for (const [name, ggml, blockElems, blockBytes, quants, header, headerWords] of DECIDED) {
       const t = quantTypeByName(name);
       expect(t, name).toBeDefined();
-      expect({ ...t, dequantize: undefined }).toEqual({
+      expect({ ...t, dequantize: undefined, quantize: undefined }).toEqual({
         name,
         ggml,
         blockElems,
@@ -57,6 +57,7 @@ describe('the quant registry', () => {
         header,
         headerWords,
         dequantize: undefined,
+        quantize: undefined,
       });
       expect(quantTypeByCode(ggml)).toBe(t);
     }

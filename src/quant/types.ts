@@ -31,4 +31,10 @@ export interface QuantType {
    * `out` from `outOffset`: bit for bit what dequantize_row_<type> writes (f32, same rounding).
    */
   dequantize(src: Uint8Array, offset: number, blocks: number, out: Float32Array, outOffset: number): void;
+  /**
+   * For the types this engine can also make (`--weights q8_0|q4_0|q4_k`): ggml's reference quantizer
+   * (`quantize_row_<type>_ref`, what llama-quantize runs without an importance matrix) of `blocks`
+   * blocks of f32 from `offset` of `src`, written from byte `outOffset` of `out`, bit for bit.
+   */
+  quantize?(src: Float32Array, offset: number, blocks: number, out: Uint8Array, outOffset: number): void;
 }

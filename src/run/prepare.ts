@@ -4,7 +4,7 @@ import { DRAM_BOUND_MIN_BYTES } from '../measure/roofline.ts';
 import { presetConfig } from '../model/config.ts';
 import { type LoadedModel, loadModel } from '../model/source.ts';
 import { parameterCount } from '../model/weights.ts';
-import { assertFits, fitToModel, modelErrors } from '../spec/fit.ts';
+import { assertFits, fitToModel, fitToWidths, modelErrors } from '../spec/fit.ts';
 import { type EngineNeeds, engineNeeds } from '../spec/needs.ts';
 import { fitToPrompt, promptUnfit } from '../spec/prompt.ts';
 import type { BenchSpec } from '../spec/schema.ts';
@@ -54,6 +54,10 @@ export async function prepareRun(gpu: Gpu, spec: BenchSpec): Promise<PreparedRun
   const unusable = modelErrors(spec, config);
   if (unusable.length > 0) throw new SpecError(unusable.join('; '));
   for (const d of fitted.dropped) warnings.push(`Skipped ${d.message}.`);
+  const widths = fitToWidths(fitted.spec, config);
+  if (widths.errors.length > 0) throw new SpecError(widths.errors.join('; '));
+  for (const d of widths.dropped) warnings.push(`Skipped ${d}.`);
+  fitted.spec = widths.spec;
   if (fitted.spec.workloads.length === 0) {
     throw new InputError(
       `Nothing of the ${spec.suite} suite fits this model's maxSeqLen of ${config.maxSeqLen}.`,

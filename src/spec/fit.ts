@@ -1,5 +1,8 @@
 import { SpecError } from '../errors.ts';
 import type { ModelConfig } from '../model/config.ts';
+import { linearNames, linearShape } from '../model/weights.ts';
+import { quantTypeOf } from '../quant/formats.ts';
+import { isQuantFormat, type RunWeightFormat } from '../weight-format.ts';
 import type { BenchSpec } from './schema.ts';
 import { type Unfit, windowErrors } from './workload.ts';
 import { descriptorOf, type Workload } from './workloads/index.ts';
@@ -46,4 +49,48 @@ export function modelErrors(spec: BenchSpec, config: ModelConfig): string[] {
 /** The workloads' own problems with the model, as `modelErrors` finds them (the window's left out). */
 export function workloadModelErrors(spec: BenchSpec, config: ModelConfig): string[] {
   return spec.workloads.flatMap((w) => descriptorOf(w).modelErrors(w, config, spec.kv));
+}
+
+/**
+ * Why the model's linear layers cannot be put in `format`, or null when they can: a GGUF block type
+ * stores each row as whole blocks (32 weights, 256 for Q4_K), and a row of another width has no
+ * such form (llama-quantize would put that tensor in another type; this engine does not switch
+ * types behind a label). The project's own formats pack any preset's widths.
+ */
+export function formatWidthError(format: RunWeightFormat, config: ModelConfig): string | null {
+  if (!isQuantFormat(format)) return null;
+  const type = quantTypeOf(format);
+  const widths = [...new Set(linearNames(config).map((name) => linearShape(config, name)[1]))];
+  const odd = widths.filter((K) => K % type.blockElems !== 0);
+  if (odd.length === 0) return null;
+  return `${format}: ${type.name} stores each row as whole blocks of ${type.blockElems} weights, and this model has rows of ${odd.join(' and ')} weights`;
+}
+
+/**
+ * Fitting a spec's weight formats to the model's widths (formatWidthError). The run's own format
+ * (`--weights`) is an error when it does not fit; a format sweep's list follows fitToModel's rule:
+ * a format that does not fit is dropped with a warning for a named suite (the formats suite lists
+ * every format by default), an error in a custom spec.
+ */
+export function fitToWidths(
+  spec: BenchSpec,
+  config: ModelConfig,
+): { spec: BenchSpec; dropped: string[]; errors: string[] } {
+  const errors: string[] = [];
+  const own = formatWidthError(spec.weights, config);
+  if (own) errors.push(own);
+  const dropped: string[] = [];
+  const workloads = spec.workloads.map((w) => {
+    if (w.kind !== 'formats') return w;
+    const unfit = w.formats.flatMap((f) => {
+      const why = formatWidthError(f, config);
+      return why ? [{ format: f, why }] : [];
+    });
+    if (unfit.length === 0) return w;
+    (spec.suite === 'custom' ? errors : dropped).push(...unfit.map((u) => u.why));
+    const left = w.formats.filter((f) => !unfit.some((u) => u.format === f));
+    // f32 is the sweep's reference and always fits.
+    return { ...w, formats: left.length > 0 ? left : (['f32'] as RunWeightFormat[]) };
+  });
+  return { spec: { ...spec, workloads }, dropped, errors };
 }

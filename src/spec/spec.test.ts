@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SpecError } from '../errors.ts';
 import { kvCapacityTokens } from '../kv/cache.ts';
-import { fitToModel } from './fit.ts';
+import { presetConfig } from '../model/config.ts';
+import { fitToModel, fitToWidths } from './fit.ts';
 import { engineNeeds } from './needs.ts';
 import { buildSpec, specFromOptions } from './options.ts';
 import { parseBenchSpec } from './schema.ts';
@@ -101,7 +102,7 @@ describe('specFromOptions', () => {
       },
     ]);
     expect(specFromOptions(preset, { suite: 'formats' }).workloads[0]).toMatchObject({
-      formats: ['f32', 'f16', 'int8', 'int4'],
+      formats: ['f32', 'f16', 'int8', 'int4', 'q8_0', 'q4_0', 'q4_k'],
     });
     const several = buildSpec(preset, { weights: ['int8', 'int4'] });
     expect(several.ok).toBe(false);
@@ -168,6 +169,44 @@ describe('fitToModel', () => {
     const spec = specFromOptions(preset, { prefill: [], depths: [0], gen: 16 });
     expect(fitToModel(spec, 16).errors).toEqual([]);
     expect(fitToModel(spec, 15).errors).toHaveLength(1);
+  });
+});
+
+describe('fitToWidths', () => {
+  // ci-tiny's linear layers read rows of 128 (q, k, v, o, gate, up, the head) and 344 (down):
+  // 344 = 10 · 32 + 24 is no whole number of 32-weight blocks, 128 none of 256.
+  const tiny = presetConfig('ci-tiny');
+  // trained-4m's rows are 256 and 768 = 3 · 256: every type fits.
+  const trained = presetConfig('trained-4m');
+
+  it("drops the GGUF types a named suite lists but the model's rows cannot hold, saying why", () => {
+    const { spec, dropped, errors } = fitToWidths(specFromOptions(preset, { suite: 'formats' }), tiny);
+    expect(errors).toEqual([]);
+    expect(spec.workloads[0]).toMatchObject({ kind: 'formats', formats: ['f32', 'f16', 'int8', 'int4'] });
+    expect(dropped).toEqual([
+      'q8_0: Q8_0 stores each row as whole blocks of 32 weights, and this model has rows of 344 weights',
+      'q4_0: Q4_0 stores each row as whole blocks of 32 weights, and this model has rows of 344 weights',
+      'q4_k: Q4_K stores each row as whole blocks of 256 weights, and this model has rows of 128 and 344 weights',
+    ]);
+    const all = fitToWidths(specFromOptions(preset, { suite: 'formats' }), trained);
+    expect(all.dropped).toEqual([]);
+    expect(all.spec.workloads[0]).toMatchObject({
+      formats: ['f32', 'f16', 'int8', 'int4', 'q8_0', 'q4_0', 'q4_k'],
+    });
+  });
+
+  it("refuses a run's own format that does not fit, and a custom spec's sweep", () => {
+    expect(fitToWidths(specFromOptions(preset, { weights: ['q4_k'] }), tiny).errors).toEqual([
+      'q4_k: Q4_K stores each row as whole blocks of 256 weights, and this model has rows of 128 and 344 weights',
+    ]);
+    expect(fitToWidths(specFromOptions(preset, { weights: ['q4_k'] }), trained).errors).toEqual([]);
+    const custom = {
+      ...specFromOptions(preset, { suite: 'formats', weights: ['int8', 'q4_0'] }),
+      suite: 'custom' as const,
+    };
+    expect(fitToWidths(custom, tiny).errors).toEqual([
+      'q4_0: Q4_0 stores each row as whole blocks of 32 weights, and this model has rows of 344 weights',
+    ]);
   });
 });
 
