@@ -45,12 +45,14 @@ import { modelErrors } from '../src/spec/fit.ts';
 import { specFromOptions } from '../src/spec/options.ts';
 import type { BenchSpec } from '../src/spec/schema.ts';
 import { SPEC_DEFAULTS, SUITE_NAMES, SUITES } from '../src/spec/suites.ts';
+import { TASK_TOKENS_DEFAULT } from '../src/spec/workloads/formats.ts';
 import { WORKLOADS } from '../src/spec/workloads/index.ts';
 import { parseKvBudget } from '../src/spec/workloads/serve-kv-budget.ts';
 import { parsePools, parseRoute } from '../src/spec/workloads/serve-pools.ts';
 import { parseToolWait, parseTurns, SESSION_DEFAULTS } from '../src/spec/workloads/serve-sessions.ts';
 import { SERVE_DEFAULTS } from '../src/spec/workloads/serve-settings.ts';
 import { parseDuration, SUSTAINED_DEFAULTS } from '../src/spec/workloads/sustained.ts';
+import { TASKS_QUICK_TOKENS } from '../src/spec/workloads/tasks.ts';
 import { isWeightFormat, WEIGHT_FORMATS } from '../src/weight-format.ts';
 import {
   defaultRuntime,
@@ -101,13 +103,18 @@ Model
                          .gguf file (llama; F32, F16, BF16, Q8_0, Q4_0 tensors), instead of a preset
   --seed N               seed of the random weights (default 0)
   --weights FORMAT       the linear layers' and LM head's format, quantized on load: f32 (default),
-                         f16, int8 or int4 (int8/int4: symmetric, a scale per group of 32 along K);
-                         with --suite formats, a comma-separated list of formats to sweep
+                         f16, int8 or int4 (int8/int4: symmetric, a scale per group of 32 along K),
+                         or q8_0, q4_0, q4_k: GGUF's types, byte for byte as llama-quantize makes
+                         them (rows of whole blocks: 32 weights, 256 for q4_k); with --suite formats,
+                         a comma-separated list of formats to sweep (default every one the model's
+                         rows can hold)
 
 Workloads
   --suite ${SUITE_NAMES.filter((n) => n !== 'custom').join('|')}   a preset list of workloads (default ${SPEC_DEFAULTS.suite}):
                            quick: prefill sweep L=${SUITES.quick.prefill.join(',')}; decode sweep depth=${SUITES.quick.depths.join(',')}, gen ${SUITES.quick.gen}; reps ${SUITES.quick.reps};
-                           then fused against unfused graph at L=${Math.max(...SUITES.quick.prefill)} and depth ${SUITES.quick.depths[0]} (as fusion)
+                           then fused against unfused graph at L=${Math.max(...SUITES.quick.prefill)} and depth ${SUITES.quick.depths[0]} (as fusion);
+                           on a trained preset (trained-4m), what it gets right on its held-out set,
+                           ${TASKS_QUICK_TOKENS} prompt tokens a slice (--task-tokens N; the full suite ${TASK_TOKENS_DEFAULT})
                            full:  prefill sweep L=${SUITES.full.prefill.join(',')}; decode sweep depth=${SUITES.full.depths.join(',')}, gen ${SUITES.full.gen}; reps ${SUITES.full.reps}
 ${WORKLOADS.flatMap((d) => (d.suite ? [wrap(`${d.suite.name}: ${d.suite.help}`, HELP_INDENT)] : [])).join('\n')}
   --prefill L,L,...      prompt lengths of the prefill sweep ("" for none); makes the list custom
@@ -218,7 +225,7 @@ Remote browsers (a fleet, one device at a time; docs/remote.md)
 Peers (the same weights through another engine, beside this run)
   --peer LIST            llama.cpp[:cpu|gpu|auto] (default cpu), wllama[:webgpu|cpu] (default webgpu):
                          the run's model is written as a GGUF file in --weights' format (f32 F32,
-                         f16 F16, int8 Q8_0, int4 Q4_0) that this engine then loads too. llama.cpp
+                         f16 F16, int8 Q8_0, int4 Q4_0, q8_0/q4_0/q4_k their own type) that this engine then loads too. llama.cpp
                          runs natively (node-llama-cpp, its own process); wllama is llama.cpp in
                          WebAssembly in a browser page (llama.cpp's WebGPU backend where it engages,
                          else its CPU backend). Each is timed on the same prompt lengths, depths,
@@ -670,8 +677,15 @@ try {
   usage((e as Error).message);
 }
 if (spec.suite !== 'formats' && args['no-quality']) usage('--no-quality applies to --suite formats');
-if (spec.suite !== 'formats' && spec.suite !== 'kv' && args['task-tokens'] !== undefined)
-  usage('--task-tokens applies to --suite formats and --suite kv');
+if (
+  spec.suite !== 'formats' &&
+  spec.suite !== 'kv' &&
+  !spec.workloads.some((w) => w.kind === 'tasks') &&
+  args['task-tokens'] !== undefined
+)
+  usage(
+    '--task-tokens applies to --suite formats, --suite kv, and the quick and full suites on a trained model',
+  );
 if (
   spec.suite !== 'spec' &&
   (args.drafter || args.k || args['adaptive-k'] || args['verify-k'] || args.temperature)

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SpecError } from '../errors.ts';
 import { KV_DTYPES } from '../kv/format.ts';
+import { PRESETS } from '../model/config.ts';
 import { WEIGHT_FORMATS } from '../weight-format.ts';
 import { GenerateSettingsSchema, PromptTextSchema } from './prompt.ts';
 import { type BenchSpec, BenchSpecSchema } from './schema.ts';
@@ -20,6 +21,7 @@ import {
 } from './workloads/serve-settings.ts';
 import { SpecWorkloadSchema } from './workloads/speculative.ts';
 import { SUSTAINED_DEFAULTS, SustainedWorkloadSchema } from './workloads/sustained.ts';
+import { TASKS_QUICK_TOKENS } from './workloads/tasks.ts';
 
 /**
  * The suite where --kv-dtype and --window take lists (the KV matrix); the run's own model is then
@@ -73,8 +75,12 @@ export const SpecOptionsSchema = z
     fuse: z.boolean().default(SPEC_DEFAULTS.fuse),
     /** --suite formats: measure the error by slice (--no-quality: time the formats only). */
     quality: z.boolean().default(true),
-    /** --suite formats on a trained model: prompt tokens per slice of the held-out set each format is scored on (0: every case). */
-    taskTokens: FormatsWorkloadSchema.shape.taskTokens.default(TASK_TOKENS_DEFAULT),
+    /**
+     * On a trained model: prompt tokens per slice of the held-out set each variant is scored on (0:
+     * every case); absent, each suite's own default (the formats and kv suites' TASK_TOKENS_DEFAULT,
+     * the quick suite's smaller sample).
+     */
+    taskTokens: FormatsWorkloadSchema.shape.taskTokens,
     /** --weights: one format, or (with --suite formats) the formats to sweep. */
     weights: z
       .array(z.enum(WEIGHT_FORMATS))
@@ -212,7 +218,9 @@ export function buildSpec(model: unknown, options: SpecOptions): SpecBuild {
   const suite: SuiteName = own ? o.suite : custom ? 'custom' : o.suite;
   const base = SUITES[o.suite === 'custom' ? 'quick' : o.suite];
   const resolved = { ...o, reps: o.reps ?? base.reps };
-  const workloads: Workload[] = own ? own.build(resolved) : combinedSuite(suite, resolved);
+  const workloads: Workload[] = own
+    ? own.build(resolved)
+    : combinedSuite(suite, resolved, hasHeldOutSet(model));
   const spec = BenchSpecSchema.safeParse({
     model,
     suite,
@@ -260,7 +268,7 @@ type ResolvedOptions = z.output<typeof SpecOptionsSchema> & { reps: number };
  * person's) values; the quick suite ends with the fused graph against the unfused one, at its
  * largest L and first depth.
  */
-function combinedSuite(suite: SuiteName, o: ResolvedOptions): Workload[] {
+function combinedSuite(suite: SuiteName, o: ResolvedOptions, heldOut: boolean): Workload[] {
   const base = SUITES[suite === 'custom' ? 'quick' : (suite as 'quick' | 'full')];
   const lengths = o.prefill ?? [...base.prefill];
   const depths = o.depths ?? [...base.depths];
@@ -282,5 +290,20 @@ function combinedSuite(suite: SuiteName, o: ResolvedOptions): Workload[] {
       }),
     );
   }
+  // A trained preset ends the suite with what it gets right on its held-out set: a small sample in
+  // the quick suite (the page's first run) and a quick suite with typed values, the formats suite's
+  // default sample in the full one.
+  if (heldOut) {
+    const sample = suite === 'full' ? TASK_TOKENS_DEFAULT : TASKS_QUICK_TOKENS;
+    workloads.push({ kind: 'tasks', taskTokens: o.taskTokens ?? sample });
+  }
   return workloads;
+}
+
+/** Whether the model is a preset shipped with a held-out evaluation set (a model trained here). */
+function hasHeldOutSet(model: unknown): boolean {
+  if (typeof model !== 'object' || model === null) return false;
+  const m = model as { kind?: unknown; preset?: unknown };
+  if (m.kind !== 'preset' || typeof m.preset !== 'string' || !(m.preset in PRESETS)) return false;
+  return 'evalFile' in PRESETS[m.preset as keyof typeof PRESETS];
 }

@@ -24,6 +24,31 @@ describe('specFromOptions', () => {
     ]);
   });
 
+  it('ends the quick, custom and full suites with the held-out table on a trained preset, and only there', () => {
+    const trained = { kind: 'preset', preset: 'trained-4m', seed: 0 } as const;
+    const kinds = (model: unknown, o: Parameters<typeof specFromOptions>[1]) =>
+      specFromOptions(model, o).workloads.map((w) => w.kind);
+    expect(kinds(preset, {})).toEqual(['prefill', 'decode', 'fusion']);
+    expect(kinds(trained, {})).toEqual(['prefill', 'decode', 'fusion', 'tasks']);
+    // The quick suite's sample is 64 prompt tokens a slice, the full suite's the formats suite's 768;
+    // --task-tokens sets either.
+    expect(specFromOptions(trained, {}).workloads[3]).toEqual({ kind: 'tasks', taskTokens: 64 });
+    expect(specFromOptions(trained, { suite: 'full' }).workloads.at(-1)).toEqual({
+      kind: 'tasks',
+      taskTokens: 768,
+    });
+    expect(specFromOptions(trained, { prefill: [16], depths: [16] }).workloads.at(-1)).toEqual({
+      kind: 'tasks',
+      taskTokens: 64,
+    });
+    expect(specFromOptions(trained, { taskTokens: 0 }).workloads.at(-1)).toEqual({
+      kind: 'tasks',
+      taskTokens: 0,
+    });
+    // A suite of its own never gains it: the formats suite scores the held-out set itself.
+    expect(kinds(trained, { suite: 'formats' })).toEqual(['formats']);
+  });
+
   it('builds the model unfused with --no-fuse, and keeps the fusion workload (it measures both graphs)', () => {
     const spec = specFromOptions(preset, { fuse: false });
     expect(spec.fuse).toBe(false);

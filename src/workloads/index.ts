@@ -10,6 +10,7 @@ import { prefillEngine } from './prefill.ts';
 import { serveEngine } from './serve.ts';
 import { specEngine } from './spec.ts';
 import { sustainedEngine } from './sustained.ts';
+import { tasksEngine } from './tasks.ts';
 import type { WorkloadEngine } from './workload.ts';
 
 /**
@@ -28,4 +29,5 @@ export const ENGINES: { [K in WorkloadKind]: WorkloadEngine<K, { type: string }>
   fusion: fusionEngine,
   sustained: sustainedEngine,
   kv: kvEngine,
+  tasks: tasksEngine,
 };

@@ -190,7 +190,7 @@ export const formats = {
     weightList: true,
     // --prefill and --depth name the one L and the one depth each format is timed at.
     build: (
-      o: CommonOptions & { weights?: RunWeightFormat[]; quality: boolean; taskTokens: number },
+      o: CommonOptions & { weights?: RunWeightFormat[]; quality: boolean; taskTokens?: number },
     ): FormatsWorkload[] => [
       {
         kind: 'formats',
@@ -199,7 +199,7 @@ export const formats = {
         depth: o.depths?.[0] ?? FORMATS_SUITE.depths[0],
         gen: o.gen ?? FORMATS_SUITE.gen,
         quality: o.quality,
-        taskTokens: o.taskTokens,
+        taskTokens: o.taskTokens ?? TASK_TOKENS_DEFAULT,
         reps: o.reps,
         warmup: o.warmup,
       },

@@ -11,6 +11,7 @@ import { prefill } from './prefill.ts';
 import { serve } from './serve.ts';
 import { speculative } from './speculative.ts';
 import { sustained } from './sustained.ts';
+import { tasks } from './tasks.ts';
 
 /**
  * Every workload, by its descriptor: the one list the spec, the result schema, the reports, the CLI
@@ -30,6 +31,7 @@ export const WORKLOADS = [
   fusion,
   sustained,
   kv,
+  tasks,
 ] as const;
 
 type Descriptor = (typeof WORKLOADS)[number];

@@ -15,7 +15,7 @@ import {
   windowErrors,
 } from '../workload.ts';
 import { CapacityWorkloadSchema } from './capacity.ts';
-import { FormatsWorkloadSchema } from './formats.ts';
+import { FormatsWorkloadSchema, TASK_TOKENS_DEFAULT } from './formats.ts';
 import { kvReport } from './kv-report.ts';
 import { KvSectionSchema } from './kv-result.ts';
 
@@ -169,7 +169,7 @@ export const kv = {
         ...(o.prefill?.[0] !== undefined && { length: o.prefill[0] }),
         ...(o.gen !== undefined && { gen: o.gen }),
         ...(o.poolMiB !== undefined && { poolMiB: o.poolMiB }),
-        ...(o.taskTokens !== undefined && { taskTokens: o.taskTokens }),
+        taskTokens: o.taskTokens ?? TASK_TOKENS_DEFAULT,
         reps: o.reps,
         warmup: o.warmup,
       },

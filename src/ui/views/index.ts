@@ -8,6 +8,7 @@ import { CaseView } from '../serve/case-view.ts';
 import { ServeView } from '../serve/view.ts';
 import { SpecView } from '../speculative/view.ts';
 import { SustainedView } from '../sustained-view.ts';
+import { TasksView } from '../tasks-view.ts';
 
 /** What the run view asks of a workload's own section on the page. */
 export interface WorkloadView {
@@ -93,5 +94,11 @@ export const VIEWS: { [K in WorkloadKind]: ViewSlot | null } = {
     summary: (r) =>
       r.kv ? ` · KV matrix: ${r.kv.cells.length} cell${r.kv.cells.length === 1 ? '' : 's'}` : '',
     alone: (r) => (r.kv ? 'the KV cache matrix' : null),
+  },
+  tasks: {
+    make: (o) => new TasksView(o),
+    place: 'above-charts',
+    summary: (r) => (r.tasks ? ` · task quality: ${r.tasks.length} slices` : ''),
+    alone: (r) => (r.tasks ? 'task quality on the held-out set' : null),
   },
 };

@@ -1,0 +1,41 @@
+import { InputError } from '../errors.ts';
+import type { TaskQuality } from '../spec/workloads/formats.ts';
+import { isWeightFormat, type RunWeightFormat } from '../weight-format.ts';
+import { taskQuality } from './task-quality.ts';
+import type { WorkloadEngine, WorkloadRunner } from './workload.ts';
+
+/** One slice's row of the run's model on its held-out set. */
+export type TasksRecord = { type: 'tasks'; taskQuality: TaskQuality };
+
+/**
+ * The run's model on its held-out set: one variant, the run's own weights (a trained preset's f16
+ * file is scored in f16, as the run's points ran it), nothing to compare against.
+ */
+export const taskScores: WorkloadRunner<'tasks', TasksRecord> = async (ctx, w) => {
+  if (!ctx.taskSet || !ctx.tokenizer) {
+    throw new InputError(
+      `the task table needs a model with a held-out set (a trained preset such as trained-4m); ${ctx.modelName} has none`,
+    );
+  }
+  const format: RunWeightFormat = isWeightFormat(ctx.weightFormat) ? ctx.weightFormat : 'f32';
+  if (format !== ctx.weightFormat)
+    ctx.warn(`The task table scores f32 weights: the run's ${ctx.weightFormat} weights have no one format.`);
+  await taskQuality(
+    ctx,
+    [{ format }],
+    ctx.taskSet,
+    ctx.tokenizer,
+    w.taskTokens,
+    (slice) => ctx.progress(0, 1, `task quality: the ${slice} slice`),
+    (row) => ctx.emit({ type: 'tasks', taskQuality: row }),
+  );
+  ctx.progress(1, 1, 'task quality by slice');
+};
+
+export const tasksEngine: WorkloadEngine<'tasks', TasksRecord> = {
+  run: taskScores,
+  describe: (r) => `${r.taskQuality.metric} on the ${r.taskQuality.slice} slice`,
+  collect: (records) => ({ tasks: records.map((r) => r.taskQuality) }),
+  // The issue's targets are judged at f32 by the format sweep; a sample of the run's own format sets none.
+  targets: () => [],
+};
