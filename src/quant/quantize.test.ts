@@ -1,6 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ROW, testRows } from '../../test-support/ggml-quants/cases.ts';
 import { ggmlQuantize } from '../../test-support/ggml-quants/ggml-c.ts';
+import { llamaQuantize } from '../../test-support/llama-quantize/quantize.ts';
+import { bytesSource } from '../model/byte-source.ts';
+import { parseGgufHeader } from '../model/gguf.ts';
+import { loadGgufModel } from '../model/gguf-load.ts';
+import { GGUF_TYPE_CODES, writeGguf } from '../model/gguf-writer.ts';
 import { mulberry32 } from '../random.ts';
 import { QUANT_TYPES } from './registry.ts';
 import type { QuantType } from './types.ts';
@@ -71,5 +79,59 @@ describe("quantization, byte for byte against ggml's C (libggml-base.so)", () =>
         expect(blockMismatches(type, got, want)).toBe('');
       });
     }
+  }
+});
+
+describe("the trained model's files against llama-quantize's", () => {
+  // The shipped F16 file, quantized by this project's writer (src/model/gguf-writer.ts, through the
+  // quantizers above) and by llama.cpp's own llama_model_quantize as `llama-quantize --pure` runs it:
+  // every tensor's bytes, name by name.
+  const source = join(import.meta.dirname, '..', '..', 'models', 'trained-4m.gguf');
+  const loaded = loadGgufModel(
+    bytesSource(new Uint8Array(readFileSync(source)), 'trained-4m.gguf'),
+    'trained-4m',
+  );
+  const dir = mkdtempSync(join(tmpdir(), 'quantize-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** Each tensor's type and bytes, by name (a tensor's bytes run to the next one's offset, or the file's end). */
+  function tensorBytes(bytes: Uint8Array): Map<string, { type: number; bytes: Uint8Array }> {
+    const h = parseGgufHeader(bytes);
+    const sorted = [...h.tensors].sort((a, b) => a.offset - b.offset);
+    return new Map(
+      sorted.map((t, i) => {
+        const end = i + 1 < sorted.length ? h.dataOffset + sorted[i + 1].offset : bytes.length;
+        // The padding to the next tensor's alignment is zeros in both writers.
+        return [t.name, { type: t.type, bytes: bytes.subarray(h.dataOffset + t.offset, end) }];
+      }),
+    );
+  }
+
+  for (const [type, ftype] of [
+    ['Q8_0', 'Q8_0'],
+    ['Q4_0', 'Q4_0'],
+    ['Q4_K', 'Q4_K_S'],
+  ] as const) {
+    it(`${type}: every tensor byte-identical`, () => {
+      const theirsPath = join(dir, `${type}.gguf`);
+      llamaQuantize(source, theirsPath, ftype, true);
+      const theirs = tensorBytes(new Uint8Array(readFileSync(theirsPath)));
+      const ours = tensorBytes(writeGguf(loaded.weights, { type, tokenizer: true, name: 'trained-4m' }));
+      expect([...ours.keys()].sort()).toEqual([...theirs.keys()].sort());
+      const differ = [...theirs].filter(([name, t]) => {
+        const o = ours.get(name);
+        return (
+          !o ||
+          o.type !== t.type ||
+          o.bytes.length !== t.bytes.length ||
+          o.bytes.some((b, i) => b !== t.bytes[i])
+        );
+      });
+      expect(differ.map(([name]) => name)).toEqual([]);
+      // The linear layers are in the type (the 1-D norms stay F32 in both).
+      expect(
+        [...theirs.values()].filter((t) => t.type === GGUF_TYPE_CODES[type]).length,
+      ).toBeGreaterThanOrEqual(29);
+    });
   }
 });
