@@ -11,6 +11,10 @@ import { makeResult } from '../test-support/fixtures/base.ts';
 import { CI_TINY_DISPATCHES } from './ci-tiny.ts';
 import { runCli } from './cli.ts';
 
+// Its tests share nothing (each writes its own files), and the file is among the longest: in
+// parallel mode the two workers split its tests instead of one running them all at the end.
+test.describe.configure({ mode: 'parallel' });
+
 const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
 const readResult = (path: string): BenchResult =>
   BenchResultSchema.parse(JSON.parse(readFileSync(path, 'utf8')));

@@ -15,6 +15,10 @@ import { makeVocabFixtures } from '../test-support/vocab-fixture.ts';
 import { runCli } from './cli.ts';
 import { openPage, screenshot, watchConsole, withoutAutotune } from './page-helpers.ts';
 
+// Its tests share nothing (each writes its own files), and the file is among the longest: in
+// parallel mode the two workers split its tests instead of one running them all at the end.
+test.describe.configure({ mode: 'parallel' });
+
 // llama.cpp itself (node-llama-cpp's prebuilt CPU binary) beside the engine, on ci-tiny.
 
 const dir = mkdtempSync(join(tmpdir(), 'peers-'));

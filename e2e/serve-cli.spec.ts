@@ -10,6 +10,10 @@ import { percentile } from '../src/stats.ts';
 import { runCli } from './cli.ts';
 import { openFromHistory, screenshot } from './page-helpers.ts';
 
+// Its tests share nothing (each writes its own files), and the file is among the longest: in
+// parallel mode the two workers split its tests instead of one running them all at the end.
+test.describe.configure({ mode: 'parallel' });
+
 const dir = mkdtempSync(join(tmpdir(), 'serve-'));
 
 /**

@@ -17,6 +17,10 @@ import {
   withoutAutotune,
 } from './page-helpers.ts';
 
+// Its tests share nothing (each writes its own files), and the file is among the longest: in
+// parallel mode the two workers split its tests instead of one running them all at the end.
+test.describe.configure({ mode: 'parallel' });
+
 /**
  * The model trained here (models/trained-4m.gguf, train/): what it writes is llama.cpp's greedy
  * text on the same file, it goes on with the page's demo JSON, and the format sweep scores every
