@@ -6,12 +6,11 @@
  */
 import type { BenchResult } from '../results/schema.ts';
 import type { TaskQuality } from '../spec/workloads/formats.ts';
-import { TASK_SCORES_DEFINITIONS } from '../spec/workloads/tasks.ts';
+import { TASK_SCORES_DEFINITIONS, taskScoreCells } from '../spec/workloads/tasks.ts';
 import { ChartPanel } from './charts/panel.ts';
 import { taskQualityChart } from './charts/task-quality.ts';
 import { captionedTable } from './data-table.ts';
 import { h, setChildren } from './dom.ts';
-import { fixed, MISSING } from './format.ts';
 
 const HEADERS = [
   { text: 'slice', title: 'A slice of the held-out set, split off before training' },
@@ -22,24 +21,19 @@ const HEADERS = [
   { text: 'ppl', title: 'Perplexity of the next token (text slices)', numeric: true },
 ];
 
-const pct = (x: number) => `${fixed(x * 100, 1)}%`;
-const num = (text: string) => h('td', { className: 'num', text });
-
 function scoresTable(rows: readonly TaskQuality[], testId: string): HTMLElement {
   const format = rows[0]?.format ?? 'f32';
   return captionedTable(
     `What the model gets right: its ${format} weights on each slice of its held-out set (a sample; cases says how big)`,
     HEADERS,
-    rows.map((q) =>
-      h('tr', {}, [
-        h('th', { text: q.slice, attrs: { scope: 'row' } }),
-        h('td', { text: q.metric + (q.exactMatch !== undefined ? ` (exact ${pct(q.exactMatch)})` : '') }),
-        num(String(q.cases) + (q.kind === 'text' ? ' tokens' : '')),
-        num(pct(q.score)),
-        num(`${pct(q.score95[0])}–${pct(q.score95[1])}`),
-        num(q.perplexity === undefined ? MISSING : fixed(q.perplexity, 2)),
-      ]),
-    ),
+    rows.map((q) => {
+      const [slice, metric, ...numbers] = taskScoreCells(q);
+      return h('tr', {}, [
+        h('th', { text: slice, attrs: { scope: 'row' } }),
+        h('td', { text: metric }),
+        ...numbers.map((text) => h('td', { className: 'num', text })),
+      ]);
+    }),
     testId,
     'formats-table',
   );

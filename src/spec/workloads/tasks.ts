@@ -35,6 +35,18 @@ export const TASK_SCORES_DEFINITIONS =
 
 const pct = (x: number) => `${fixed(x * 100, 1)}%`;
 
+/** One slice's cells, as the report and the page show them: slice, metric, cases, score, interval, ppl. */
+export function taskScoreCells(q: TaskQuality): string[] {
+  return [
+    q.slice,
+    q.metric + (q.exactMatch !== undefined ? ` (exact ${pct(q.exactMatch)})` : ''),
+    String(q.cases) + (q.kind === 'text' ? ' tokens' : ''),
+    pct(q.score),
+    `${pct(q.score95[0])}–${pct(q.score95[1])}`,
+    q.perplexity === undefined ? MISSING : fixed(q.perplexity, 2),
+  ];
+}
+
 export function taskScoresTable(rows: readonly TaskQuality[], preset: string): string[] {
   const format = rows[0]?.format ?? 'f32';
   return [
@@ -42,16 +54,7 @@ export function taskScoresTable(rows: readonly TaskQuality[], preset: string): s
     '',
     markdownRow(['slice', 'metric', 'cases', 'score', '95% interval', 'ppl']),
     markdownDelimiter('llrrrr'),
-    ...rows.map((q) =>
-      markdownRow([
-        q.slice,
-        q.metric + (q.exactMatch !== undefined ? ` (exact ${pct(q.exactMatch)})` : ''),
-        String(q.cases) + (q.kind === 'text' ? ' tokens' : ''),
-        pct(q.score),
-        `${pct(q.score95[0])}–${pct(q.score95[1])}`,
-        q.perplexity === undefined ? MISSING : fixed(q.perplexity, 2),
-      ]),
-    ),
+    ...rows.map((q) => markdownRow(taskScoreCells(q))),
     '',
     escapeMarkdown(TASK_SCORES_DEFINITIONS),
   ];
