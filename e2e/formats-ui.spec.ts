@@ -112,13 +112,14 @@ test('weight formats: the form’s weights field, the comparison chart, the roof
   await page.getByLabel('Suite').selectOption('formats');
   await expect(weights).toBeHidden();
   const list = page.getByLabel('Formats to sweep');
-  await expect(list).toHaveValue('f32, f16, int8, int4');
+  // Every format by default, the GGUF types among them (a model whose rows cannot hold one skips it).
+  await expect(list).toHaveValue('f32, f16, int8, int4, q8_0, q4_0, q4_k');
   await expect(page.getByLabel('Prompt length L')).toHaveValue('64');
   await expect(page.getByLabel('Decode depth')).toHaveValue('64');
   await expect(page.locator('.field-error:visible')).toHaveCount(0);
   await list.fill('f32, int3');
   await expect(page.locator('.field-weightsList .field-error')).toHaveText(
-    'value 2: Invalid option: expected one of "f32"|"f16"|"int8"|"int4"',
+    'value 2: Invalid option: expected one of "f32"|"f16"|"int8"|"int4"|"q8_0"|"q4_0"|"q4_k"',
   );
   await list.fill('int8, int8');
   await expect(page.locator('.field-weightsList .field-error')).toHaveText('a format is listed twice');
