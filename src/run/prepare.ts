@@ -54,6 +54,12 @@ export async function prepareRun(gpu: Gpu, spec: BenchSpec): Promise<PreparedRun
   const unusable = modelErrors(spec, config);
   if (unusable.length > 0) throw new SpecError(unusable.join('; '));
   for (const d of fitted.dropped) warnings.push(`Skipped ${d.message}.`);
+  // The task table scores a held-out set: only a trained preset ships one.
+  if (spec.workloads.some((w) => w.kind === 'tasks') && !loaded.taskSet) {
+    throw new SpecError(
+      `the tasks workload scores a model's held-out set, and ${loaded.name} has none (a trained preset such as trained-4m has)`,
+    );
+  }
   const widths = fitToWidths(fitted.spec, config);
   if (widths.errors.length > 0) throw new SpecError(widths.errors.join('; '));
   for (const d of widths.dropped) warnings.push(`Skipped ${d}.`);
