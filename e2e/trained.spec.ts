@@ -344,6 +344,17 @@ test('page: opens on the trained model with its demo prompt; a run shows the JSO
   await screenshot(page, 'trained-default.png');
   await screenshot(page.getByTestId('tasks-summary'), 'trained-tasks.png');
   await screenshot(panel(page, 'tasks-chart'), 'trained-tasks-chart.png');
+  // Compare reads it across runs: the run, added from History, shows its own task table there.
+  await page
+    .getByTestId('history')
+    .getByRole('button', { name: /^Add the run of .* to the comparison/ })
+    .first()
+    .click();
+  await page.getByTestId('tab-compare').click();
+  const compared = page.getByTestId('compare-1-tasks-table');
+  await expect(compared.locator('tbody tr th')).toHaveText([...SLICES]);
+  await expect(page.getByTestId('compare-1-tasks-summary').locator('h2')).toHaveText(/: task quality$/);
+  await page.getByTestId('tab-run').click();
   const ids = (await page.getByTestId('generated-ids').textContent())?.split(', ').map(Number) ?? [];
 
   // Generate, without a run: the model built for it, the text streamed into the same card.

@@ -40,6 +40,7 @@ import { ServeView } from './serve/view.ts';
 import { type Column, sortableTable } from './sortable-table.ts';
 import { SpecView } from './speculative/view.ts';
 import { SustainedView } from './sustained-view.ts';
+import { TasksView } from './tasks-view.ts';
 
 interface Entry {
   /** Identity, so the same history run or file is not added twice. */
@@ -87,6 +88,8 @@ export class CompareView {
   private readonly formatsViews = new Map<string, FormatsView>();
   /** The sustained-load sections, likewise. */
   private readonly sustainedHost = h('div', { className: 'compare-spec' });
+  private readonly tasksHost = h('div', { className: 'compare-spec' });
+  private readonly tasksViews = new Map<string, TasksView>();
   private readonly sustainedViews = new Map<string, SustainedView>();
   /** Every run's KV cells in one table, keyed by device × cell, shown once a run has a KV matrix. */
   private readonly kvHost = h('div', { className: 'compare-table-host' });
@@ -201,6 +204,7 @@ export class CompareView {
       this.charts.element,
       this.kvCard,
       this.formatsHost,
+      this.tasksHost,
       this.sustainedHost,
       this.specHost,
       this.serveHost,
@@ -315,6 +319,7 @@ export class CompareView {
     this.renderPeers();
     this.renderKv();
     this.renderFormats();
+    this.renderTasks();
     this.renderSustained();
     this.renderSpec();
     this.renderServe();
@@ -394,6 +399,17 @@ export class CompareView {
       (r) => Boolean(r.formats?.length || r.quality?.length),
       (result) => new FormatsView({ idPrefix: 'compare', fileStem: () => resultFileStem(result) }),
       'weight formats',
+    );
+  }
+
+  /** What each run's model got right on its held-out set (the quick suite on a trained preset), one per run. */
+  private renderTasks(): void {
+    this.renderPerRun(
+      this.tasksViews,
+      this.tasksHost,
+      (r) => Boolean(r.tasks?.length),
+      (result, i) => new TasksView({ idPrefix: `compare-${i + 1}`, fileStem: () => resultFileStem(result) }),
+      'task quality',
     );
   }
 

@@ -42,6 +42,7 @@ function scoresTable(rows: readonly TaskQuality[], testId: string): HTMLElement 
 export class TasksView {
   readonly element: HTMLElement;
   private readonly body = h('div', { className: 'formats-body' });
+  private readonly heading = h('h2', { text: 'Task quality' });
   private readonly chart: ChartPanel;
   private readonly id: (name: string) => string;
 
@@ -60,15 +61,16 @@ export class TasksView {
     });
     this.element = h('div', { className: 'serve-view formats-view', attrs: { hidden: true } }, [
       h('section', { className: 'card', testId: this.id('tasks-summary') }, [
-        h('div', { className: 'card-head' }, [h('h2', { text: 'Task quality' })]),
+        h('div', { className: 'card-head' }, [this.heading]),
         this.body,
       ]),
       h('div', { className: 'chart-grid' }, [this.chart.element]),
     ]);
   }
 
-  show(result: BenchResult | null): void {
+  show(result: BenchResult | null, heading = 'Task quality'): void {
     const rows = result?.tasks ?? [];
+    this.heading.textContent = heading;
     this.element.hidden = rows.length === 0;
     if (rows.length === 0) {
       this.chart.update(null);
