@@ -114,7 +114,8 @@ Workloads
                            quick: prefill sweep L=${SUITES.quick.prefill.join(',')}; decode sweep depth=${SUITES.quick.depths.join(',')}, gen ${SUITES.quick.gen}; reps ${SUITES.quick.reps};
                            then fused against unfused graph at L=${Math.max(...SUITES.quick.prefill)} and depth ${SUITES.quick.depths[0]} (as fusion);
                            on a trained preset (trained-4m), what it gets right on its held-out set,
-                           ${TASKS_QUICK_TOKENS} prompt tokens a slice (--task-tokens N; the full suite ${TASK_TOKENS_DEFAULT})
+                           ${TASKS_QUICK_TOKENS} prompt tokens a slice (--task-tokens N; the full suite ${TASK_TOKENS_DEFAULT};
+                           --task-slices A,B: only those slices, here and in the formats and kv suites)
                            full:  prefill sweep L=${SUITES.full.prefill.join(',')}; decode sweep depth=${SUITES.full.depths.join(',')}, gen ${SUITES.full.gen}; reps ${SUITES.full.reps}
 ${WORKLOADS.flatMap((d) => (d.suite ? [wrap(`${d.suite.name}: ${d.suite.help}`, HELP_INDENT)] : [])).join('\n')}
   --prefill L,L,...      prompt lengths of the prefill sweep ("" for none); makes the list custom
@@ -330,6 +331,7 @@ function parse() {
         'no-solo': { type: 'boolean', default: false },
         'no-quality': { type: 'boolean', default: false },
         'task-tokens': { type: 'string' },
+        'task-slices': { type: 'string' },
         profile: { type: 'boolean', default: false },
         'no-autotune': { type: 'boolean', default: false },
         'no-fuse': { type: 'boolean', default: false },
@@ -666,6 +668,12 @@ try {
       solo: !args['no-solo'],
       quality: !args['no-quality'],
       taskTokens: int('--task-tokens', args['task-tokens']),
+      ...(args['task-slices'] !== undefined && {
+        taskSlices: args['task-slices']
+          .split(',')
+          .map((t) => t.trim())
+          .filter(Boolean),
+      }),
       trace: importedTrace,
       sessions: sessionsOption(),
       kvBudget: kvBudgetOption(),
@@ -681,10 +689,10 @@ if (
   spec.suite !== 'formats' &&
   spec.suite !== 'kv' &&
   !spec.workloads.some((w) => w.kind === 'tasks') &&
-  args['task-tokens'] !== undefined
+  (args['task-tokens'] !== undefined || args['task-slices'] !== undefined)
 )
   usage(
-    '--task-tokens applies to --suite formats, --suite kv, and the quick and full suites on a trained model',
+    '--task-tokens and --task-slices apply to --suite formats, --suite kv, and the quick and full suites on a trained model',
   );
 if (
   spec.suite !== 'spec' &&

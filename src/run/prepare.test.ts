@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SpecError } from '../errors.ts';
 import type { Gpu } from '../gpu/device.ts';
+import { taskSliceErrors } from '../spec/fit.ts';
 import { specFromOptions } from '../spec/options.ts';
 import { prepareRun } from './prepare.ts';
 
@@ -17,6 +18,22 @@ describe('prepareRun', () => {
     const withTasks = { ...spec, workloads: [...spec.workloads, { kind: 'tasks' as const, taskTokens: 64 }] };
     await expect(prepareRun(gpu, withTasks)).rejects.toThrow(SpecError);
     await expect(prepareRun(gpu, withTasks)).rejects.toThrow(/ci-tiny has none/);
+  });
+
+  it('refuses a held-out slice the model does not have, listing the ones it has', async () => {
+    const trained = { kind: 'preset', preset: 'trained-4m', seed: 0 } as const;
+    const spec = specFromOptions(trained, { suite: 'formats', taskSlices: ['json', 'poetry'] });
+    expect(spec.workloads[0]).toMatchObject({ kind: 'formats', taskSlices: ['json', 'poetry'] });
+    expect(taskSliceErrors(spec, ['add-2digit', 'json', 'prose'], 'trained-4m')).toEqual([
+      "--task-slices: poetry is not a slice of trained-4m's held-out set (add-2digit, json, prose)",
+    ]);
+    expect(taskSliceErrors(spec, [], 'ci-tiny')).toEqual([
+      "--task-slices: json, poetry are not a slice of ci-tiny's held-out set (it has none)",
+    ]);
+    // Named in the quick suite's task table too.
+    const quick = specFromOptions(trained, { taskSlices: ['json'] });
+    expect(quick.workloads.at(-1)).toEqual({ kind: 'tasks', taskTokens: 64, taskSlices: ['json'] });
+    expect(taskSliceErrors(quick, ['json'], 'trained-4m')).toEqual([]);
   });
 
   it("refuses a run format the model's rows cannot hold, and skips it from a named suite's sweep", async () => {

@@ -4,7 +4,7 @@ import { DRAM_BOUND_MIN_BYTES } from '../measure/roofline.ts';
 import { presetConfig } from '../model/config.ts';
 import { type LoadedModel, loadModel } from '../model/source.ts';
 import { parameterCount } from '../model/weights.ts';
-import { assertFits, fitToModel, fitToWidths, modelErrors } from '../spec/fit.ts';
+import { assertFits, fitToModel, fitToWidths, modelErrors, taskSliceErrors } from '../spec/fit.ts';
 import { type EngineNeeds, engineNeeds } from '../spec/needs.ts';
 import { fitToPrompt, promptUnfit } from '../spec/prompt.ts';
 import type { BenchSpec } from '../spec/schema.ts';
@@ -60,6 +60,12 @@ export async function prepareRun(gpu: Gpu, spec: BenchSpec): Promise<PreparedRun
       `the tasks workload scores a model's held-out set, and ${loaded.name} has none (a trained preset such as trained-4m has)`,
     );
   }
+  const slices = taskSliceErrors(
+    spec,
+    (loaded.taskSet ?? []).map((s) => s.name),
+    loaded.name,
+  );
+  if (slices.length > 0) throw new SpecError(slices.join('; '));
   const widths = fitToWidths(fitted.spec, config);
   if (widths.errors.length > 0) throw new SpecError(widths.errors.join('; '));
   for (const d of widths.dropped) warnings.push(`Skipped ${d}.`);

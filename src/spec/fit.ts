@@ -94,3 +94,16 @@ export function fitToWidths(
   });
   return { spec: { ...spec, workloads }, dropped, errors };
 }
+
+/** The slices a spec names (`--task-slices`) that the model's held-out set does not have, as messages. */
+export function taskSliceErrors(spec: BenchSpec, slices: readonly string[], model: string): string[] {
+  return spec.workloads.flatMap((w) => {
+    const named = 'taskSlices' in w ? (w.taskSlices ?? []) : [];
+    const unknown = named.filter((n) => !slices.includes(n));
+    if (unknown.length === 0) return [];
+    const have = slices.length > 0 ? slices.join(', ') : 'it has none';
+    return [
+      `--task-slices: ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not a slice of ${model}'s held-out set (${have})`,
+    ];
+  });
+}

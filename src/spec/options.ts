@@ -81,6 +81,8 @@ export const SpecOptionsSchema = z
      * the quick suite's smaller sample).
      */
     taskTokens: FormatsWorkloadSchema.shape.taskTokens,
+    /** On a trained model: the held-out slices to score, by name (absent: every slice). */
+    taskSlices: FormatsWorkloadSchema.shape.taskSlices,
     /** --weights: one format, or (with --suite formats) the formats to sweep. */
     weights: z
       .array(z.enum(WEIGHT_FORMATS))
@@ -295,7 +297,11 @@ function combinedSuite(suite: SuiteName, o: ResolvedOptions, heldOut: boolean): 
   // default sample in the full one.
   if (heldOut) {
     const sample = suite === 'full' ? TASK_TOKENS_DEFAULT : TASKS_QUICK_TOKENS;
-    workloads.push({ kind: 'tasks', taskTokens: o.taskTokens ?? sample });
+    workloads.push({
+      kind: 'tasks',
+      taskTokens: o.taskTokens ?? sample,
+      ...(o.taskSlices && { taskSlices: o.taskSlices }),
+    });
   }
   return workloads;
 }

@@ -10,7 +10,7 @@ import { decodeSweep } from './decode.ts';
 import { formatSummary, formatTargets, type QualityRecord } from './formats-section.ts';
 import { prefillSweep } from './prefill.ts';
 import { promptTokens } from './prompts.ts';
-import { taskQuality } from './task-quality.ts';
+import { pickSlices, taskQuality } from './task-quality.ts';
 import type { WorkloadContext, WorkloadEngine, WorkloadRunner } from './workload.ts';
 
 /** Next-token distributions compared per prompt: its prefill and then this many minus one decode steps. */
@@ -167,7 +167,7 @@ export const formatSweep: WorkloadRunner<'formats', QualityRecord> = async (ctx,
     await taskQuality(
       ctx,
       formats.map((format) => ({ format })),
-      tasks.set,
+      pickSlices(tasks.set, w.taskSlices),
       tasks.tokenizer,
       w.taskTokens,
       (slice) => {

@@ -17,7 +17,7 @@ import { percentile } from '../stats.ts';
 import { isQuantFormat, isWeightFormat, type RunWeightFormat } from '../weight-format.ts';
 import { verifySlots } from './capacity.ts';
 import { promptTokens } from './prompts.ts';
-import { taskQuality } from './task-quality.ts';
+import { pickSlices, taskQuality } from './task-quality.ts';
 import type { WorkloadContext, WorkloadEngine, WorkloadRunner } from './workload.ts';
 
 /** Passes one profiled decode step may time: one per kernel call (a few dozen per layer at most). */
@@ -194,7 +194,7 @@ async function kvTaskQuality(
   await taskQuality(
     ctx,
     caches.map((kv) => ({ format, kv })),
-    ctx.taskSet,
+    pickSlices(ctx.taskSet, w.taskSlices),
     ctx.tokenizer,
     w.taskTokens,
     (slice) =>

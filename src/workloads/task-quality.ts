@@ -18,8 +18,11 @@ import type { WorkloadContext } from './workload.ts';
 const ONE_PASS_TOKENS = 64;
 /** Text slices are read in windows of this many tokens (each window's logits are read back whole). */
 const TEXT_WINDOW = 256;
-/** Most tokens a JSON completion may take before it counts as not closed. */
-const JSON_MAX_TOKENS = 64;
+/**
+ * Tokens a JSON completion may take beyond the answer's length before it counts as not closed: the
+ * budget train/eval.py gives (the answer's tokens + 64), so both evaluations judge the same thing.
+ */
+const JSON_EXTRA_TOKENS = 64;
 
 /**
  * One variant the task set is scored on: a weight format, and (the kv suite) a KV element type and
@@ -215,7 +218,9 @@ export async function taskQuality<R>(
           for (const [m, s] of scored.entries()) {
             if (t.forced.every((tok, i) => argmax(rows[m][i]) === tok)) s.right++;
             if (slice.kind === 'json') {
-              const out = await greedyLine(s.model, tokenizer, t.ids, newline, JSON_MAX_TOKENS);
+              // forced is the answer's tokens and the newline after it.
+              const budget = t.forced.length - 1 + JSON_EXTRA_TOKENS;
+              const out = await greedyLine(s.model, tokenizer, t.ids, newline, budget);
               // The completion's text: the whole minus the prompt's (a first piece's space survives).
               const whole = tokenizer.decode([...t.ids, ...out]);
               const completion = whole.slice(tokenizer.decode(t.ids).length);
@@ -260,4 +265,9 @@ export async function taskQuality<R>(
   } finally {
     for (const s of scored) s.model.destroy();
   }
+}
+
+/** The slices of the held-out set a run names (`--task-slices`), in the set's order; all of them when it names none. */
+export function pickSlices(set: readonly TaskSlice[], names: readonly string[] | undefined): TaskSlice[] {
+  return names ? set.filter((s) => names.includes(s.name)) : [...set];
 }

@@ -1,7 +1,7 @@
 import { InputError } from '../errors.ts';
 import type { TaskQuality } from '../spec/workloads/formats.ts';
 import { isWeightFormat, type RunWeightFormat } from '../weight-format.ts';
-import { taskQuality } from './task-quality.ts';
+import { pickSlices, taskQuality } from './task-quality.ts';
 import type { WorkloadEngine, WorkloadRunner } from './workload.ts';
 
 /** One slice's row of the run's model on its held-out set. */
@@ -23,7 +23,7 @@ export const taskScores: WorkloadRunner<'tasks', TasksRecord> = async (ctx, w) =
   await taskQuality(
     ctx,
     [{ format }],
-    ctx.taskSet,
+    pickSlices(ctx.taskSet, w.taskSlices),
     ctx.tokenizer,
     w.taskTokens,
     (slice) => ctx.progress(0, 1, `task quality: the ${slice} slice`),

@@ -119,6 +119,13 @@ export const FormatSummarySchema = z
 
 export type FormatSummary = z.infer<typeof FormatSummarySchema>;
 
+/** On a trained model: the held-out slices to score (`--task-slices`), by name; absent, every slice. */
+export const TaskSlicesSchema = z
+  .array(z.string().min(1).max(64))
+  .min(1)
+  .max(64)
+  .refine((s) => new Set(s).size === s.length, { message: 'a slice is listed twice' });
+
 /**
  * The format sweep: for each weight format, the same model quantized on load, a prefill at one L
  * and a decode at one depth (timed as the prefill and decode sweeps time them), then, with
@@ -143,6 +150,7 @@ export const FormatsWorkloadSchema = z
      * counts its tokens too); 0 scores every case. Absent in files before the trained model.
      */
     taskTokens: z.number().int().min(0).max(1_000_000).optional(),
+    taskSlices: TaskSlicesSchema.optional(),
     ...repetitions,
   })
   .strict();
@@ -184,13 +192,18 @@ export const formats = {
   section,
   suite: {
     name: 'formats' as const,
-    help: `the format sweep: for f32, f16, int8 and int4 (or --weights LIST), a prefill of L=${FORMATS_SUITE.prefill[0]} and ${FORMATS_SUITE.gen} tokens at depth ${FORMATS_SUITE.depths[0]}, each format's TPOT against f32's, and its error against f32 by slice (--prefill, --depth: the one L and depth; --no-quality: time the formats only, no error by slice). On a trained model (trained-4m) the error by slice is its task quality on the held-out set, ${TASK_TOKENS_DEFAULT} prompt tokens per slice (--task-tokens N; 0: every case)`,
+    help: `the format sweep: for f32, f16, int8 and int4 (or --weights LIST), a prefill of L=${FORMATS_SUITE.prefill[0]} and ${FORMATS_SUITE.gen} tokens at depth ${FORMATS_SUITE.depths[0]}, each format's TPOT against f32's, and its error against f32 by slice (--prefill, --depth: the one L and depth; --no-quality: time the formats only, no error by slice). On a trained model (trained-4m) the error by slice is its task quality on the held-out set, ${TASK_TOKENS_DEFAULT} prompt tokens per slice (--task-tokens N; 0: every case; --task-slices A,B: only those slices)`,
     /** Every format, a prefill of 64 and a decode at depth 64 of 16 tokens, and the error by slice. */
     defaults: FORMATS_SUITE,
     weightList: true,
     // --prefill and --depth name the one L and the one depth each format is timed at.
     build: (
-      o: CommonOptions & { weights?: RunWeightFormat[]; quality: boolean; taskTokens?: number },
+      o: CommonOptions & {
+        weights?: RunWeightFormat[];
+        quality: boolean;
+        taskTokens?: number;
+        taskSlices?: string[];
+      },
     ): FormatsWorkload[] => [
       {
         kind: 'formats',
@@ -200,6 +213,7 @@ export const formats = {
         gen: o.gen ?? FORMATS_SUITE.gen,
         quality: o.quality,
         taskTokens: o.taskTokens ?? TASK_TOKENS_DEFAULT,
+        ...(o.taskSlices && { taskSlices: o.taskSlices }),
         reps: o.reps,
         warmup: o.warmup,
       },

@@ -67,6 +67,7 @@ export const KvWorkloadSchema = z
      * (`--task-tokens`; 0: every case), as the format sweep's task table.
      */
     taskTokens: FormatsWorkloadSchema.shape.taskTokens,
+    taskSlices: FormatsWorkloadSchema.shape.taskSlices,
     ...repetitions,
   })
   .strict();
@@ -126,6 +127,7 @@ type KvOptions = CommonOptions & {
   window?: (number | null)[];
   poolMiB?: number;
   taskTokens?: number;
+  taskSlices?: string[];
 };
 
 /** The KV-shrinking matrix: builds its own variants of the model; the run's model validates. */
@@ -170,6 +172,7 @@ export const kv = {
         ...(o.gen !== undefined && { gen: o.gen }),
         ...(o.poolMiB !== undefined && { poolMiB: o.poolMiB }),
         taskTokens: o.taskTokens ?? TASK_TOKENS_DEFAULT,
+        ...(o.taskSlices && { taskSlices: o.taskSlices }),
         reps: o.reps,
         warmup: o.warmup,
       },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { escapeMarkdown, fixed, MISSING, markdownDelimiter, markdownRow } from '../../markdown.ts';
 import { NO_NEEDS, type WorkloadDescriptor } from '../workload.ts';
-import { type TaskQuality, TaskQualitySchema } from './formats.ts';
+import { type TaskQuality, TaskQualitySchema, TaskSlicesSchema } from './formats.ts';
 
 /**
  * The run's own model scored on its held-out set, by slice (a trained preset: trained-4m): what it
@@ -14,6 +14,7 @@ export const TasksWorkloadSchema = z
     kind: z.literal('tasks'),
     /** Prompt tokens of each slice scored, cases in order until the next would pass it (at least one); 0: every case. */
     taskTokens: z.number().int().min(0).max(1_000_000),
+    taskSlices: TaskSlicesSchema.optional(),
   })
   .strict();
 
