@@ -1,16 +1,18 @@
-// npm run bench|verify|generate|serve-api: builds the app, then runs the CLI named first, with the
-// rest of the arguments. --help (-h) needs nothing built, so it skips the build (issue 37: Vite's
-// output and a few seconds before a help text).
+// npm run bench|verify|generate|serve-api: builds the app unless the build is newer than every
+// source (build-fresh.ts), then runs the CLI named first, with the rest of the arguments. --help
+// (-h) needs nothing built, so it skips the build (issue 37: Vite's output and a few seconds before
+// a help text).
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { buildIsFresh } from './build-fresh.ts';
 
 const [script, ...args] = process.argv.slice(2);
 if (!script) {
   console.error('usage: tsx bench/built.ts bench/CLI.ts [arguments]');
   process.exit(2);
 }
-if (!args.includes('--help') && !args.includes('-h')) {
+if (!args.includes('--help') && !args.includes('-h') && !buildIsFresh(process.cwd())) {
   const build = spawnSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit' });
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
