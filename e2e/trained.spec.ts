@@ -282,6 +282,8 @@ test('bench --preset trained-4m --suite spec --temperature 0.8: speculative samp
       '1',
       '--reps',
       '3',
+      '--runtime',
+      'node',
       '--no-autotune',
       '--out',
       out,
