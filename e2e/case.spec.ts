@@ -132,9 +132,9 @@ test('bench --suite case: the diagnosis from the incident’s figures, each reme
   ] as const) {
     expect(x.matchesInProcess, x.label).toEqual({ checked: 10, mismatches: 0 });
     expect(x.target?.timeScale ?? 0).toBeCloseTo(scale, 6);
-    // Sent when scheduled (the scale itself is checked exactly above): the client's timers fire
-    // within a few ms on an idle machine, but 83 ms late was seen while two SwiftShader runs shared
-    // the two cores, so the bound is a busy machine's, not an idle one's.
+    // Sent when scheduled (the scale itself is checked exactly above): within 50 ms on an idle
+    // machine, but one request went 83 ms late in two runs while another SwiftShader run shared
+    // the two cores (the same 83 ms both times, not yet explained), so the bound is a busy machine's.
     inProcess.requests.forEach((q, k) => {
       expect(Math.abs(x.requests[k].arrivalMs - q.arrivalMs * scale)).toBeLessThan(250);
     });
