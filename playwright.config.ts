@@ -7,10 +7,12 @@ export default defineConfig<{ runtime: Harness['runtime'] }>({
   testDir: 'e2e',
   globalSetup: './e2e/global-setup.ts',
   // SwiftShader runs shaders on the CPU, but a test leaves a core idle much of the time (one
-  // pipeline compiles at a time; a CLI starts a process, a browser and a page): two workers kept
-  // both cores busy and took the suite from 36.6 to 25.5 minutes on the 2-core CI machine. No test
-  // asserts a speed, so sharing the cores changes no outcome.
-  workers: 2,
+  // pipeline compiles at a time; a CLI starts a process, a browser and a page): two workers took
+  // the suite from 36.6 to 25.5 minutes on the 2-core CI machine, and a third still fills idle
+  // time (16.0 to 14.7 minutes here, with trained.spec.ts scoring fewer slices; the tests' summed
+  // time 1,785 to 2,411 s: each test slower, the cores busier). No test asserts a speed, so
+  // sharing the cores changes no outcome.
+  workers: 3,
   timeout: 120_000,
   reporter: [['list']],
   outputDir: 'test-results',
