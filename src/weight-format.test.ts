@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { presetConfig } from './model/config.ts';
-import { LM_HEAD, quantizeWeights, randomWeights, weightFormatOf, widenWeights } from './model/weights.ts';
+import {
+  EMBEDDING,
+  embeddingFormat,
+  LM_HEAD,
+  lmHeadWeight,
+  quantizeWeights,
+  randomWeights,
+  weightFormatOf,
+  widenWeights,
+} from './model/weights.ts';
 import { dequantizePacked, weightBytes } from './quant/formats.ts';
 import {
   checkPackable,
@@ -119,16 +128,24 @@ describe('applying a format to a model', () => {
   const config = presetConfig('ci-tiny');
   const q = 'model.layers.0.self_attn.q_proj.weight';
 
-  it('packs every linear layer and the tied head, and keeps the embedding lookup in f32', () => {
+  it('packs every linear layer and the embedding table, as llama-quantize does; the tied head is that table', () => {
     const w = randomWeights(config, 1);
     const int8 = quantizeWeights(w, 'int8');
     expect(weightFormatOf(w)).toBe('f32');
     expect(weightFormatOf(int8)).toBe('int8');
-    // 7 projections in each of 2 layers, and the head.
-    expect(int8.packed?.size).toBe(15);
-    expect(int8.packed?.get(LM_HEAD)?.N).toBe(config.vocabSize);
-    expect(int8.tensors.get('model.embed_tokens.weight')).toBe(w.tensors.get('model.embed_tokens.weight'));
-    // The reference's weights are the packed ones, dequantized.
+    // 7 projections in each of 2 layers, the table, and the head under its own name.
+    expect(int8.packed?.size).toBe(16);
+    const table = int8.packed?.get(EMBEDDING);
+    expect(table).toEqual(
+      packTensor('int8', w.tensors.get(EMBEDDING)!, config.vocabSize, config.hiddenSize, EMBEDDING),
+    );
+    // One tensor under both names: the upload gives the head the table's buffers, not a copy.
+    expect(int8.packed?.get(LM_HEAD)).toBe(table);
+    expect(embeddingFormat('int8')).toBe('int8');
+    // The reference's weights are the packed ones, dequantized: the lookup's table and the head's.
+    expect(int8.tensors.get(EMBEDDING)).toEqual(dequantizePacked(table!));
+    expect(int8.tensors.has(LM_HEAD)).toBe(false);
+    expect(lmHeadWeight(int8)).toBe(int8.tensors.get(EMBEDDING));
     expect(int8.tensors.get(q)).toEqual(dequantizePacked(int8.packed!.get(q)!));
     expect(quantizeWeights(w, 'f32')).toBe(w);
   });

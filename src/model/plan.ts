@@ -84,11 +84,11 @@ function weightBuffers(config: ModelConfig, formats: WeightFormats): PlannedBuff
     if (layout.scales > 0) out.push({ name: `${name} scales`, bytes: 4 * layout.scales, kind: 'weight' });
     return out;
   };
-  // The embedding is f32, or a GGUF file's packed table (as the lookup reads it).
+  // The embedding is f32, or a packed table (a file's, or --weights': the lookup reads it packed).
   const buffers = tensorSpecs(config).flatMap((s) =>
     weight(s.name, s.shape, s.kind === 'linear' || s.kind === 'embedding'),
   );
-  // A tied head is the embedding's buffers; a head packed from an f32 embedding (--weights) is a copy.
+  // A tied head is the embedding's buffers; a head packed apart from an f32 table is a copy.
   if (config.tieWordEmbeddings && embeddingFormat(formats) === 'f32' && formatOf(formats, LM_HEAD) !== 'f32')
     buffers.push(...weight(LM_HEAD, [vocab, d], true));
   return buffers;

@@ -257,8 +257,8 @@ export async function uploadWeights(
     });
   }
   const finalNorm = await upload('model.norm.weight');
-  // A tied head is the embedding's buffers themselves (f32, or a file's packed table); only a head
-  // the run packed from an f32 embedding (--weights) is a copy of its own.
+  // A tied head is the embedding's buffers themselves (f32, or a packed table: a file's, or the
+  // run's --weights); only a head packed apart from its table is a copy of its own.
   const ownCopy =
     weights.packed?.has(LM_HEAD) === true && weights.packed.get(LM_HEAD) !== weights.packed.get(EMBEDDING);
   const lmHead: LinearWeight = config.tieWordEmbeddings && !ownCopy ? embedding : await linear(LM_HEAD);

@@ -92,9 +92,9 @@ export function parameterCount(config: ModelConfig): number {
  * and what the CPU reference computes with for all of them. A linear weight (or the LM head) in a
  * packed format (f16, int8, int4) is also in `packed`, which the GPU uploads instead; its entry in
  * `tensors` is then the exact dequantization of the packed form, so the reference and the kernels
- * use the same weights and differ only by f32 rounding. With tied embeddings and a packed head,
- * `packed` and `tensors` hold "lm_head.weight" (the packed embedding, dequantized), while the
- * embedding lookup keeps the f32 "model.embed_tokens.weight".
+ * use the same weights and differ only by f32 rounding. The embedding table is packed with them
+ * (--weights packs it as llama.cpp's quantizer does); with tied embeddings the head is that packed
+ * table under both names, and its f32 values are the table's ("lm_head.weight" has none of its own).
  */
 export interface ModelWeights {
   readonly config: ModelConfig;
@@ -183,15 +183,15 @@ export function tensorRows(w: ModelWeights, name: string, K: number, r0: number,
 
 export const LM_HEAD = 'lm_head.weight';
 
-/** The embedding table's name: f32 for the lookup, or a GGUF file's packed table (then in `packed` too). */
+/** The embedding table's name: f32 for the lookup, or a packed table (a GGUF file's, or a run's --weights; then in `packed` too). */
 export const EMBEDDING = 'model.embed_tokens.weight';
 
 /**
- * The embedding table's format: a run's one format (--weights) packs the linear layers and the head
- * only, so the table is f32; a per-tensor lookup (a loaded file's) says what the file holds.
+ * The embedding table's format: a run's one format (--weights) packs the table with the linear
+ * layers, as llama.cpp's quantizer does; a per-tensor lookup (a loaded file's) says what it holds.
  */
 export function embeddingFormat(formats: WeightFormats): WeightFormat {
-  return typeof formats === 'string' ? 'f32' : formats(EMBEDDING);
+  return typeof formats === 'string' ? formats : formats(EMBEDDING);
 }
 
 /** The name the LM head's f32 values are under: its own, or the embedding's when tied and not packed apart. */
@@ -213,11 +213,12 @@ export function linearNames(config: ModelConfig): string[] {
   return config.tieWordEmbeddings ? [...names, LM_HEAD] : names;
 }
 
-/** [N, K] of a linear weight by name (the LM head included, tied or not). */
+/** [N, K] of a linear weight by name (the LM head included, tied or not), or of the embedding table. */
 export function linearShape(config: ModelConfig, name: string): [number, number] {
   if (name === LM_HEAD) return [config.vocabSize, config.hiddenSize];
   const spec = tensorSpecs(config).find((s) => s.name === name);
-  if (spec?.kind !== 'linear') throw new WeightsError(`"${name}" is not a linear weight`);
+  if (spec?.kind !== 'linear' && spec?.kind !== 'embedding')
+    throw new WeightsError(`"${name}" is not a linear weight or the embedding table`);
   return [spec.shape[0], spec.shape[1]];
 }
 
@@ -233,12 +234,14 @@ export function weightFormatOf(w: ModelWeights): WeightFormat | 'mixed' {
 }
 
 /**
- * The same model with its linear layers and LM head in `format`: packed (f16 rounding, int8/int4
- * quantization per group of 32, or a GGUF type's blocks by ggml's reference quantizer), with
- * `tensors` replaced by the dequantized values. `f32` changes
- * nothing: a run's weights are then as loaded. A tensor already quantized (a Q8_0/Q4_0 GGUF's int8
- * or int4) is kept as it is, never re-quantized; an f16 one (an F16 GGUF) is packed into a narrower
- * format from its exact f32 value. `onProgress` gets the fraction done after each tensor.
+ * The same model with its linear layers, LM head and embedding table in `format`, as llama.cpp's
+ * quantizer makes a file (`llama-quantize --pure` quantizes token_embd with the rest): packed (f16
+ * rounding, int8/int4 quantization per group of 32, or a GGUF type's blocks by ggml's reference
+ * quantizer), with `tensors` replaced by the dequantized values. A tied head is the packed table
+ * itself, under both names. `f32` changes nothing: a run's weights are then as loaded. A tensor
+ * already quantized (a Q8_0/Q4_0 GGUF's int8 or int4) is kept as it is, never re-quantized; an f16
+ * one (an F16 GGUF) is packed into a narrower format from its exact f32 value. `onProgress` gets
+ * the fraction done after each tensor.
  */
 export function quantizeWeights(
   w: ModelWeights,
@@ -249,22 +252,38 @@ export function quantizeWeights(
   const packed = new Map(w.packed ?? []);
   const files = new Map(w.files ?? []);
   const dequantized = new Map<string, Float32Array>();
-  const names = linearNames(w.config);
+  const tied = w.config.tieWordEmbeddings;
+  // The table first: a tied head is then the same packed tensor, not a second quantization.
+  const names = [EMBEDDING, ...linearNames(w.config).filter((n) => !(tied && n === LM_HEAD))];
   for (const [i, name] of names.entries()) {
     const existing = packed.get(name)?.format ?? files.get(name)?.format;
     // Only f32 and f16 are packed narrower: a quantized tensor (int8, int4, or a GGUF block type) is
     // kept as it is, never re-quantized.
     if (existing !== format && (existing === undefined || existing === 'f32' || existing === 'f16')) {
-      const source = name === LM_HEAD ? lmHeadWeight(w) : get(w, name);
       const [N, K] = linearShape(w.config, name);
-      const p = quantizeTensor(format, source, N, K, name);
+      const p = quantizeTensor(format, get(w, name), N, K, name);
+      const values = dequantizePacked(p);
       packed.set(name, p);
       files.delete(name);
-      dequantized.set(name, dequantizePacked(p));
+      dequantized.set(name, values);
     }
     onProgress?.((i + 1) / names.length, name);
   }
-  return { config: w.config, tensors: withTensors(w.tensors, dequantized), packed, files };
+  if (tied) {
+    // The head reads the table as it now is: packed (one buffer under both names) or as loaded.
+    const table = packed.get(EMBEDDING);
+    if (table) packed.set(LM_HEAD, table);
+    else packed.delete(LM_HEAD);
+    files.delete(LM_HEAD);
+    const f = w.files?.get(EMBEDDING);
+    if (f && !table) files.set(LM_HEAD, f);
+  }
+  return {
+    config: w.config,
+    tensors: withTensors(w.tensors, dequantized, (name) => tied && name === LM_HEAD),
+    packed,
+    files,
+  };
 }
 
 /**

@@ -14,10 +14,10 @@ import { type TaskQuality, taskVariant } from '../spec/workloads/formats.ts';
 import type { WorkloadOf } from '../spec/workloads/index.ts';
 import { ERROR_BUCKETS, type KvCell, type KvError, type KvSection } from '../spec/workloads/kv-result.ts';
 import { percentile } from '../stats.ts';
-import { isQuantFormat, isWeightFormat, type RunWeightFormat } from '../weight-format.ts';
+import { isQuantFormat } from '../weight-format.ts';
 import { verifySlots } from './capacity.ts';
 import { promptTokens } from './prompts.ts';
-import { pickSlices, taskQuality } from './task-quality.ts';
+import { pickSlices, taskQuality, taskTableFormat } from './task-quality.ts';
 import type { WorkloadContext, WorkloadEngine, WorkloadRunner } from './workload.ts';
 
 /** Passes one profiled decode step may time: one per kernel call (a few dozen per layer at most). */
@@ -182,11 +182,7 @@ async function kvTaskQuality(
   progress: (fraction: number, label: string) => void,
 ) {
   if (!ctx.taskSet || !ctx.tokenizer) return;
-  const format: RunWeightFormat = isWeightFormat(ctx.weightFormat) ? ctx.weightFormat : 'f32';
-  if (format !== ctx.weightFormat)
-    ctx.warn(
-      `The KV task table scores f32 weights: the run's ${ctx.weightFormat} weights have no one format.`,
-    );
+  const format = taskTableFormat(ctx, 'The KV task table');
   const caches = [{ dtype: 'f32' as KvDtype, window: null as number | null }];
   for (const window of plan.windows)
     for (const dtype of plan.dtypes) if (dtype !== 'f32' || window !== null) caches.push({ dtype, window });

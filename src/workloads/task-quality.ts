@@ -8,7 +8,7 @@ import type { TaskSlice } from '../model/task-set.ts';
 import type { Tokenizer } from '../model/tokenizer/index.ts';
 import { quantizeWeights, widenWeights } from '../model/weights.ts';
 import { TASK_TOKENS_DEFAULT, type TaskQuality } from '../spec/workloads/formats.ts';
-import type { RunWeightFormat } from '../weight-format.ts';
+import { isWeightFormat, type RunWeightFormat } from '../weight-format.ts';
 import type { WorkloadContext } from './workload.ts';
 
 /**
@@ -265,6 +265,16 @@ export async function taskQuality<R>(
   } finally {
     for (const s of scored) s.model.destroy();
   }
+}
+
+/**
+ * The one format a task table scores the run's model in: the run's own, or f32 (said in a warning)
+ * where its weights have no one format a run can quantize to (a mixed file, a Q6_K one).
+ */
+export function taskTableFormat<R>(ctx: WorkloadContext<R>, table: string): RunWeightFormat {
+  if (isWeightFormat(ctx.weightFormat)) return ctx.weightFormat;
+  ctx.warn(`${table} scores f32 weights: the run's ${ctx.weightFormat} weights have no one format.`);
+  return 'f32';
 }
 
 /** The slices of the held-out set a run names (`--task-slices`), in the set's order; all of them when it names none. */

@@ -1,7 +1,6 @@
-import { InputError } from '../errors.ts';
+import { InternalError } from '../errors.ts';
 import type { TaskQuality } from '../spec/workloads/formats.ts';
-import { isWeightFormat, type RunWeightFormat } from '../weight-format.ts';
-import { pickSlices, taskQuality } from './task-quality.ts';
+import { pickSlices, taskQuality, taskTableFormat } from './task-quality.ts';
 import type { WorkloadEngine, WorkloadRunner } from './workload.ts';
 
 /** One slice's row of the run's model on its held-out set. */
@@ -12,17 +11,11 @@ export type TasksRecord = { type: 'tasks'; taskQuality: TaskQuality };
  * file is scored in f16, as the run's points ran it), nothing to compare against.
  */
 export const taskScores: WorkloadRunner<'tasks', TasksRecord> = async (ctx, w) => {
-  if (!ctx.taskSet || !ctx.tokenizer) {
-    throw new InputError(
-      `the task table needs a model with a held-out set (a trained preset such as trained-4m); ${ctx.modelName} has none`,
-    );
-  }
-  const format: RunWeightFormat = isWeightFormat(ctx.weightFormat) ? ctx.weightFormat : 'f32';
-  if (format !== ctx.weightFormat)
-    ctx.warn(`The task table scores f32 weights: the run's ${ctx.weightFormat} weights have no one format.`);
+  // prepareRun refuses a tasks workload on a model without a held-out set, before anything runs.
+  if (!ctx.taskSet || !ctx.tokenizer) throw new InternalError(`${ctx.modelName} has no held-out set`);
   await taskQuality(
     ctx,
-    [{ format }],
+    [{ format: taskTableFormat(ctx, 'The task table') }],
     pickSlices(ctx.taskSet, w.taskSlices),
     ctx.tokenizer,
     w.taskTokens,
