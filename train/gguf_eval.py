@@ -17,7 +17,7 @@ train.py's Llama. Two arithmetics:
                    default F16 KV cache does (it is f32 otherwise).
 
 Scores the held-out JSON slice greedily as train/eval.py does (the answer's length + 64 tokens,
-cut at the first newline), or, with --agreement TEXT, prints each position's top-1 over the text's
+cut at the first newline; with the share of greedy steps whose top two are within 0.05 nats), or, with --agreement TEXT, prints each position's top-1 over the text's
 first N positions (for comparing with the top-1 flips `bench --peer llama.cpp` records).
 
     /usr/bin/python3 train/gguf_eval.py --gguf DIR/trained-4m-Q4_K.gguf [--act llama-cpu] [--kv f16] [--limit 200]
@@ -36,7 +36,7 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from eval import greedy, wilson  # noqa: E402
+from eval import wilson  # noqa: E402
 from train import load_state  # noqa: E402
 
 GGUF_NAMES = {
@@ -143,6 +143,22 @@ def f16_attention(model):
     torch.Tensor.softmax = lambda self, dim: softmax(self, dim).half().float()
 
 
+def greedy_with_gaps(model, ids, n, stop_id):
+    """eval.py's greedy decoding, also returning each step's gap between its top two log-probabilities."""
+    caches = [[] for _ in model.blocks]
+    logits = model(torch.tensor([ids]), caches)[0, -1]
+    out, gaps = [], []
+    for _ in range(n):
+        top = logits.log_softmax(-1).topk(2)
+        gaps.append(float(top.values[0] - top.values[1]))
+        t = int(top.indices[0])
+        if t == stop_id or len(ids) + len(out) >= model.c["maxSeqLen"]:
+            break
+        out.append(t)
+        logits = model(torch.tensor([[t]]), caches)[0, -1]
+    return out, gaps
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gguf", required=True)
@@ -189,10 +205,11 @@ def main():
         rows = [json.loads(line) for line in open(os.path.join(args.data, "eval", "json.jsonl"), encoding="utf-8")]
         newline = sp.piece_to_id("<0x0A>")
         valid = 0
-        marks = []
+        marks, gaps = [], []
         for r in rows[: args.limit]:
             ids = [sp.bos_id()] + sp.encode(r["prompt"])
-            out, _ = greedy(model, ids, len(sp.encode(r["answer"])) + 64, newline)
+            out, g = greedy_with_gaps(model, ids, len(sp.encode(r["answer"])) + 64, newline)
+            gaps += g
             got = sp.decode(ids + out)[len(sp.decode(ids)) :]
             try:
                 ok = isinstance(json.loads(r["prompt"][len("JSON: ") :] + got), dict)
@@ -202,7 +219,11 @@ def main():
             marks.append("V" if ok else "-")
         n = len(marks)
         print(json.dumps({**label, "json_cases": n, "valid": valid, "valid_share": valid / n,
-                          "valid_95": wilson(valid, n), "marks": "".join(marks)}))
+                          "valid_95": wilson(valid, n),
+                          # How unsure the greedy chain is: the share of its steps whose top two
+                          # tokens lie within 0.05 nats (where a small change of the logits can flip it).
+                          "steps": len(gaps), "near_tie_share": sum(x < 0.05 for x in gaps) / len(gaps),
+                          "marks": "".join(marks)}))
 
 
 if __name__ == "__main__":
