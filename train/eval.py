@@ -36,12 +36,16 @@ def wilson(k, n, z=1.96):
     return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
 
 
-def greedy(model, ids, n, stop_id):
-    """Greedy decoding with a KV cache: the prompt in one pass, then a token at a time."""
+def greedy(model, ids, n, stop_id, gaps=None):
+    """Greedy decoding with a KV cache: the prompt in one pass, then a token at a time. `gaps`, a
+    list, gets each step's gap between its top two log-probabilities."""
     caches = [[] for _ in model.blocks]
     logits = model(torch.tensor([ids]), caches)[0, -1]
     out = []
     for _ in range(n):
+        if gaps is not None:
+            top = logits.log_softmax(-1).topk(2).values
+            gaps.append(float(top[0] - top[1]))
         t = int(logits.argmax())
         if t == stop_id:
             return out, True

@@ -36,7 +36,7 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from eval import wilson  # noqa: E402
+from eval import greedy, wilson  # noqa: E402
 from train import load_state  # noqa: E402
 
 GGUF_NAMES = {
@@ -143,22 +143,6 @@ def f16_attention(model):
     torch.Tensor.softmax = lambda self, dim: softmax(self, dim).half().float()
 
 
-def greedy_with_gaps(model, ids, n, stop_id):
-    """eval.py's greedy decoding, also returning each step's gap between its top two log-probabilities."""
-    caches = [[] for _ in model.blocks]
-    logits = model(torch.tensor([ids]), caches)[0, -1]
-    out, gaps = [], []
-    for _ in range(n):
-        top = logits.log_softmax(-1).topk(2)
-        gaps.append(float(top.values[0] - top.values[1]))
-        t = int(top.indices[0])
-        if t == stop_id or len(ids) + len(out) >= model.c["maxSeqLen"]:
-            break
-        out.append(t)
-        logits = model(torch.tensor([[t]]), caches)[0, -1]
-    return out, gaps
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gguf", required=True)
@@ -208,8 +192,7 @@ def main():
         marks, gaps = [], []
         for r in rows[: args.limit]:
             ids = [sp.bos_id()] + sp.encode(r["prompt"])
-            out, g = greedy_with_gaps(model, ids, len(sp.encode(r["answer"])) + 64, newline)
-            gaps += g
+            out, _ = greedy(model, ids, len(sp.encode(r["answer"])) + 64, newline, gaps)
             got = sp.decode(ids + out)[len(sp.decode(ids)) :]
             try:
                 ok = isinstance(json.loads(r["prompt"][len("JSON: ") :] + got), dict)

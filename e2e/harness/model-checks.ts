@@ -609,7 +609,8 @@ export class ModelChecks {
         batchIdentical,
         packed: [...(weights.packed?.values() ?? [])].map((p) => p.format),
         // A tied head is the packed table itself (one buffer), an untied one a tensor of its own.
-        headIsTable: weights.packed?.get('lm_head.weight') === weights.packed?.get('model.embed_tokens.weight'),
+        headIsTable:
+          weights.packed?.get('lm_head.weight') === weights.packed?.get('model.embed_tokens.weight'),
       };
     } finally {
       model.destroy();
