@@ -102,10 +102,11 @@ Model
   --model PATH           a Hugging Face Llama folder (config.json + model.safetensors), or a llama.cpp
                          .gguf file (llama; F32, F16, BF16, Q8_0, Q4_0 tensors), instead of a preset
   --seed N               seed of the random weights (default 0)
-  --weights FORMAT       the linear layers' and LM head's format, quantized on load: f32 (default),
-                         f16, int8 or int4 (int8/int4: symmetric, a scale per group of 32 along K),
-                         or q8_0, q4_0, q4_k: GGUF's types, byte for byte as llama-quantize makes
-                         them (rows of whole blocks: 32 weights, 256 for q4_k); with --suite formats,
+  --weights FORMAT       the linear layers', embedding table's and LM head's format (a tied head is
+                         the table), quantized on load: f32 (default), f16, int8 or int4 (int8/int4:
+                         symmetric, a scale per group of 32 along K), or q8_0, q4_0, q4_k: GGUF's
+                         types, byte for byte as llama-quantize makes them (rows of whole blocks:
+                         32 weights, 256 for q4_k); with --suite formats,
                          a comma-separated list of formats to sweep (default every one the model's
                          rows can hold)
 

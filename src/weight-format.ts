@@ -13,7 +13,7 @@ export const BYTES = {
 } as const;
 
 /**
- * Weight formats of the linear layers and the LM head (norms and the embedding lookup stay f32).
+ * Weight formats of the linear layers, the embedding table and the LM head (norms stay f32).
  *
  * Layout on the GPU, one weight matrix W[N, K] (N outputs, K inputs, K contiguous as in HF):
  * - **f32**: N·K floats.

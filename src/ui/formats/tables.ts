@@ -25,7 +25,7 @@ const num = (text: string, className = '') => h('td', { className: `num ${classN
 const FORMAT_HEADERS: readonly Header[] = [
   {
     text: 'format',
-    title: 'The format of the linear layers and the LM head (norms and the embedding stay f32)',
+    title: 'The format of the linear layers, the embedding table and the LM head (norms stay f32)',
   },
   {
     text: 'linear weights MiB',
