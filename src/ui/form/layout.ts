@@ -73,7 +73,7 @@ export function layOut(fields: Fields, parts: Parts): Layout {
       'weights',
       'Weights',
       plain(WEIGHT_FORMATS),
-      'Format of the linear layers and LM head, quantized on load (a quantized .gguf keeps its own).',
+      'Format of the linear layers, embedding table and LM head, quantized on load (a quantized .gguf keeps its own).',
     ),
     fields.text(
       'weightsList',
