@@ -9,10 +9,9 @@ export default defineConfig<{ runtime: Harness['runtime'] }>({
   // SwiftShader runs shaders on the CPU, but a test leaves a core idle much of the time (one
   // pipeline compiles at a time; a CLI starts a process, a browser and a page): two workers took
   // the suite from 36.6 to 25.5 minutes on the 2-core CI machine. No test asserts a speed, so
-  // sharing the cores changes no outcome. A third worker filled more idle time (16.0 to 14.7
-  // minutes here) but starved the case study's HTTP replay: a request went 302 ms late against
-  // its schedule (e2e/case.spec.ts allows 250), so two it is until that sender keeps time on a
-  // busy machine.
+  // sharing the cores changes no outcome. A third worker gained nothing measurable (14.7 minutes
+  // against two workers' 14.5 here) and starved the case study's HTTP replay: a request went
+  // 302 ms late against its schedule (e2e/case.spec.ts allows 250).
   workers: 2,
   timeout: 120_000,
   reporter: [['list']],
