@@ -269,14 +269,12 @@ export function quantizeWeights(
     }
     onProgress?.((i + 1) / names.length, name);
   }
-  if (tied) {
-    // The head reads the table as it now is: packed (one buffer under both names) or as loaded.
-    const table = packed.get(EMBEDDING);
-    if (table) packed.set(LM_HEAD, table);
-    else packed.delete(LM_HEAD);
+  // A tied head reads the packed table (one buffer under both names); a table kept in its file is
+  // already the head's entry there too.
+  const table = packed.get(EMBEDDING);
+  if (tied && table) {
+    packed.set(LM_HEAD, table);
     files.delete(LM_HEAD);
-    const f = w.files?.get(EMBEDDING);
-    if (f && !table) files.set(LM_HEAD, f);
   }
   return {
     config: w.config,
