@@ -93,6 +93,10 @@ export const DEFAULT_VARIANTS = {
  * switch per invocation at every barrier. These are the autotuner's picks on SwiftShader for
  * ci-tiny (f32 and int4, 2026-12-04); with them a ci-tiny decode step without the autotuner took
  * 2 ms instead of 178 ms (docs/measurements.md). Every one of them fuses, as the GPU defaults do.
+ * But the packed matmul: its 4×8 register tile, not the search's 8×8. SwiftShader unrolls the
+ * tile, so the 8×8 one took twice as long to compile (Q4_K 5.7 s against 2.8 s, f16 3.3 s against
+ * 1.7 s, each fusion of the graph once) to run 5% faster (trained-4m's Q4_K head, L = 256: 195
+ * against 205 ms): a run without the search is a short one, and compiling was most of it.
  */
 export const SOFTWARE_DEFAULT_VARIANTS = {
   matmul: { family: 'tile', tm: 16, tn: 16, ku: 1, wgX: 8, wgY: 8 },
@@ -101,7 +105,7 @@ export const SOFTWARE_DEFAULT_VARIANTS = {
   attentionPrefill: { family: 'register', wg: 32 },
   attentionDecode: { family: 'direct' },
   packedGemv: { family: 'cols', cols: 8, wg: 16 },
-  packedMatmul: { family: 'register', rows: 8, cols: 8, wgX: 8, wgY: 8 },
+  packedMatmul: { family: 'register', rows: 4, cols: 8, wgX: 8, wgY: 8 },
 } as const satisfies KernelVariants;
 
 /** The kernel families of a run without the autotuner: the software adapter's, or the GPU's. */

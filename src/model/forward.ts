@@ -21,7 +21,7 @@ import {
   type PrefillPlan,
   readNextTokens,
 } from './plans.ts';
-import { packedFormatsOf, runsFused, uploadWeights } from './upload.ts';
+import { linearFormatsOf, runsFused, uploadWeights } from './upload.ts';
 import { type ModelWeights, weightFormatsOf } from './weights.ts';
 
 export interface ModelOptions {
@@ -186,7 +186,7 @@ export class Model {
     const linear = new LinearKernels(
       ctx,
       variants,
-      packedFormatsOf(weights),
+      linearFormatsOf(gpuWeights),
       graphFusions(
         fused,
         gpuWeights.layers.some((w) => w.attn.kind === 'split' || w.mlp.kind === 'split'),

@@ -23,7 +23,7 @@ export interface LinearWeight {
  * A layer's weights. The unfused graph holds each projection as loaded; the fused graph holds
  * [Wq; Wk; Wv] as one weight and gate/up interleaved (src/model/fused.ts), each in one format.
  */
-interface LayerBuffers {
+export interface LayerBuffers {
   inputNorm: GPUBuffer; // [d]
   /** qwen2's q/k/v biases: each apart (unfused), or one [q; k; v] buffer (fused). */
   attn:
@@ -74,6 +74,21 @@ export function packedFormatsOf(weights: ModelWeights): Set<PackedFormat> {
   const formats = new Set<PackedFormat>();
   for (const p of weights.packed?.values() ?? []) formats.add(p.format);
   for (const f of weights.files?.values() ?? []) if (f.format !== 'f32') formats.add(f.format);
+  return formats;
+}
+
+/** The formats of the linear weights a model holds on the GPU (the layers' projections and the head). */
+export function linearFormatsOf(w: GpuWeights): Set<WeightFormat> {
+  const formats = new Set<WeightFormat>([w.lmHead.format]);
+  for (const l of w.layers) {
+    const linear = [
+      ...(l.attn.kind === 'fused' ? [l.attn.wqkv] : [l.attn.wq, l.attn.wk, l.attn.wv]),
+      l.wo,
+      ...(l.mlp.kind === 'fused' ? [l.mlp.wGateUp] : [l.mlp.wGate, l.mlp.wUp]),
+      l.wDown,
+    ];
+    for (const x of linear) formats.add(x.format);
+  }
   return formats;
 }
 

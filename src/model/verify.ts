@@ -1,6 +1,7 @@
 import { finiteError, maxError } from '../error-figure.ts';
-import type { Gpu } from '../gpu/device.ts';
+import { type Gpu, isSoftwareAdapter } from '../gpu/device.ts';
 import { compare } from '../kernels/reference.ts';
+import { defaultVariants } from '../kernels/variants.ts';
 import type { ModelConfig } from './config.ts';
 import { Model } from './forward.ts';
 import { referenceForward } from './reference.ts';
@@ -28,13 +29,22 @@ export interface VerifyOutcome {
   timings: { compileMs: number; prefillMs: number; referenceMs: number };
 }
 
-/** Runs the prompt through the GPU model (all positions' logits) and compares with the CPU reference. */
+/**
+ * Runs the prompt through the GPU model (all positions' logits) and compares with the CPU
+ * reference, on the kernel families a run without the autotuner uses on this adapter (a software
+ * adapter's barrier-free ones: on SwiftShader the GPU defaults took 4.3 s to compile and 1.9 s to
+ * prefill ci-tiny's 5 tokens; the model checks of e2e/ cover those families).
+ */
 export async function verifyModel(gpu: Gpu, loaded: LoadedModel, tokens: number[]): Promise<VerifyOutcome> {
   const { weights } = loaded;
   const model = await Model.create(
     gpu,
     weights,
-    { kv: { mode: 'paged', pageSize: 16, capacityTokens: Math.max(64, tokens.length) }, maxBatch: 1 },
+    {
+      kv: { mode: 'paged', pageSize: 16, capacityTokens: Math.max(64, tokens.length) },
+      maxBatch: 1,
+      variants: defaultVariants(isSoftwareAdapter(gpu.adapter)),
+    },
     loaded.name,
   );
   try {
