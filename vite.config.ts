@@ -59,6 +59,11 @@ export default defineConfig({
     // Vitest leaves a core free by default: one worker on the 2-core CI machine. The unit tests
     // wait on nothing, so every core runs one (81 s → 43 s for `npm run test:unit` here).
     maxWorkers: availableParallelism(),
+    // Each worker keeps its modules between test files rather than importing them afresh for each:
+    // 71 → 37 s for `npx vitest run` here (imports 31 → 8 s), every test passing, also with the
+    // files shuffled (--sequence.shuffle.files, two seeds). No test leaves a module-level state
+    // another reads: the one global stub (fetch, gguf-load.test.ts) is undone after each test.
+    isolate: false,
   },
   build: {
     target: 'es2022',
