@@ -70,12 +70,19 @@ export function forkIpc(
           reject,
           onProgress: onProgress as ((p: HostEvent) => void) | undefined,
         });
-        child.send({ ...message, id });
+        // A process that died between calls fails the write (EPIPE): the call is rejected as
+        // its exit rejects the others, not thrown from a callback-less send as an uncaught error.
+        child.send({ ...message, id }, (error) => {
+          if (!error || !pending.delete(id)) return;
+          reject(exitError(`its channel closed (${error.message})`));
+        });
       }),
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      if (child.connected) child.send({ type: 'exit' });
+      // The process may be dying already (a crash in it): then the write fails with EPIPE, and its
+      // exit, or the kill below, ends the wait all the same.
+      if (child.connected) child.send({ type: 'exit' }, () => {});
       const timeout = setTimeout(() => child.kill('SIGKILL'), 5000);
       await exited;
       clearTimeout(timeout);

@@ -7,7 +7,7 @@ import * as Plot from '@observablehq/plot';
 import { caseFigures } from '../../spec/workloads/serve-case-report.ts';
 import type { ServeRun } from '../../spec/workloads/serve-result.ts';
 import { fixed } from '../format.ts';
-import { baseOptions, type PlotNode } from './common.ts';
+import { baseOptions, fitMargins, type PlotNode } from './common.ts';
 import { HALO } from './serve-common.ts';
 
 const BAR_PX = 26;
@@ -27,7 +27,7 @@ export function caseTtftChart(arms: readonly ServeRun[], width: number): PlotNod
   const xMax = Math.max(...rows.map((r) => r.ms), 1.5 * base.ms) * 1.15;
   return Plot.plot({
     ...baseOptions(width, 40 + 48 + rows.length * BAR_PX),
-    marginLeft: Math.min(280, Math.max(...rows.map((r) => r.arm.length)) * 6.4 + 12),
+    ...fitMargins(width, Math.min(280, Math.max(...rows.map((r) => r.arm.length)) * 6.4 + 12), 24),
     x: { domain: [0, xMax], label: 'Short requests’ TTFT p99 (ms) →', grid: true },
     y: { domain: rows.map((r) => r.arm), label: null },
     color: {

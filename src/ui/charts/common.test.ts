@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { makeResult } from '../../../test-support/fixtures/base.ts';
 import { makePeer } from '../../../test-support/fixtures/peers.ts';
 import type { PeerPoint } from '../../peers/schema.ts';
-import { clockNote } from './common.ts';
+import { clockNote, fitMargins } from './common.ts';
 
 const pp64 = (clock?: PeerPoint['clock']): PeerPoint => ({
   pass: 'prefill',
@@ -40,5 +40,18 @@ describe('the chart’s clock note', () => {
     expect(
       clockNote([run([makePeer([pp64()], { engine: 'wllama', backend: 'wasm-cpu' })])], false),
     ).toContain('(wllama by llama.cpp’s own timings)');
+  });
+});
+
+describe('margins for labels beside a plot', () => {
+  it('stay as asked where they fit, and shrink in proportion where the plot would run backwards', () => {
+    expect(fitMargins(800, 280, 24)).toEqual({ marginLeft: 280, marginRight: 24 });
+    // The case study's TTFT chart drawn 260 px wide (CI, mid-layout): 280 + 24 px of margins left
+    // the x range backwards. At most 60% of 260 = 156 px now, split 280 : 24.
+    const m = fitMargins(260, 280, 24);
+    expect(m.marginLeft + m.marginRight).toBeCloseTo(156, 9);
+    expect(m.marginLeft / m.marginRight).toBeCloseTo(280 / 24, 9);
+    expect(260 - m.marginLeft - m.marginRight).toBeGreaterThan(0);
+    expect(fitMargins(0, 10, 10)).toEqual({ marginLeft: 0, marginRight: 0 });
   });
 });

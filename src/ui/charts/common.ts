@@ -98,6 +98,23 @@ export function baseOptions(width: number, height: number): Plot.PlotOptions {
   };
 }
 
+/**
+ * Margins for labels beside the plot, shrunk where a chart is drawn narrow (a phone, or a panel
+ * measured mid-layout) so the plot keeps at least `plotShare` of the width. Plot collapses an x
+ * range that runs backwards and then draws each bar at the frame's width, which is negative (the
+ * browser rejects such a <rect>). Labels longer than their margin are clipped, not the chart.
+ */
+export function fitMargins(
+  width: number,
+  left: number,
+  right: number,
+  plotShare = 0.4,
+): { marginLeft: number; marginRight: number } {
+  const room = Math.max(0, width * (1 - plotShare));
+  const scale = left + right > room ? room / (left + right) : 1;
+  return { marginLeft: left * scale, marginRight: right * scale };
+}
+
 /** Heights scale down on phones, where a chart is about as wide as it is tall. */
 export function chartHeight(width: number, wide: number): number {
   return width < 520 ? Math.round(Math.max(240, width * 0.8)) : wide;

@@ -6,7 +6,7 @@
 import * as Plot from '@observablehq/plot';
 import { fixed, formatMs, pointLabel } from '../format.ts';
 import { formatsIn, pointFormat } from '../formats/weights.ts';
-import { baseOptions, type ChartRun, KERNEL_COLORS, type PlotNode } from './common.ts';
+import { baseOptions, type ChartRun, fitMargins, KERNEL_COLORS, type PlotNode } from './common.ts';
 
 /** Height of one bar row, px. */
 const ROW_HEIGHT = 26;
@@ -36,10 +36,14 @@ export function kernelsChart(runs: readonly ChartRun[], width: number, share: bo
   if (data.length === 0) return null;
   const rows = [...new Set(data.map((d) => d.row))];
   const kernels = [...new Set(data.map((d) => d.kernel))];
-  const marginLeft = Math.min(width * 0.4, 12 + CHAR_WIDTH * Math.max(...rows.map((r) => r.length)));
+  const base = baseOptions(width, 70 + rows.length * ROW_HEIGHT);
   return Plot.plot({
-    ...baseOptions(width, 70 + rows.length * ROW_HEIGHT),
-    marginLeft,
+    ...base,
+    ...fitMargins(
+      width,
+      Math.min(width * 0.4, 12 + CHAR_WIDTH * Math.max(...rows.map((r) => r.length))),
+      base.marginRight ?? 0,
+    ),
     x: {
       label: share ? 'Share of the pass’s GPU time →' : 'GPU time per pass (ms) →',
       grid: true,

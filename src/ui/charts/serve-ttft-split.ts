@@ -7,7 +7,7 @@
 import * as Plot from '@observablehq/plot';
 import type { ServeRun } from '../../spec/workloads/serve-result.ts';
 import { fixed } from '../format.ts';
-import { baseOptions, type PlotNode } from './common.ts';
+import { baseOptions, fitMargins, type PlotNode } from './common.ts';
 import { CHAR_WIDTH, classOrder, HALO, PHASE_COLORS, phasesOf } from './serve-common.ts';
 
 const BAR_PX = 20;
@@ -74,15 +74,17 @@ export function ttftSplitChart(runs: readonly ServeRun[], width: number): PlotNo
     text: `${fixed(s.networkMs + s.queueMs + s.prefillMs, 0)} ms`,
   }));
   const xMax = Math.max(...totals.map((t) => t.ms)) * 1.45;
-  const marginLeft = Math.min(width * 0.5, 12 + CHAR_WIDTH * Math.max(...arms.map((a) => a.length)));
-  const classWidth = 14 + CHAR_WIDTH * Math.max(...classes.map((c) => c.length));
+  const margins = fitMargins(
+    width,
+    12 + CHAR_WIDTH * Math.max(...arms.map((a) => a.length)),
+    14 + CHAR_WIDTH * Math.max(...classes.map((c) => c.length)),
+  );
   const height = 24 + 44 + classes.length * (arms.length * BAR_PX + 18);
   return Plot.plot({
     ...baseOptions(width, height),
     marginTop: 24,
     marginBottom: 44,
-    marginLeft,
-    marginRight: classWidth,
+    ...margins,
     x: { domain: [0, xMax], label: 'Mean TTFT (ms) →', grid: true },
     y: { domain: arms, label: null, padding: 0.18 },
     fy: { domain: classes, label: null, padding: 0.14, axis: 'right' },

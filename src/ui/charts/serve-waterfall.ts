@@ -7,7 +7,7 @@
 import * as Plot from '@observablehq/plot';
 import type { ServeRun } from '../../spec/workloads/serve-result.ts';
 import { fixed } from '../format.ts';
-import { baseOptions } from './common.ts';
+import { baseOptions, fitMargins } from './common.ts';
 import { ALERT_COLOR, CHAR_WIDTH, HALO, PHASE_COLORS, phasesOf, type ServeRequest } from './serve-common.ts';
 import { legendSvg, stackCharts } from './stack.ts';
 
@@ -86,8 +86,11 @@ export function requestWaterfallChart(
   const xMin = Math.min(...chosen.map((q) => q.arrivalMs));
   // Room right of the latest finish for a "preempted" note.
   const noteRoom = preempted.length > 0 ? 92 : 0;
-  const marginLeft = Math.min(width * 0.4, 10 + CHAR_WIDTH * Math.max(...rows.map((r) => r.length)));
-  const marginRight = 14 + noteRoom;
+  const { marginLeft, marginRight } = fitMargins(
+    width,
+    Math.min(width * 0.4, 10 + CHAR_WIDTH * Math.max(...rows.map((r) => r.length))),
+    14 + noteRoom,
+  );
   const legend = legendSvg(
     [
       { label: 'queue', color: PHASE_COLORS.queue },
