@@ -23,21 +23,21 @@ export default defineConfig<{ runtime: Harness['runtime'] }>({
   // The native project first: its files are the longest (model.spec.ts alone runs about 5 minutes),
   // and a long file that starts last keeps one worker busy after the other has run out of tests.
   projects: [
-    // The kernel and model checks, run natively on Dawn by the Node harness process (but the
-    // kernels in their other number formats, kernels-formats.spec.ts: run once, in the browser).
+    // The kernel and model checks, run natively on Dawn by the Node harness process. Each runs once:
+    // the browser's harness page runs the same checks object on the same SwiftShader adapter (the
+    // kernels in their other number formats and the fused kernels run there, kernels-formats.spec.ts
+    // and fused.spec.ts), and the page's own tests drive the engine in the browser's worker.
     {
       name: 'native',
       use: { runtime: 'node' },
       testMatch: /(kernels|kernels-long|model|model-defaults|serve|gguf-models|gguf-kernels)\.spec\.ts$/,
     },
-    // Everything in headless Chromium (the page, the CLIs, the engine's failure paths, and the
-    // same kernel and model checks in the browser's harness page), but the long contexts, the
-    // default families and the scheduler's checks (serve.spec: runtime-independent logic over the
-    // same kernels): the same shaders on the same adapter, run once, natively.
+    // Everything else in headless Chromium: the page, the CLIs, the engine's failure paths, and
+    // the kernel checks in other formats and fusions through the browser's harness page.
     {
       name: 'browser',
       use: { runtime: 'browser' },
-      testIgnore: /(kernels-long|model-defaults|serve|gguf-models|gguf-kernels)\.spec\.ts$/,
+      testIgnore: /(kernels|kernels-long|model|model-defaults|serve|gguf-models|gguf-kernels)\.spec\.ts$/,
     },
   ],
   webServer: {

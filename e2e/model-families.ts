@@ -1,6 +1,6 @@
 /**
- * The model end to end under one set of kernel families (model.spec.ts runs the autotuned sets in
- * both runtimes, model-defaults.spec.ts the GPU-oriented defaults natively).
+ * The model end to end under one set of kernel families (model.spec.ts runs the autotuned sets,
+ * model-defaults.spec.ts the GPU-oriented defaults; both natively).
  */
 import { DEFAULT_VARIANTS, graphFuses, type KernelVariants } from '../src/kernels/variants.ts';
 import { expect, type Harness, test } from './harness/client.ts';

@@ -26,9 +26,8 @@ test('split-K decode attention in the model: decode equals recompute across slic
   expect(d.recorded.attention).toBe(4);
 });
 
-// The autotuned families (what this adapter runs), fused and unfused, in both runtimes; the
-// GPU-oriented defaults run natively (model-defaults.spec.ts): on SwiftShader they are the slow
-// ones, and the shaders are the same in the browser.
+// The autotuned families (what this adapter runs), fused and unfused; the GPU-oriented defaults
+// in model-defaults.spec.ts (on SwiftShader they are the slow ones).
 modelEndToEnd('autotuned');
 modelEndToEnd('autotuned, unfused');
 
@@ -48,11 +47,8 @@ test('every packed weight format end to end: logits against the CPU forward on t
     { format: 'int4', untied: true, tuned: false },
   ] as const;
   for (const c of cases) {
-    // The autotuner's packed picks run in the whole model natively. In the browser every packed
-    // family is checked kernel by kernel (kernels.spec, fused.spec), so the model runs the defaults.
-    const tuned = c.tuned && harness.runtime === 'node';
-    const r = await harness.call('model', 'formatVsReference', c.format, prompt(37, 5), 3, c.untied, tuned);
-    const what = `${c.format} untied=${c.untied} tuned=${tuned}: ${JSON.stringify({ ...r, recorded: undefined, assumed: undefined })}`;
+    const r = await harness.call('model', 'formatVsReference', c.format, prompt(37, 5), 3, c.untied, c.tuned);
+    const what = `${c.format} untied=${c.untied} tuned=${c.tuned}: ${JSON.stringify({ ...r, recorded: undefined, assumed: undefined })}`;
     expect(r.prefillErr, what).toBeLessThanOrEqual(1e-4);
     expect(r.decodeErr, what).toBeLessThanOrEqual(1e-4);
     expect(r.batchIdentical, what).toBe(true);

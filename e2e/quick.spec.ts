@@ -187,6 +187,13 @@ test.describe
         for (const [i, gpu] of p.samplesMs.entries()) expect(gpu).toBeLessThanOrEqual(p.wallSamplesMs[i]);
       }
       expect(r.tuning?.enabled).toBe(true);
+      // Every autotuned choice, in both runtimes, is one that passed validation.
+      for (const t of [r, readResult(join(dir, 'quick-browser.json'))]) {
+        expect(t.tuning?.choices.length).toBeGreaterThan(0);
+        for (const choice of t.tuning?.choices ?? []) {
+          expect(choice.trials.find((x) => x.variant === choice.chosen)?.valid, choice.op).toBe(true);
+        }
+      }
     });
 
     test('--runtime both: the same spec in each runtime, two results and the browser-against-native table', async () => {

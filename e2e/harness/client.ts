@@ -17,7 +17,8 @@ type Fn<T extends Target, M extends Method<T>> = Checks[T][M] extends (...a: inf
 /**
  * The shared checks (e2e/harness/checks.ts), reached the same way whichever runtime holds them:
  * the browser's harness page, or the Node harness process on Dawn. The kernel and model tests are
- * written once against this and run under both (the `browser` and `native` Playwright projects).
+ * written once against this; each file runs in one of the two (the `browser` and `native`
+ * Playwright projects, playwright.config.ts).
  */
 export interface Harness {
   runtime: 'browser' | 'node';
