@@ -33,4 +33,11 @@ describe('progress without a terminal', () => {
       '[3/3] done  elapsed 7s',
     );
   });
+
+  it('counts whole points where a workload reports a point in parts (a task table, slice by slice)', () => {
+    // The KV workload's last point, its task table, one of six slices scored: 3 + 1/6.
+    expect(progressText({ ...at(3 + 1 / 6, 'the arithmetic slice', 96_000), total: 4, etaMs: 26_000 })).toBe(
+      '[3/4] decode: the arithmetic slice  elapsed 96s  ETA 26s',
+    );
+  });
 });

@@ -2,10 +2,14 @@ import type { Progress } from '../src/runtime/api.ts';
 
 const fmtS = (ms: number) => `${(ms / 1000).toFixed(0)}s`;
 
-/** One progress line: step, workload, what runs, elapsed and the estimate to the end. */
+/**
+ * One progress line: step, workload, what runs, elapsed and the estimate to the end. A workload
+ * may count a point in parts (the task table, slice by slice), so `done` can be fractional; the
+ * line counts whole points.
+ */
 export function progressText(p: Progress): string {
   const eta = p.etaMs === null ? '' : `  ETA ${fmtS(p.etaMs)}`;
-  return `[${p.done}/${p.total}] ${p.workload ? `${p.workload}: ` : ''}${p.label}  elapsed ${fmtS(p.elapsedMs)}${eta}`;
+  return `[${Math.floor(p.done)}/${p.total}] ${p.workload ? `${p.workload}: ` : ''}${p.label}  elapsed ${fmtS(p.elapsedMs)}${eta}`;
 }
 
 /**
@@ -15,7 +19,7 @@ export function progressText(p: Progress): string {
 export function pipedProgress(): (p: Progress) => string | null {
   let last = '';
   return (p) => {
-    const step = `${p.done}/${p.total} ${p.workload ?? ''} ${p.label}`;
+    const step = `${Math.floor(p.done)}/${p.total} ${p.workload ?? ''} ${p.label}`;
     if (step === last) return null;
     last = step;
     return progressText(p);

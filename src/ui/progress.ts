@@ -40,7 +40,8 @@ export class ProgressView {
     this.element.dataset.workload = p.workload ?? '';
     const measuring = p.workload !== null || p.done > 0;
     this.label.textContent = p.workload ? `${p.workload}: ${p.label}` : p.label;
-    this.count.textContent = `${p.done}/${p.total}`;
+    // Whole points: a workload may count one in parts (the task table, slice by slice).
+    this.count.textContent = `${Math.floor(p.done)}/${p.total}`;
     if (measuring) {
       this.bar.max = Math.max(1, p.total);
       this.bar.value = p.done;

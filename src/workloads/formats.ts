@@ -163,11 +163,13 @@ export const formatSweep: WorkloadRunner<'formats', QualityRecord> = async (ctx,
     }
   }
   if (tasks) {
-    const names = tasks.set.map((t) => t.name);
+    // The slices this run scores (--task-slices), which the progress counts, not the whole set's.
+    const slices = pickSlices(tasks.set, w.taskSlices);
+    const names = slices.map((t) => t.name);
     await taskQuality(
       ctx,
       formats.map((format) => ({ format })),
-      pickSlices(tasks.set, w.taskSlices),
+      slices,
       tasks.tokenizer,
       w.taskTokens,
       (slice) => {

@@ -166,8 +166,11 @@ export const kvMatrix: WorkloadRunner<'kv', KvRecord> = async (ctx, w) => {
   } finally {
     profiler.destroy();
   }
-  if (scoresTasks)
+  if (scoresTasks) {
     await kvTaskQuality(ctx, w, plan, (fraction, label) => ctx.progress(done + fraction, total, label));
+    // The task table's unit ends with its last slice, so the run ends at total/total.
+    ctx.progress(++done, total, 'task quality by slice');
+  }
 };
 
 /**
@@ -186,11 +189,13 @@ async function kvTaskQuality(
   const caches = [{ dtype: 'f32' as KvDtype, window: null as number | null }];
   for (const window of plan.windows)
     for (const dtype of plan.dtypes) if (dtype !== 'f32' || window !== null) caches.push({ dtype, window });
-  const names = ctx.taskSet.map((t) => t.name);
+  // The fraction counts the slices this run scores (--task-slices), not the whole set's.
+  const slices = pickSlices(ctx.taskSet, w.taskSlices);
+  const names = slices.map((t) => t.name);
   await taskQuality(
     ctx,
     caches.map((kv) => ({ format, kv })),
-    pickSlices(ctx.taskSet, w.taskSlices),
+    slices,
     ctx.tokenizer,
     w.taskTokens,
     (slice) =>
