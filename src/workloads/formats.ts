@@ -163,18 +163,15 @@ export const formatSweep: WorkloadRunner<'formats', QualityRecord> = async (ctx,
     }
   }
   if (tasks) {
-    // The slices this run scores (--task-slices), which the progress counts, not the whole set's.
-    const slices = pickSlices(tasks.set, w.taskSlices);
-    const names = slices.map((t) => t.name);
     await taskQuality(
       ctx,
       formats.map((format) => ({ format })),
-      slices,
+      pickSlices(tasks.set, w.taskSlices),
       tasks.tokenizer,
       w.taskTokens,
-      (slice) => {
+      (slice, index, count) => {
         // Whole units only: the quality unit of each format is counted as the slices go by.
-        const at = Math.floor((formats.length * names.indexOf(slice)) / names.length);
+        const at = Math.floor((formats.length * index) / count);
         ctx.progress(done + at, units, `task quality, every format: the ${slice} slice`);
       },
       (row) => ctx.emit({ type: 'taskQuality', taskQuality: row }),

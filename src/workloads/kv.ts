@@ -189,17 +189,13 @@ async function kvTaskQuality(
   const caches = [{ dtype: 'f32' as KvDtype, window: null as number | null }];
   for (const window of plan.windows)
     for (const dtype of plan.dtypes) if (dtype !== 'f32' || window !== null) caches.push({ dtype, window });
-  // The fraction counts the slices this run scores (--task-slices), not the whole set's.
-  const slices = pickSlices(ctx.taskSet, w.taskSlices);
-  const names = slices.map((t) => t.name);
   await taskQuality(
     ctx,
     caches.map((kv) => ({ format, kv })),
-    slices,
+    pickSlices(ctx.taskSet, w.taskSlices),
     ctx.tokenizer,
     w.taskTokens,
-    (slice) =>
-      progress(names.indexOf(slice) / names.length, `task quality, every KV cache: the ${slice} slice`),
+    (slice, index, count) => progress(index / count, `task quality, every KV cache: the ${slice} slice`),
     (row) => ctx.emit({ type: 'kvTask', taskQuality: row }),
   );
 }

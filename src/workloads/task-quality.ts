@@ -127,7 +127,8 @@ export async function taskQuality<R>(
   slices: readonly TaskSlice[],
   tokenizer: Tokenizer,
   taskTokens: number | undefined,
-  onSlice: (slice: string) => void,
+  /** Called as each slice starts, with its index among `slices` and their count (for progress). */
+  onSlice: (slice: string, index: number, count: number) => void,
   emit: (row: TaskQuality) => void,
 ): Promise<void> {
   const newline = tokenizer.encode('\n', { addSpecial: false }).at(-1);
@@ -176,9 +177,9 @@ export async function taskQuality<R>(
         }
       }
     };
-    for (const slice of slices) {
+    for (const [k, slice] of slices.entries()) {
       ctx.signal.throwIfAborted();
-      onSlice(slice.name);
+      onSlice(slice.name, k, slices.length);
       for (const s of scored) Object.assign(s, { right: 0, valid: 0, nll: 0, kl: [], sameTop: 0 });
       let n = 0;
       // Prompt tokens spent on this slice: a case is taken while the budget holds it (the first always).
