@@ -9,7 +9,7 @@ import { randomWeights } from '../src/model/weights.ts';
 import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
 import { makeResult } from '../test-support/fixtures/base.ts';
 import { CI_TINY_DISPATCHES } from './ci-tiny.ts';
-import { runCli } from './cli.ts';
+import { NATIVE, runCli } from './cli.ts';
 
 // Its tests share nothing (each writes its own files), and the file is among the longest: in
 // parallel mode the two workers split its tests instead of one running them all at the end.
@@ -25,6 +25,7 @@ test('bench CLI: contiguous KV with a batch of 4 gives every sequence its own ma
   // of the batch found no slot; contiguous capacity is now batch × maxSeqLen.
   const out = join(tmp('bench-'), 'contiguous.json');
   const run = await runCli('bench/bench.ts', [
+    ...NATIVE,
     '--kv',
     'contiguous',
     '--batch',
@@ -166,6 +167,7 @@ test('bench CLI: a model the GPU cannot match to the reference exits 1 with noth
   writeFileSync(join(dir, 'model.safetensors'), model.safetensors);
   const out = join(dir, 'result.json');
   const run = await runCli('bench/bench.ts', [
+    ...NATIVE,
     '--model',
     dir,
     '--prefill',
@@ -197,6 +199,7 @@ test('bench CLI: --baseline with --max-regression exits 1 on a regression', asyn
   const baselinePath = join(dir, 'baseline.json');
   writeFileSync(baselinePath, JSON.stringify(baseline));
   const run = await runCli('bench/bench.ts', [
+    ...NATIVE,
     '--prefill',
     '16',
     '--depth',
@@ -219,7 +222,11 @@ test('bench CLI: the kernel suite times every kernel after validating it, and ju
   const started = Date.now();
   // The adapter's default families, no search: the autotuner's choices are the quick suite's
   // test (quick.spec.ts); searching every kernel here took 111 s under load against 70.
-  const run = await runCli('bench/bench.ts', ['--suite', 'kernels', '--no-autotune', '--out', out], 300_000);
+  const run = await runCli(
+    'bench/bench.ts',
+    [...NATIVE, '--suite', 'kernels', '--no-autotune', '--out', out],
+    300_000,
+  );
   expect(run.code, run.stderr).toBe(0);
   expect((Date.now() - started) / 1000, 'the kernel suite must finish in under 5 minutes').toBeLessThan(300);
   const result = readResult(out);

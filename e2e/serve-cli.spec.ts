@@ -7,7 +7,7 @@ import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
 import { summarize } from '../src/serve/metrics.ts';
 import { traceFromJsonl } from '../src/serve/traffic.ts';
 import { percentile } from '../src/stats.ts';
-import { runCli } from './cli.ts';
+import { NATIVE, runCli } from './cli.ts';
 import { openFromHistory, screenshot } from './page-helpers.ts';
 
 // Its tests share nothing (each writes its own files), and the file is among the longest: in
@@ -36,6 +36,7 @@ test('bench --suite serve: both arms, every request timed, failures per request,
   const run = await runCli(
     'bench/bench.ts',
     [
+      ...NATIVE,
       '--suite',
       'serve',
       '--requests',
@@ -188,7 +189,7 @@ test('bench --suite serve: bad traffic flags and a trace past the context exit 2
   );
   const long = await runCli(
     'bench/bench.ts',
-    ['--suite', 'serve', '--trace', trace, '--no-autotune'],
+    [...NATIVE, '--suite', 'serve', '--trace', trace, '--no-autotune'],
     120_000,
   );
   expect(long.code).toBe(2);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
-import { runCli } from './cli.ts';
+import { NATIVE, runCli } from './cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'spec-'));
 
@@ -18,6 +18,7 @@ test('bench --suite spec: the verify-K curve, three drafters, identical output, 
   const run = await runCli(
     'bench/bench.ts',
     [
+      ...NATIVE,
       '--preset',
       'ci-tiny',
       '--suite',

@@ -7,7 +7,7 @@ import { BenchResultSchema } from '../src/results/schema.ts';
 import { TRAINED_DEMO_PROMPT } from '../src/ui/form/prompt-box.ts';
 import { llamaGreedy } from '../test-support/llama-generate/generate.ts';
 import { llamaQuantize } from '../test-support/llama-quantize/quantize.ts';
-import { runCli } from './cli.ts';
+import { NATIVE, runCli } from './cli.ts';
 import {
   openFromHistory,
   openPage,
@@ -47,7 +47,7 @@ test('generate --preset trained-4m: the demo prompt goes on as JSON, as llama.cp
   const llama = await llamaGreedy(MODEL, TRAINED_DEMO_PROMPT, 16, false);
   const run = await runCli(
     'bench/generate.ts',
-    ['--preset', 'trained-4m', '--prompt', TRAINED_DEMO_PROMPT, '--max-tokens', '16'],
+    [...NATIVE, '--preset', 'trained-4m', '--prompt', TRAINED_DEMO_PROMPT, '--max-tokens', '16'],
     110_000,
   );
   expect(run.code, run.stderr).toBe(0);
@@ -77,6 +77,7 @@ test('bench --model <trained F32> --peer llama.cpp --prompt-file: the agreement 
   const run = await runCli(
     'bench/bench.ts',
     [
+      ...NATIVE,
       '--model',
       f32,
       '--prefill',
