@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ function tree(source: number, page: number | null, node: number | null): string 
   utimesSync(join(root, 'src'), 1, 1);
   if (page !== null) put('dist/index.html', page);
   if (node !== null) put('dist-node/host.mjs', node);
+  if (node !== null) put('dist-node/cli-bench.mjs', node);
   return root;
 }
 
@@ -30,5 +31,19 @@ describe('buildIsFresh', () => {
     // A build missing.
     expect(buildIsFresh(tree(100, 200, null))).toBe(false);
     expect(buildIsFresh(tree(100, null, 200))).toBe(false);
+  });
+
+  it("counts a CLI's source as an input and a built CLI as an output", () => {
+    // A CLI edited after the build.
+    const edited = tree(100, 200, 200);
+    mkdirSync(join(edited, 'bench'));
+    writeFileSync(join(edited, 'bench/bench.ts'), '');
+    utimesSync(join(edited, 'bench/bench.ts'), 300, 300);
+    utimesSync(join(edited, 'bench'), 1, 1);
+    expect(buildIsFresh(edited)).toBe(false);
+    // A dist-node/ from before the CLIs were built there.
+    const older = tree(100, 200, 200);
+    rmSync(join(older, 'dist-node/cli-bench.mjs'));
+    expect(buildIsFresh(older)).toBe(false);
   });
 });

@@ -8,9 +8,13 @@ import { join } from 'node:path';
  * the files from under another CLI running beside it (the e2e suite runs two at a time).
  */
 
-/** What the two Vite builds read: the sources, the shaders, the page, the shipped models, the configs. */
+/**
+ * What the two Vite builds read: the sources (the CLIs' among them), the shaders, the page, the
+ * shipped models, the configs.
+ */
 const INPUTS = [
   'src',
+  'bench',
   'shaders',
   'models',
   'index.html',
@@ -21,8 +25,8 @@ const INPUTS = [
   'tsconfig.json',
 ];
 
-/** One file of each build's output; a build rewrites every file of its folder. */
-const OUTPUTS = ['dist/index.html', 'dist-node/host.mjs'];
+/** Files of each build's output (a build rewrites every file of its folder); a CLI's, in case an older config built none. */
+const OUTPUTS = ['dist/index.html', 'dist-node/host.mjs', 'dist-node/cli-bench.mjs'];
 
 function newest(path: string): number {
   if (!existsSync(path)) return 0;

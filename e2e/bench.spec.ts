@@ -9,7 +9,7 @@ import { randomWeights } from '../src/model/weights.ts';
 import { type BenchResult, BenchResultSchema } from '../src/results/schema.ts';
 import { makeResult } from '../test-support/fixtures/base.ts';
 import { CI_TINY_DISPATCHES } from './ci-tiny.ts';
-import { NATIVE, runCli } from './cli.ts';
+import { cliArgv, NATIVE, runCli } from './cli.ts';
 
 // Its tests share nothing (each writes its own files), and the file is among the longest: in
 // parallel mode the two workers split its tests instead of one running them all at the end.
@@ -122,16 +122,7 @@ test('bench CLI: Ctrl-C exits 130 and writes the points finished so far', async 
   test.setTimeout(150_000);
   const out = join(tmp('bench-'), 'interrupted.json');
   // Node itself (not npx), so the signal reaches the CLI as a terminal's Ctrl-C would.
-  const args = [
-    '--import',
-    'tsx',
-    'bench/bench.ts',
-    '--prefill',
-    '16,32,64,128,256',
-    '--depth',
-    '',
-    '--no-autotune',
-  ];
+  const args = cliArgv('bench/bench.ts', ['--prefill', '16,32,64,128,256', '--depth', '', '--no-autotune']);
   const child = spawn(process.execPath, [...args, '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   const code = await new Promise<number | null>((resolve) => {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { findBrowser, webgpuArgs } from '../bench/browser.ts';
 import { BenchResultSchema } from '../src/results/schema.ts';
+import { cliArgv } from './cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'fleet-'));
 
@@ -79,10 +80,7 @@ test('a fleet of remote browsers: a Playwright browser server and a DevTools end
   try {
     const bench = spawn(
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        'bench/bench.ts',
+      cliArgv('bench/bench.ts', [
         '--connect',
         `${a.match},${c.match}`,
         '--connect',
@@ -98,7 +96,7 @@ test('a fleet of remote browsers: a Playwright browser server and a DevTools end
         '--no-autotune',
         '--out-dir',
         outDir,
-      ],
+      ]),
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stderr = '';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { BenchResultSchema } from '../src/results/schema.ts';
-import { runCli } from './cli.ts';
+import { cliArgv, runCli } from './cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'sustained-'));
 const read = (path: string) => BenchResultSchema.parse(JSON.parse(readFileSync(path, 'utf8')));
@@ -45,10 +45,7 @@ test('bench --suite sustained: tok/s per window for the whole duration, the roof
   const cancelled = join(dir, 'cancelled.json');
   const child = spawn(
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      'bench/bench.ts',
+    cliArgv('bench/bench.ts', [
       '--suite',
       'sustained',
       '--duration',
@@ -58,7 +55,7 @@ test('bench --suite sustained: tok/s per window for the whole duration, the roof
       ...PASSES,
       '--out',
       cancelled,
-    ],
+    ]),
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';
