@@ -106,7 +106,7 @@ test('bench --suite spec: bad drafters and K exit 2 before measuring, naming the
     [['--drafter', 'oracle:1.5'], /probability P must be in \[0, 1\]/],
     [['--verify-k', '18'], /verifyKs/],
   ];
-  // Each exits before any engine starts; four at a time (most of each is tsx starting).
+  // Each exits before any engine starts; four at a time (most of each is Node loading the built CLI).
   for (let i = 0; i < cases.length; i += 4) {
     const batch = cases.slice(i, i + 4);
     const runs = await Promise.all(
