@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildIsFresh } from './build-fresh.ts';
+import { BUILT_CLIS, builtCliPath } from './built-clis.ts';
 
 /** A tree with one source and both builds' outputs, each file at the time given (seconds). */
 function tree(source: number, page: number | null, node: number | null): string {
@@ -18,7 +19,7 @@ function tree(source: number, page: number | null, node: number | null): string 
   utimesSync(join(root, 'src'), 1, 1);
   if (page !== null) put('dist/index.html', page);
   if (node !== null) put('dist-node/host.mjs', node);
-  if (node !== null) put('dist-node/cli-bench.mjs', node);
+  if (node !== null) for (const cli of BUILT_CLIS) put(builtCliPath(cli), node);
   return root;
 }
 

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { BUILT_CLIS, builtCliPath } from './built-clis.ts';
 
 /**
  * Whether the built app (dist/ for the page, dist-node/ for the Node hosts) is older than anything
@@ -25,8 +26,8 @@ const INPUTS = [
   'tsconfig.json',
 ];
 
-/** Files of each build's output (a build rewrites every file of its folder); a CLI's, in case an older config built none. */
-const OUTPUTS = ['dist/index.html', 'dist-node/host.mjs', 'dist-node/cli-bench.mjs'];
+/** Files of each build's output (a build rewrites every file of its folder), every built CLI among them. */
+const OUTPUTS = ['dist/index.html', 'dist-node/host.mjs', ...BUILT_CLIS.map(builtCliPath)];
 
 function newest(path: string): number {
   if (!existsSync(path)) return 0;

@@ -8,3 +8,9 @@ export const BUILT_CLIS = ['bench', 'verify', 'generate', 'serve-api'] as const;
 export function builtCliPath(name: string): string {
   return `dist-node/cli-${name}.mjs`;
 }
+
+/** The built file of a CLI given by its source (`bench/<name>.ts`), or undefined for one not built. */
+export function builtCliOf(script: string): string | undefined {
+  const name = /^(?:\.\/)?bench\/([\w-]+)\.ts$/.exec(script)?.[1];
+  return BUILT_CLIS.some((c) => c === name) ? builtCliPath(name as string) : undefined;
+}

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { BUILT_CLIS, builtCliPath } from '../bench/built-clis.ts';
+import { builtCliOf } from '../bench/built-clis.ts';
 
 export interface CliRun {
   code: number;
@@ -25,9 +25,8 @@ export const NATIVE = ['--runtime', 'node'] as const;
  * build is the one the suite runs against: global-setup.ts refuses a stale one.
  */
 export function cliArgv(script: string, args: readonly string[]): string[] {
-  const name = /^bench\/([\w-]+)\.ts$/.exec(script)?.[1];
-  const built = BUILT_CLIS.find((c) => c === name);
-  return built ? [builtCliPath(built), ...args] : ['--import', 'tsx', script, ...args];
+  const built = builtCliOf(script);
+  return built ? [built, ...args] : ['--import', 'tsx', script, ...args];
 }
 
 /** Runs one of the bench/ CLIs against the built dist/, as a user would; never rejects. */
