@@ -3,6 +3,10 @@ import { findBrowser, launchOptions } from './bench/browser.ts';
 import type { Harness } from './e2e/harness/client.ts';
 import { E2E_ORIGIN, E2E_PORT } from './e2e/port.ts';
 
+/** The files the native project runs; the browser project runs every other one (see projects below). */
+const NATIVE_FILES =
+  /(kernels|kernels-formats|kernels-long|model|model-defaults|serve|gguf-models|gguf-kernels)\.spec\.ts$/;
+
 export default defineConfig<{ runtime: Harness['runtime'] }>({
   testDir: 'e2e',
   globalSetup: './e2e/global-setup.ts',
@@ -32,16 +36,14 @@ export default defineConfig<{ runtime: Harness['runtime'] }>({
     {
       name: 'native',
       use: { runtime: 'node' },
-      testMatch:
-        /(kernels|kernels-formats|kernels-long|model|model-defaults|serve|gguf-models|gguf-kernels)\.spec\.ts$/,
+      testMatch: NATIVE_FILES,
     },
     // Everything else in headless Chromium: the page, the CLIs, the engine's failure paths, and
     // the fused kernels' checks through the browser's harness page.
     {
       name: 'browser',
       use: { runtime: 'browser' },
-      testIgnore:
-        /(kernels|kernels-formats|kernels-long|model|model-defaults|serve|gguf-models|gguf-kernels)\.spec\.ts$/,
+      testIgnore: NATIVE_FILES,
     },
   ],
   webServer: {
