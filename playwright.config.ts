@@ -6,8 +6,6 @@ import { E2E_ORIGIN, E2E_PORT } from './e2e/port.ts';
 /** The files the native project runs; the browser project runs every other one (see projects below). */
 const NATIVE_FILES =
   /(kernels|kernels-formats|kernels-long|model|model-defaults|serve|gguf-models|gguf-kernels)\.spec\.ts$/;
-/** The checks the browser's harness page runs (the page project, below). */
-const PAGE_HARNESS_FILES = /fused\.spec\.ts$/;
 
 export default defineConfig<{ runtime: Harness['runtime'] }>({
   testDir: 'e2e',
@@ -26,20 +24,9 @@ export default defineConfig<{ runtime: Harness['runtime'] }>({
     baseURL: E2E_ORIGIN,
     launchOptions: launchOptions(findBrowser()),
   },
-  // The harness files first: they are the longest, and a long file that starts last keeps one
-  // worker busy after the other has run out of tests.
+  // The native project first: its files are the longest (model.spec.ts alone runs about 5 minutes),
+  // and a long file that starts last keeps one worker busy after the other has run out of tests.
   projects: [
-    // The checks the browser's harness page runs: the fused kernels. Their worker holds the
-    // harness page (e2e/harness/client.ts), a worker fixture no other browser file uses, so
-    // Playwright gives them a worker of their own. In the browser project, that worker was started
-    // only once the other files had run out, and its 40 s ran alone at the end of the suite
-    // (946 s wall, 37 s of them with one test running; 2026-12-07). As the first project it runs
-    // beside the native files instead.
-    {
-      name: 'page-harness',
-      use: { runtime: 'browser' },
-      testMatch: PAGE_HARNESS_FILES,
-    },
     // The kernel and model checks, run natively on Dawn by the Node harness process. Each runs once:
     // the browser's harness page runs the same checks object on the same SwiftShader adapter (the
     // fused kernels run there, fused.spec.ts), and the page's own tests drive the engine in the
@@ -51,11 +38,12 @@ export default defineConfig<{ runtime: Harness['runtime'] }>({
       use: { runtime: 'node' },
       testMatch: NATIVE_FILES,
     },
-    // Everything else in headless Chromium: the page, the CLIs and the engine's failure paths.
+    // Everything else in headless Chromium: the page, the CLIs, the engine's failure paths, and
+    // the fused kernels' checks through the browser's harness page.
     {
       name: 'browser',
       use: { runtime: 'browser' },
-      testIgnore: [NATIVE_FILES, PAGE_HARNESS_FILES],
+      testIgnore: NATIVE_FILES,
     },
   ],
   webServer: {
