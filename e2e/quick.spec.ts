@@ -181,7 +181,16 @@ test.describe
         ['unfused', 'prefill', 256],
         ['unfused', 'decode', 16],
       ]);
-      // Dawn has timestamps here too: every point is placed by GPU time, inside its wall time.
+      // Dawn has timestamps here too, not quantized: its own default masks them to 65,536 ns, which
+      // made every prefill span a multiple of that (src/runtime/node/dawn-globals.ts).
+      expect(r.env.timestamps).toEqual({ supported: true, quantumNs: null });
+      const prefillNs = r.points
+        .filter((p) => p.pass === 'prefill')
+        .flatMap((p) => p.gpuSamplesMs ?? [])
+        .map((ms) => Math.round(ms * 1e6));
+      expect(prefillNs.length).toBeGreaterThan(0);
+      expect(prefillNs.some((ns) => ns % 65_536 !== 0)).toBe(true);
+      // Every point is placed by GPU time, inside its wall time.
       for (const p of r.points) {
         expect(p.timebase).toBe('gpu');
         for (const [i, gpu] of p.samplesMs.entries()) expect(gpu).toBeLessThanOrEqual(p.wallSamplesMs[i]);

@@ -136,12 +136,35 @@ export interface Timing {
 }
 
 /**
- * The tick of a quantized timer, if every span is a multiple of it. Browsers may round timestamps
- * (Chrome to 100 µs without developer features) to blunt timing attacks; such numbers are coarse.
+ * Ticks a quantizing timer may use, coarsest first: decimal ones (Chrome rounds to 100 µs without
+ * developer features) and powers of two from 2^20 down to 2^10 ns (Dawn natively masks the low bits:
+ * 65,536 ns on SwiftShader with webgpu 0.6.2).
+ */
+const TIMER_QUANTA_NS = [
+  2 ** 20,
+  1e6,
+  2 ** 19,
+  2 ** 18,
+  2 ** 17,
+  1e5,
+  2 ** 16,
+  2 ** 15,
+  2 ** 14,
+  1e4,
+  2 ** 13,
+  2 ** 12,
+  2 ** 11,
+  2 ** 10,
+  1e3,
+];
+
+/**
+ * The tick of a quantized timer, if every span is a multiple of it: the coarsest such tick. Timers
+ * are rounded to blunt timing attacks; such numbers are coarse. Eight or more spans that are all
+ * multiples of 1,000 or 1,024 ns by chance would be a one-in-10^24 event.
  */
 export function timerQuantumNs(spans: readonly Span[]): number | null {
   const ns = spans.filter(spanValid).map((s) => s.ns);
   if (ns.length < 8) return null;
-  for (const q of [1e6, 1e5, 1e4, 1e3]) if (ns.every((v) => v % q === 0)) return q;
-  return null;
+  return TIMER_QUANTA_NS.find((q) => ns.every((v) => v % q === 0)) ?? null;
 }

@@ -16,10 +16,16 @@ Object.assign(globalThis, globals);
  */
 const instances: GPU[] = [];
 
-/** A Dawn instance on `backend` ('vulkan', 'metal', 'd3d12'), kept alive until the process exits. */
+/**
+ * A Dawn instance on `backend` ('vulkan', 'metal', 'd3d12'), kept alive until the process exits.
+ * Dawn quantizes timestamps by default: on SwiftShader every span read a multiple of 65,536 ns
+ * (webgpu 0.6.2), so a kernel shorter than that read 0 or 65.5 µs, by where the tick fell. Its
+ * toggle is turned off here, as the CLI's Chromium runs with WebGPU developer features
+ * (bench/browser.ts): both runtimes time with the same resolution.
+ */
 export function dawnInstance(backend: string): GPU {
   installDawnPollNaps();
-  const instance = create([`backend=${backend}`]);
+  const instance = create([`backend=${backend}`, 'disable-dawn-features=timestamp_quantization']);
   instances.push(instance);
   return instance;
 }
