@@ -26,9 +26,12 @@ describe('timerQuantumNs', () => {
   });
 
   it('says nothing of spans with nanosecond resolution', () => {
-    // Measured spans from an unquantized run (webgpu 0.6.2 with the toggle off, SwiftShader).
+    // The GPU samples of an unquantized native run (webgpu 0.6.2 with the toggle off, SwiftShader:
+    // `--runtime node --prefill 16,32 --depth 16 --no-autotune`).
     expect(
-      timerQuantumNs(spans([5_701_123, 5_112_940, 5_245_016, 2_945, 1_140, 15_268, 46_571, 28_599])),
+      timerQuantumNs(
+        spans([8_236_836, 7_915_196, 5_863_147, 9_150_491, 9_544_761, 9_381_452, 2_611_180, 2_576_656]),
+      ),
     ).toBeNull();
     // All multiples of 1,000 ns but one.
     expect(timerQuantumNs(spans([...times(1_000, [1, 2, 3, 4, 5, 6, 7]), 8_001]))).toBeNull();
