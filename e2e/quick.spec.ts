@@ -104,6 +104,19 @@ test.describe
       expect(result.peaks.dispatchUs).toBeGreaterThan(0);
       expect(result.peaks.emptyDispatchUs).toBeGreaterThan(0);
       expect(result.peaksAfter?.fmaGflops).toBeGreaterThan(0);
+      // The roofs again time each throughput probe's winner of the first measurement alone, at its
+      // scale: one FMA and one copy trial, the configuration of the first measurement's best.
+      for (const kind of ['fma', 'copy'] as const) {
+        const before = result.peaks.trials.filter((t) => t.kind === kind);
+        const best = before.reduce((a, b) => (b.value > a.value ? b : a));
+        const after = result.peaksAfter?.trials.filter((t) => t.kind === kind) ?? [];
+        expect(after.map((t) => t.label)).toEqual([
+          `${best.label} (the first measurement's best configuration)`,
+        ]);
+        // A configuration timed once was more than 10% behind the best first sample, so behind the best.
+        for (const t of before.filter((x) => x.label.includes('(one run')))
+          expect(t.value).toBeLessThan(0.9 * best.value);
+      }
 
       // Fused against unfused at the suite's largest L and first depth: what the engine recorded per
       // layer, the hand count; the times are the points' own p50s, the ratio theirs.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bestPeaks } from './peaks.ts';
+import { bestPeaks, configsToRepeat } from './peaks.ts';
 
 describe('bestPeaks', () => {
   it('keeps the higher throughputs, the lower overheads and every trial, labelled', () => {
@@ -27,5 +27,21 @@ describe('bestPeaks', () => {
       submitUs: 300,
       trials: [{ kind: 'fma', label: 'before: wg 64', value: 10 }],
     });
+  });
+});
+
+describe('configsToRepeat', () => {
+  it('repeats the configurations whose first sample is within the margin of the best first sample', () => {
+    // The three copy grids' first samples of one run on SwiftShader (GB/s): 2.2 is 76.4% of 2.88
+    // and 1.94 is 67.4%, both more than 10% behind; 2.6 is 90.3%, within it; 2.46 is 85.4%.
+    expect(configsToRepeat([2.88, 2.2, 1.94], 0.1)).toEqual([true, false, false]);
+    expect(configsToRepeat([2.2, 2.88, 2.6], 0.1)).toEqual([false, true, true]);
+    expect(configsToRepeat([2.46, 2.88], 0.15)).toEqual([true, true]);
+    expect(configsToRepeat([2.44, 2.88], 0.15)).toEqual([false, true]);
+  });
+
+  it('repeats a lone configuration, and every one of a tie', () => {
+    expect(configsToRepeat([17], 0.1)).toEqual([true]);
+    expect(configsToRepeat([5, 5, 4.5], 0.1)).toEqual([true, true, true]);
   });
 });

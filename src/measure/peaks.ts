@@ -8,13 +8,18 @@ import { GpuProfiler, timerQuantumNs } from '../gpu/profiler.ts';
 import { bindGroup, grid1d, paramsBuffer } from '../kernels/kernel.ts';
 import type { PeaksRecord } from '../results/schema.ts';
 import { percentile } from '../stats.ts';
+import type { Roofs } from './roofline.ts';
 
 /** Tuning of the peak probes. */
 export const PEAK_PROBES = {
   /** Each timed probe is scaled up until one run takes at least this long, so launch cost is negligible. */
   minRunMs: 40,
-  /** Repetitions per configuration after one warm-up; the best is kept. */
+  /**
+   * Repetitions after a configuration's first sample (the calibration's last run); the fastest is
+   * kept. Only configurations whose first sample is within repeatMargin of the best are repeated.
+   */
   reps: 3,
+  repeatMargin: 0.1,
   /** FMA probe: loop trips per invocation and workgroup sizes tried. */
   fmaIters: 512,
   fmaWorkgroupSizes: [64, 256],
@@ -54,8 +59,8 @@ async function timeOnce(gpu: Gpu, profiler: GpuProfiler, record: (pass: GPUCompu
   return spans.length > 0 && spans[0].ms > 0 ? spans[0].ms : wall;
 }
 
-/** Doubles `scale` until one run reaches minRunMs, then returns the best of `reps` runs at that scale. */
-async function calibrated(
+/** Doubles `scale` until one run reaches minRunMs (or maxScale); that run is the first sample. */
+async function calibrate(
   gpu: Gpu,
   profiler: GpuProfiler,
   maxScale: number,
@@ -67,13 +72,96 @@ async function calibrated(
     scale *= 2;
     ms = await timeOnce(gpu, profiler, record(scale));
   }
-  let best = ms;
-  for (let r = 0; r < PEAK_PROBES.reps; r++)
-    best = Math.min(best, await timeOnce(gpu, profiler, record(scale)));
-  return { scale, ms: best };
+  return { scale, ms };
 }
 
-async function fmaPeak(gpu: Gpu, pipelines: PipelineCache, profiler: GpuProfiler, trials: Trial[]) {
+/**
+ * Which configurations of a probe earn their repetitions: those whose first sample's rate is within
+ * `margin` of the best first sample. A configuration further behind cannot become the roof on
+ * repetitions that shave off noise; timing it three more times would only lengthen every run.
+ */
+export function configsToRepeat(rates: readonly number[], margin: number): boolean[] {
+  const best = Math.max(...rates);
+  return rates.map((r) => r >= (1 - margin) * best);
+}
+
+/** One configuration of a throughput probe (a workgroup size, a grid shape). */
+interface ProbeConfig {
+  /** The trial's label at the scale the calibration settled on. */
+  label(scale: number): string;
+  maxScale: number;
+  record(scale: number): (pass: GPUComputePassEncoder) => void;
+  /** The rate (GFLOP/s, GB/s) of one run of `ms` at `scale`. */
+  rate(scale: number, ms: number): number;
+}
+
+/** Which configuration of each throughput probe gave the roof, and at what scale. */
+interface ProbeChoice {
+  index: number;
+  scale: number;
+}
+
+/**
+ * Each probe's winning configuration, by the measurement it won in: a measurement again (after the
+ * workloads) times that configuration alone. Kept beside the result's record rather than in it.
+ */
+const winners = new WeakMap<Roofs, { fma: ProbeChoice; copy: ProbeChoice }>();
+
+/**
+ * The best rate over `configs`: each is calibrated (its first sample), those within
+ * PEAK_PROBES.repeatMargin of the best first sample get PEAK_PROBES.reps more runs at their scale,
+ * and each keeps its fastest run. With `only`, that configuration alone, at its known scale.
+ */
+async function bestRate(
+  gpu: Gpu,
+  profiler: GpuProfiler,
+  kind: Trial['kind'],
+  configs: readonly ProbeConfig[],
+  trials: Trial[],
+  only?: ProbeChoice,
+): Promise<{ rate: number; choice: ProbeChoice }> {
+  const runs: { index: number; scale: number; ms: number }[] = [];
+  if (only) {
+    const c = configs[only.index];
+    runs.push({
+      index: only.index,
+      scale: only.scale,
+      ms: await timeOnce(gpu, profiler, c.record(only.scale)),
+    });
+  } else {
+    for (const [index, c] of configs.entries())
+      runs.push({ index, ...(await calibrate(gpu, profiler, c.maxScale, c.record)) });
+  }
+  const repeat = configsToRepeat(
+    runs.map((r) => configs[r.index].rate(r.scale, r.ms)),
+    PEAK_PROBES.repeatMargin,
+  );
+  let best = { rate: 0, choice: { index: runs[0].index, scale: runs[0].scale } };
+  for (const [i, run] of runs.entries()) {
+    const c = configs[run.index];
+    if (repeat[i]) {
+      for (let r = 0; r < PEAK_PROBES.reps; r++)
+        run.ms = Math.min(run.ms, await timeOnce(gpu, profiler, c.record(run.scale)));
+    }
+    const rate = c.rate(run.scale, run.ms);
+    const note = only
+      ? " (the first measurement's best configuration)"
+      : repeat[i]
+        ? ''
+        : ` (one run: more than ${PEAK_PROBES.repeatMargin * 100}% below the best, not repeated)`;
+    trials.push({ kind, label: `${c.label(run.scale)}${note}`, value: rate });
+    if (rate > best.rate) best = { rate, choice: { index: run.index, scale: run.scale } };
+  }
+  return best;
+}
+
+async function fmaPeak(
+  gpu: Gpu,
+  pipelines: PipelineCache,
+  profiler: GpuProfiler,
+  trials: Trial[],
+  only?: ProbeChoice,
+) {
   const maxWorkgroups = (gpu.limits.maxComputeWorkgroupsPerDimension ?? 65535) * 16;
   const out = gpu.device.createBuffer({
     label: 'fma probe out',
@@ -81,28 +169,38 @@ async function fmaPeak(gpu: Gpu, pipelines: PipelineCache, profiler: GpuProfiler
     usage: GPUBufferUsage.STORAGE,
   });
   const params = paramsBuffer(gpu, 'fma probe', [{ f32: 0.999 }, { f32: 1e-4 }]);
-  let best = 0;
+  const configs: ProbeConfig[] = [];
   for (const wg of PEAK_PROBES.fmaWorkgroupSizes) {
     if (wg > gpu.limits.maxComputeInvocationsPerWorkgroup) continue;
     const pipeline = await pipelines.get('peak_fma', fmaCode, { WG: wg, ITERS: PEAK_PROBES.fmaIters });
     const group = bindGroup(gpu, pipeline, 'fma probe', [params, out]);
-    const { scale, ms } = await calibrated(gpu, profiler, maxWorkgroups, (workgroups) => (pass) => {
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(0, group);
-      const [x, y] = grid1d(workgroups, gpu);
-      pass.dispatchWorkgroups(x, y);
+    configs.push({
+      label: (workgroups) => `wg ${wg} × ${workgroups} workgroups`,
+      maxScale: maxWorkgroups,
+      record: (workgroups) => (pass) => {
+        pass.setPipeline(pipeline);
+        pass.setBindGroup(0, group);
+        const [x, y] = grid1d(workgroups, gpu);
+        pass.dispatchWorkgroups(x, y);
+      },
+      rate: (workgroups, ms) => (workgroups * wg * PEAK_PROBES.fmaIters * 8 * 4 * 2) / (ms * 1e6),
     });
-    const flops = scale * wg * PEAK_PROBES.fmaIters * 8 * 4 * 2;
-    const gflops = flops / (ms * 1e6);
-    trials.push({ kind: 'fma', label: `wg ${wg} × ${scale} workgroups`, value: gflops });
-    best = Math.max(best, gflops);
   }
-  out.destroy();
-  params.destroy();
-  return best;
+  try {
+    return await bestRate(gpu, profiler, 'fma', configs, trials, only);
+  } finally {
+    out.destroy();
+    params.destroy();
+  }
 }
 
-async function copyPeak(gpu: Gpu, pipelines: PipelineCache, profiler: GpuProfiler, trials: Trial[]) {
+async function copyPeak(
+  gpu: Gpu,
+  pipelines: PipelineCache,
+  profiler: GpuProfiler,
+  trials: Trial[],
+  only?: ProbeChoice,
+) {
   const limit = Math.min(gpu.limits.maxStorageBufferBindingSize, gpu.limits.maxBufferSize);
   const cap = isSoftwareAdapter(gpu.adapter) ? PEAK_PROBES.copyMaxBytesSoftware : PEAK_PROBES.copyMaxBytes;
   const bytes = Math.floor(Math.min(cap, limit) / 16) * 16;
@@ -110,26 +208,31 @@ async function copyPeak(gpu: Gpu, pipelines: PipelineCache, profiler: GpuProfile
   const src = gpu.device.createBuffer({ label: 'copy probe src', size: bytes, usage });
   const dst = gpu.device.createBuffer({ label: 'copy probe dst', size: bytes, usage });
   const params = paramsBuffer(gpu, 'copy probe', [bytes / 16]);
-  let best = 0;
+  const configs: ProbeConfig[] = [];
   for (const { wg, workgroups } of PEAK_PROBES.copyGrids) {
     if (wg > gpu.limits.maxComputeInvocationsPerWorkgroup) continue;
     const pipeline = await pipelines.get('peak_copy', copyCode, { WG: wg });
     const group = bindGroup(gpu, pipeline, 'copy probe', [params, src, dst]);
     // The copy size is fixed (it must dwarf the caches); `repeat` copies back to back reach minRunMs.
-    const { scale, ms } = await calibrated(gpu, profiler, 64, (repeat) => (pass) => {
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(0, group);
-      const [x, y] = grid1d(workgroups, gpu);
-      for (let r = 0; r < repeat; r++) pass.dispatchWorkgroups(x, y);
+    configs.push({
+      label: () => `${bytes >> 20} MiB, wg ${wg} × ${workgroups}`,
+      maxScale: 64,
+      record: (repeat) => (pass) => {
+        pass.setPipeline(pipeline);
+        pass.setBindGroup(0, group);
+        const [x, y] = grid1d(workgroups, gpu);
+        for (let r = 0; r < repeat; r++) pass.dispatchWorkgroups(x, y);
+      },
+      rate: (repeat, ms) => (2 * bytes * repeat) / (ms * 1e6),
     });
-    const gbps = (2 * bytes * scale) / (ms * 1e6);
-    trials.push({ kind: 'copy', label: `${bytes >> 20} MiB, wg ${wg} × ${workgroups}`, value: gbps });
-    best = Math.max(best, gbps);
   }
-  src.destroy();
-  dst.destroy();
-  params.destroy();
-  return best;
+  try {
+    return await bestRate(gpu, profiler, 'copy', configs, trials, only);
+  } finally {
+    src.destroy();
+    dst.destroy();
+    params.destroy();
+  }
 }
 
 /** Wall time of a submit of `count` dispatches recorded by `record`, waited on. */
@@ -225,20 +328,33 @@ async function overheads(gpu: Gpu, pipelines: PipelineCache, trials: Trial[]) {
 
 /**
  * Measures the roofs this run's points are judged against: FMA throughput, copy bandwidth, and
- * the fixed costs of a dispatch and of a submit with readback. Each is the best of several
- * configurations, because a peak measured too low would flatter every percentage.
+ * the fixed costs of a dispatch and of a submit with readback. Each throughput is the best of
+ * several configurations, because a peak measured too low would flatter every percentage.
+ *
+ * `again`: the roofs measured earlier in this run (by this function, in this process). A second
+ * measurement times each throughput probe's winning configuration of that one, at its scale: it
+ * is there to catch drift and to give the targets the better of two samples, and comparing the
+ * same configuration twice does both (the other configurations lost on this device already).
  */
-export async function measurePeaks(gpu: Gpu, pipelines: PipelineCache, signal?: AbortSignal): Promise<Peaks> {
+export async function measurePeaks(
+  gpu: Gpu,
+  pipelines: PipelineCache,
+  signal?: AbortSignal,
+  again?: Roofs,
+): Promise<Peaks> {
   const trials: Trial[] = [];
   const profiler = new GpuProfiler(gpu, 1);
+  const first = again ? winners.get(again) : undefined;
   try {
     signal?.throwIfAborted();
-    const fmaGflops = await fmaPeak(gpu, pipelines, profiler, trials);
+    const fma = await fmaPeak(gpu, pipelines, profiler, trials, first?.fma);
     signal?.throwIfAborted();
-    const copyGBps = await copyPeak(gpu, pipelines, profiler, trials);
+    const copy = await copyPeak(gpu, pipelines, profiler, trials, first?.copy);
     signal?.throwIfAborted();
     const { dispatchUs, emptyDispatchUs, submitUs } = await overheads(gpu, pipelines, trials);
-    return { fmaGflops, copyGBps, dispatchUs, emptyDispatchUs, submitUs, trials };
+    const peaks = { fmaGflops: fma.rate, copyGBps: copy.rate, dispatchUs, emptyDispatchUs, submitUs, trials };
+    winners.set(peaks, first ?? { fma: fma.choice, copy: copy.choice });
+    return peaks;
   } finally {
     profiler.destroy();
   }

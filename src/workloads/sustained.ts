@@ -80,7 +80,7 @@ export const sustainedRun: WorkloadRunner<'sustained', SustainedRecord> = async 
     const atS = elapsedS();
     const started = performance.now();
     ctx.progress(Math.min(windows, atS / w.windowS), windows, 'measuring the roofs again');
-    const p = await measurePeaks(ctx.gpu, ctx.pipelines, ctx.signal);
+    const p = await measurePeaks(ctx.gpu, ctx.pipelines, ctx.signal, ctx.roofs);
     pausedMs += performance.now() - started;
     ctx.emit({ type: 'sustained-roofs', atS, fmaGflops: p.fmaGflops, copyGBps: p.copyGBps });
   };
