@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bestPeaks, configsToRepeat } from './peaks.ts';
+import { bestPeaks, configsToRepeat, nextScale } from './peaks.ts';
 
 describe('bestPeaks', () => {
   it('keeps the higher throughputs, the lower overheads and every trial, labelled', () => {
@@ -43,5 +43,22 @@ describe('configsToRepeat', () => {
   it('repeats a lone configuration, and every one of a tie', () => {
     expect(configsToRepeat([17], 0.1)).toEqual([true]);
     expect(configsToRepeat([5, 5, 4.5], 0.1)).toEqual([true, true, true]);
+  });
+});
+
+describe('nextScale', () => {
+  it('doubles while a run is under a quarter of the target, then aims 10% past the target', () => {
+    // 2 ms of 40 is launch-dominated: double. 37.1 ms at 256 workgroups predicts 40 ms at 276;
+    // 10% over: ceil(256 × 40 / 37.1 × 1.1) = ceil(303.61) = 304 (doubling would have run 512).
+    expect(nextScale(8, 2, 40, 1 << 20)).toBe(16);
+    expect(nextScale(256, 37.1, 40, 1 << 20)).toBe(304);
+    // Exactly a quarter predicts: ceil(4 × 4 × 1.1) = ceil(17.6) = 18.
+    expect(nextScale(4, 10, 40, 1 << 20)).toBe(18);
+  });
+
+  it('grows by at least one and never past the cap', () => {
+    expect(nextScale(60, 20, 40, 64)).toBe(64);
+    expect(nextScale(10, 39.9, 40, 1 << 20)).toBe(12);
+    expect(nextScale(1, 39.99, 40, 64)).toBe(2);
   });
 });

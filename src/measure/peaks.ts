@@ -59,7 +59,18 @@ async function timeOnce(gpu: Gpu, profiler: GpuProfiler, record: (pass: GPUCompu
   return spans.length > 0 && spans[0].ms > 0 ? spans[0].ms : wall;
 }
 
-/** Doubles `scale` until one run reaches minRunMs (or maxScale); that run is the first sample. */
+/**
+ * The next scale of a probe whose run at `scale` took `ms`, short of minRunMs: double it while a
+ * run is so short that launching it weighs, then, from a run of a quarter of minRunMs or more, the
+ * scale that run predicts for minRunMs, 10% over. Doubling alone lands the final run anywhere
+ * from minRunMs to twice it (an FMA run of 37 ms became 76), and every repetition pays that.
+ */
+export function nextScale(scale: number, ms: number, minRunMs: number, maxScale: number): number {
+  const next = ms >= minRunMs / 4 ? Math.ceil(scale * (minRunMs / ms) * 1.1) : scale * 2;
+  return Math.min(Math.max(next, scale + 1), maxScale);
+}
+
+/** Scales a probe (nextScale) until one run reaches minRunMs or maxScale; that run is the first sample. */
 async function calibrate(
   gpu: Gpu,
   profiler: GpuProfiler,
@@ -68,8 +79,8 @@ async function calibrate(
 ): Promise<{ scale: number; ms: number }> {
   let scale = 1;
   let ms = await timeOnce(gpu, profiler, record(scale));
-  while (ms < PEAK_PROBES.minRunMs && scale * 2 <= maxScale) {
-    scale *= 2;
+  while (ms < PEAK_PROBES.minRunMs && scale < maxScale) {
+    scale = nextScale(scale, ms, PEAK_PROBES.minRunMs, maxScale);
     ms = await timeOnce(gpu, profiler, record(scale));
   }
   return { scale, ms };
