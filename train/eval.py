@@ -62,6 +62,7 @@ def main():
     ap.add_argument("--model", default="train/data/model")
     ap.add_argument("--limit", type=int, default=200, help="examples per task slice")
     ap.add_argument("--text-tokens", type=int, default=20000)
+    ap.add_argument("--slices", help="comma-separated slice names to score (default: every slice)")
     args = ap.parse_args()
     torch.set_num_threads(2)
     sp = spm.SentencePieceProcessor(model_file=os.path.join(args.data, "tokenizer.model"))
@@ -72,6 +73,8 @@ def main():
     with torch.no_grad():
         for name in sorted(os.listdir(os.path.join(args.data, "eval"))):
             slice_ = name[: -len(".jsonl")]
+            if args.slices and slice_ not in args.slices.split(","):
+                continue
             rows = [json.loads(l) for l in open(os.path.join(args.data, "eval", name), encoding="utf-8")]
             if "prompt" in rows[0]:
                 # Cases whose prompt does not fit the model's context are not scored (a phase-1 checkpoint's 256).
@@ -120,7 +123,8 @@ def main():
                 res = {"tokens": n, "next_token_accuracy": correct / n, "perplexity": math.exp(nll / n)}
             results[slice_] = res
             print(json.dumps({slice_: res}), flush=True)
-    with open(os.path.join(args.model, "eval.json"), "w") as f:
+    out = "eval.json" if not args.slices else "eval-some.json"
+    with open(os.path.join(args.model, out), "w") as f:
         json.dump(results, f, indent=1)
 
 

@@ -1,10 +1,13 @@
 #!/usr/bin/python3
 """Draws the loss curve of the shipped model as an SVG (no plotting library: Debian's python3 has
-none installed by default): the training loss of both phases against tokens seen, and the held-out
-loss where it was measured, from the loss.csv files train.py wrote.
+none installed by default): the training loss of each phase against tokens seen, and the held-out
+loss where it was measured, from the loss.csv files train.py wrote. Phase 3's training loss counts
+the task rows' answers alone (--answer-loss), so its level is not phase 1's and 2's; the held-out
+text loss (the dots: 8 windows of the last 1% of the text, at each phase's window length) is
+measured the same way in all three.
 
     /usr/bin/python3 train/plot.py --out docs/img/trained-loss.svg \\
-        train/results/model-256.loss.csv train/results/model.loss.csv
+        train/results/phase1-loss.csv train/results/phase2-loss.csv train/results/phase3-loss.csv
 """
 
 import argparse
@@ -36,7 +39,7 @@ def main():
     x = lambda t: PAD_L + (W - PAD_L - PAD_R) * t / xmax
     y = lambda l: PAD_T + (H - PAD_T - PAD_B) * (ymax - min(max(l, ymin), ymax)) / (ymax - ymin)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="11">',
-           "<title>Training loss of trained-4m against tokens seen, both phases, with the held-out text loss</title>",
+           "<title>Training loss of trained-4m against tokens seen, each phase, with the held-out text loss</title>",
            f'<rect width="{W}" height="{H}" fill="white"/>']
     for i in range(ymin, ymax + 1):
         out.append(f'<line x1="{PAD_L}" x2="{W - PAD_R}" y1="{y(i):.1f}" y2="{y(i):.1f}" stroke="#ddd"/>')
@@ -48,14 +51,15 @@ def main():
         t += step * (2 if xmax / step > 10 else 1)
     out.append(f'<text x="{(W + PAD_L) / 2}" y="{H - 8}" text-anchor="middle">training tokens</text>')
     out.append(f'<text transform="translate(14 {H / 2}) rotate(-90)" text-anchor="middle">cross-entropy, nats</text>')
-    colours = ["#1f6feb", "#d9480f"]
+    colours = ["#1f6feb", "#d9480f", "#2f9e44"]
     for i, ph in enumerate(phases):
         line = " ".join(f"{x(t):.1f},{y(l):.1f}" for t, l, _ in ph)
-        out.append(f'<polyline fill="none" stroke="{colours[i % 2]}" stroke-width="1.2" points="{line}"/>')
+        out.append(f'<polyline fill="none" stroke="{colours[i % 3]}" stroke-width="1.2" points="{line}"/>')
         for t, _, v in ph:
             if v is not None:
                 out.append(f'<circle cx="{x(t):.1f}" cy="{y(v):.1f}" r="2.5" fill="black"/>')
     out.append(f'<text x="{W - PAD_R}" y="{PAD_T + 12}" text-anchor="end">blue: phase 1 (sequences of 256) · orange: phase 2 (1,152) · dots: held-out text loss</text>')
+    out.append(f'<text x="{W - PAD_R}" y="{PAD_T + 26}" text-anchor="end">green: phase 3 (640), the task rows\' loss on their answers alone</text>')
     out.append("</svg>")
     open(args.out, "w").write("\n".join(out) + "\n")
 

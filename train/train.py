@@ -180,14 +180,17 @@ MIXTURE = {"text": 0.40, "arithmetic": 0.22, "json": 0.12, "copy": 0.06, "recall
 
 
 def cached(data, name, sp, build):
-    """ids (and example starts) for one stream, cached beside the corpus until the tokenizer changes."""
+    """A stream's arrays (ids, example starts and, for a task, its answer marks), cached beside the
+    corpus until the tokenizer changes."""
     cache = os.path.join(data, f"{name}.ids.npz")
+    keys = ["ids", "starts", "answer"]
     if os.path.exists(cache) and os.path.getmtime(cache) > os.path.getmtime(os.path.join(data, "tokenizer.model")):
         z = np.load(cache)
-        return z["ids"], z["starts"]
-    ids, starts = build()
-    np.savez(cache, ids=ids, starts=starts)
-    return ids, starts
+        if all(k in z or k == "answer" and name == "text" for k in keys):
+            return tuple(z[k] for k in keys if k in z)
+    arrays = build()
+    np.savez(cache, **dict(zip(keys, arrays)))
+    return arrays
 
 
 def load_text(data, sp):
@@ -206,21 +209,52 @@ def load_text(data, sp):
     return cached(data, "text", sp, build)
 
 
+def answer_start(prompt_ids, line_ids):
+    """Where the answer's tokens begin in an example encoded whole: after the prompt's own tokens when
+    the whole line begins with them (the evaluation prompts with the prompt alone and the model
+    writes on from its last token), else at the first token that differs."""
+    n = 0
+    while n < min(len(prompt_ids), len(line_ids)) and prompt_ids[n] == line_ids[n]:
+        n += 1
+    return n
+
+
 def load_task(data, sp, kind):
     """One task's stream: every example as BOS, its text, a newline (where the evaluation stops) and
-    EOS (where generation stops: llama.cpp and this engine end at it), with where each example starts."""
+    EOS (where generation stops: llama.cpp and this engine end at it), with where each example starts
+    and which tokens are its answer (the tokens after the prompt, the newline and EOS: --answer-loss
+    trains on those alone)."""
 
     def build():
         lines = open(os.path.join(data, "tasks", f"{kind}.txt"), encoding="utf-8").read().splitlines()
-        ids, starts = [], []
-        for enc in sp.encode([l + "\n" for l in lines]):
+        prompts = [split_example(kind, l)[0] for l in lines]
+        ids, starts, answer = [], [], []
+        for enc, p in zip(sp.encode([l + "\n" for l in lines]), sp.encode(prompts)):
             starts.append(len(ids))
+            a = answer_start(p, enc)
             ids.append(sp.bos_id())
             ids.extend(enc)
             ids.append(sp.eos_id())
-        return np.array(ids, dtype=np.uint16), np.array(starts, dtype=np.int64)
+            # The target at position t is token t + 1: mark the tokens to predict (answer, EOS).
+            answer.extend([0] * (1 + a) + [1] * (len(enc) - a + 1))
+        return np.array(ids, dtype=np.uint16), np.array(starts, dtype=np.int64), np.array(answer, dtype=np.uint8)
 
     return cached(data, kind, sp, build)
+
+
+# Where each task's prompt ends in its one-line example (corpus.py writes prompt + answer): the
+# answer is what follows the last of these markers.
+PROMPT_ENDS = {"arithmetic": " =", "copy": " ->", "recall": "The pass key is"}
+
+
+def split_example(kind, line):
+    if kind == "json":
+        # corpus.json_task: "JSON: " and the object cut after its first ", " (mid-way without one).
+        head, text = "JSON: ", line[len("JSON: ") :]
+        cut = text.index(", ") + 1 if ", " in text else len(text) // 2
+        return head + text[:cut], text[cut:]
+    i = line.rindex(PROMPT_ENDS[kind]) + len(PROMPT_ENDS[kind])
+    return line[:i], line[i:]
 
 
 def parse_mix(text):
@@ -248,22 +282,32 @@ def main():
     ap.add_argument("--eval-every", type=int, default=50)
     ap.add_argument("--mix", help="stream weights, e.g. recall=0.4,text=0.3 (default: " + ",".join(f"{k}={v}" for k, v in MIXTURE.items()) + ")")
     ap.add_argument("--init", help="weights.pt to start from (a second phase at a longer --seq)")
+    ap.add_argument("--context", type=int, default=0, help="the context the model declares, if longer than --seq")
+    ap.add_argument("--warmup", type=int, default=100, help="steps of linear warmup")
+    ap.add_argument("--init-gguf", help="a GGUF file (this model's export) to start from")
+    ap.add_argument("--answer-loss", action="store_true",
+                    help="task rows count the loss of their answers alone (text rows every token)")
     args = ap.parse_args()
     torch.manual_seed(SEED)
     torch.set_num_threads(args.threads)
     os.makedirs(args.out, exist_ok=True)
     sp = spm.SentencePieceProcessor(model_file=os.path.join(args.data, "tokenizer.model"))
     mix = parse_mix(args.mix)
-    text_ids, _ = load_text(args.data, sp)
+    text_ids, _ = load_text(args.data, sp)[:2]
     # The last 1% of the text stream is this script's held-out loss (the slices' evaluation is eval.py's).
     split = int(len(text_ids) * 0.99)
-    streams = {"text": (torch.from_numpy(text_ids[:split].astype(np.int64)), None)}
+    streams = {"text": (torch.from_numpy(text_ids[:split].astype(np.int64)), None, None)}
     val_ids = torch.from_numpy(text_ids[split:].astype(np.int64))
     for kind in TASKS:
         if kind in mix:
-            ids, starts = load_task(args.data, sp, kind)
+            ids, starts, answer = load_task(args.data, sp, kind)
+            if args.answer_loss:
+                # Only windows whose first example fits whole: a passkey cut off before its
+                # answer would teach nothing when the answer is all the loss counts.
+                ends = np.append(starts[1:], len(ids))
+                starts = starts[ends - starts <= args.seq + 1]
             starts = starts[starts < len(ids) - args.seq - 1]
-            streams[kind] = (torch.from_numpy(ids.astype(np.int64)), torch.from_numpy(starts))
+            streams[kind] = (torch.from_numpy(ids.astype(np.int64)), torch.from_numpy(starts), torch.from_numpy(answer))
     names = sorted(mix)
     weights = torch.tensor([mix[n] for n in names])
     c = dict(
@@ -272,12 +316,20 @@ def main():
         ropeTheta=10000.0,
         rmsNormEps=1e-5,
         tieWordEmbeddings=True,
-        maxSeqLen=args.seq,
+        # The context the model declares (its RoPE tables and config): a later phase at shorter
+        # windows keeps the context an earlier one trained.
+        maxSeqLen=max(args.seq, args.context),
         **SIZES[args.size],
     )
     model = Llama(c)
     if args.init:
         model.load_state_dict(torch.load(args.init))
+    if args.init_gguf:
+        # The shipped file's weights (F16, rounded once), to train on from where it stopped.
+        from gguf_eval import load_gguf  # noqa: PLC0415
+
+        types = load_gguf(model, c, args.init_gguf)
+        print(f"from {args.init_gguf}: {sorted(set(types.values()))}", flush=True)
     params = sum(p.numel() for p in model.parameters())
     sizes = ", ".join(f"{n} {len(streams[n][0]) / 1e6:.1f}M tokens ({mix[n]:.0%})" for n in names)
     print(f"{args.size}: {params / 1e6:.2f}M parameters; streams: {sizes}", flush=True)
@@ -286,27 +338,30 @@ def main():
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95))
     gen = torch.Generator().manual_seed(SEED)
     budget = args.minutes * 60
-    warmup = 100
+    warmup = args.warmup
     t0 = time.time()
     step, tokens = 0, 0
     log = open(os.path.join(args.out, "loss.csv"), "w", newline="")
     writer = csv.writer(log)
     writer.writerow(["step", "tokens", "train_loss", "val_loss", "seconds"])
 
-    def window(src, starts):
-        """A window of the stream: at a random token of the text, at an example's start in a task."""
+    def window(src, starts, answer):
+        """A window of the stream: at a random token of the text, at an example's start in a task;
+        with the weight of each target (1 everywhere, or a task's answer marks under --answer-loss)."""
         if starts is None:
             s = int(torch.randint(0, len(src) - args.seq - 1, (1,), generator=gen))
         else:
             s = int(starts[int(torch.randint(0, len(starts), (1,), generator=gen))])
-        return src[s : s + args.seq + 1]
+        w = answer[s + 1 : s + args.seq + 1].float() if args.answer_loss and answer is not None else torch.ones(args.seq)
+        return src[s : s + args.seq + 1], w
 
     def batch(n):
         picks = torch.multinomial(weights, n, replacement=True, generator=gen)
-        rows = torch.stack([window(*streams[names[int(i)]]) for i in picks])
-        return rows[:, :-1], rows[:, 1:]
+        rows, ws = zip(*(window(*streams[names[int(i)]]) for i in picks))
+        rows = torch.stack(rows)
+        return rows[:, :-1], rows[:, 1:], torch.stack(ws)
 
-    val = torch.stack([window(val_ids, None) for _ in range(8)])
+    val = torch.stack([window(val_ids, None, None)[0] for _ in range(8)])
     val_x, val_y = val[:, :-1], val[:, 1:]
     while True:
         elapsed = time.time() - t0
@@ -317,8 +372,13 @@ def main():
         lr = args.lr * min(1.0, (step + 1) / warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
         for g in opt.param_groups:
             g["lr"] = lr
-        x, y = batch(args.batch)
-        loss = F.cross_entropy(model(x).view(-1, c["vocabSize"]), y.reshape(-1))
+        x, y, w = batch(args.batch)
+        per_token = F.cross_entropy(model(x).view(-1, c["vocabSize"]), y.reshape(-1), reduction="none").view_as(w)
+        # Each row's mean over the tokens it counts, then the mean over rows: a passkey row counts
+        # its 8 answer tokens, a text row all of its tokens, and each weighs as one row.
+        counted = w.sum(1)
+        keep = counted > 0
+        loss = ((per_token * w).sum(1)[keep] / counted[keep]).mean()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
