@@ -183,13 +183,13 @@ def cached(data, name, sp, build):
     """A stream's arrays (ids, example starts and, for a task, its answer marks), cached beside the
     corpus until the tokenizer changes."""
     cache = os.path.join(data, f"{name}.ids.npz")
-    keys = ["ids", "starts", "answer"]
     if os.path.exists(cache) and os.path.getmtime(cache) > os.path.getmtime(os.path.join(data, "tokenizer.model")):
         z = np.load(cache)
-        if all(k in z or k == "answer" and name == "text" for k in keys):
-            return tuple(z[k] for k in keys if k in z)
+        # A task's cache from before the answer marks is built again.
+        if name == "text" or "answer" in z:
+            return tuple(z[k] for k in z.files)
     arrays = build()
-    np.savez(cache, **dict(zip(keys, arrays)))
+    np.savez(cache, **dict(zip(["ids", "starts", "answer"], arrays)))
     return arrays
 
 
@@ -293,7 +293,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     sp = spm.SentencePieceProcessor(model_file=os.path.join(args.data, "tokenizer.model"))
     mix = parse_mix(args.mix)
-    text_ids, _ = load_text(args.data, sp)[:2]
+    text_ids, _ = load_text(args.data, sp)
     # The last 1% of the text stream is this script's held-out loss (the slices' evaluation is eval.py's).
     split = int(len(text_ids) * 0.99)
     streams = {"text": (torch.from_numpy(text_ids[:split].astype(np.int64)), None, None)}
