@@ -132,6 +132,8 @@ describe("the trained model's files against llama-quantize's", () => {
       expect(
         [...theirs.values()].filter((t) => t.type === GGUF_TYPE_CODES[type]).length,
       ).toBeGreaterThanOrEqual(29);
-    });
+      // llama-quantize runs as a process and both files are read whole: 2-3 s alone, 7.4 s once
+      // beside a corpus build, past vitest's 5 s default; the bound here is on correctness only.
+    }, 30_000);
   }
 });
