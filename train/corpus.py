@@ -148,13 +148,21 @@ def json_object(rng: random.Random, depth: int = 0):
     return {k: json_value(rng, k, depth) for k in keys}
 
 
+JSON_PREFIX = "JSON: "
+
+
+def json_cut(text: str) -> int:
+    """Where a JSON task's object is cut: after its first key's value, at the comma before the space
+    (a prompt that ended in a space would end in a lone SentencePiece "▁", which the training text
+    never has there: the space joins the next word); mid-way in an object without one."""
+    return text.index(", ") + 1 if ", " in text else len(text) // 2
+
+
 def json_task(rng: random.Random):
     """A JSON object cut after its first key's value: the model completes it to the end."""
     text = json.dumps(json_object(rng), separators=(", ", ": "))
-    # Cut after the comma, before its space: a prompt that ended in a space would end in a lone
-    # SentencePiece "▁", which the training text never has there (the space joins the next word).
-    cut = text.index(", ") + 1 if ", " in text else len(text) // 2
-    return "JSON: " + text[:cut], text[cut:]
+    cut = json_cut(text)
+    return JSON_PREFIX + text[:cut], text[cut:]
 
 
 def recall_task(rng: random.Random, distance_tokens: int):

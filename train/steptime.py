@@ -22,8 +22,7 @@ def main():
     torch.set_num_threads(2)
     torch.manual_seed(train.SEED)
     for seq, batch in [(256, 32), (640, 16), (1152, 8)]:
-        c = dict(arch="llama", vocabSize=4096, ropeTheta=1e4, rmsNormEps=1e-5, tieWordEmbeddings=True,
-                 maxSeqLen=seq, **train.SIZES["model"])
+        c = train.model_config("model", 4096, seq)
         model = train.Llama(c)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
         x = torch.randint(0, c["vocabSize"], (batch, seq))

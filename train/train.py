@@ -28,6 +28,8 @@ import sentencepiece as spm
 import torch
 import torch.nn.functional as F
 
+import corpus
+
 SEED = 20261206
 
 SIZES = {
@@ -172,6 +174,12 @@ def load_state(out):
     return model, c
 
 
+def model_config(size, vocab, max_len):
+    """The model's config in this engine's names, for a size of SIZES."""
+    return dict(arch="llama", vocabSize=vocab, ropeTheta=10000.0, rmsNormEps=1e-5, tieWordEmbeddings=True,
+                maxSeqLen=max_len, **SIZES[size])
+
+
 TASKS = ["arithmetic", "json", "copy", "recall"]
 # Each batch row is drawn from one stream with these weights (--mix overrides them). The text is
 # most of the corpus's bytes but the tasks are what the evaluation asks for, so they get a fixed
@@ -249,10 +257,9 @@ PROMPT_ENDS = {"arithmetic": " =", "copy": " ->", "recall": "The pass key is"}
 
 def split_example(kind, line):
     if kind == "json":
-        # corpus.json_task: "JSON: " and the object cut after its first ", " (mid-way without one).
-        head, text = "JSON: ", line[len("JSON: ") :]
-        cut = text.index(", ") + 1 if ", " in text else len(text) // 2
-        return head + text[:cut], text[cut:]
+        # As corpus.json_task cut it.
+        cut = len(corpus.JSON_PREFIX) + corpus.json_cut(line[len(corpus.JSON_PREFIX) :])
+        return line[:cut], line[cut:]
     i = line.rindex(PROMPT_ENDS[kind]) + len(PROMPT_ENDS[kind])
     return line[:i], line[i:]
 
@@ -310,17 +317,9 @@ def main():
             streams[kind] = (torch.from_numpy(ids.astype(np.int64)), torch.from_numpy(starts), torch.from_numpy(answer))
     names = sorted(mix)
     weights = torch.tensor([mix[n] for n in names])
-    c = dict(
-        arch="llama",
-        vocabSize=sp.get_piece_size(),
-        ropeTheta=10000.0,
-        rmsNormEps=1e-5,
-        tieWordEmbeddings=True,
-        # The context the model declares (its RoPE tables and config): a later phase at shorter
-        # windows keeps the context an earlier one trained.
-        maxSeqLen=max(args.seq, args.context),
-        **SIZES[args.size],
-    )
+    # The context the model declares (its RoPE tables and config): a later phase at shorter
+    # windows keeps the context an earlier one trained.
+    c = model_config(args.size, sp.get_piece_size(), max(args.seq, args.context))
     model = Llama(c)
     if args.init:
         model.load_state_dict(torch.load(args.init))
