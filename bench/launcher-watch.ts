@@ -8,10 +8,14 @@ import { readFileSync } from 'node:fs';
  * of them is gone. Ancestors above the nearest npm (the user's shell) are not watched, so
  * `nohup npm run serve-api &` still outlives the shell it was started from; a command started
  * without npm watches nothing. Linux only (/proc); elsewhere it watches nothing.
+ *
+ * `watched` must be read before the server says it is serving (`npmAncestors()` first thing): a
+ * launcher killed as soon as it reads "Serving" is gone from /proc before a chain read afterwards
+ * reaches it, and that chain ends early and watches nothing (a CI run lost the port that way).
+ * A launcher already gone when watching starts stops the server at the first tick.
  */
-export function stopWhenLauncherGone(stop: () => void, everyMs = 500): void {
-  const watched = npmAncestors();
-  if (watched.length === 0) return;
+export function stopWhenLauncherGone(stop: () => void, watched: number[], everyMs = 500): () => void {
+  if (watched.length === 0) return () => {};
   const timer = setInterval(() => {
     if (watched.some((pid) => !alive(pid))) {
       clearInterval(timer);
@@ -19,6 +23,7 @@ export function stopWhenLauncherGone(stop: () => void, everyMs = 500): void {
     }
   }, everyMs);
   timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** This process's ancestors up to and including the nearest npm process; [] when there is none. */

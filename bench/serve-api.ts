@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { PRESETS } from '../src/model/config.ts';
 import { WEIGHT_FORMATS } from '../src/weight-format.ts';
 import { ApiServerStartError, startApiServer } from './api-process.ts';
-import { stopWhenLauncherGone } from './launcher-watch.ts';
+import { npmAncestors, stopWhenLauncherGone } from './launcher-watch.ts';
 import { ADAPTER_CHOICES, type AdapterChoice } from './vulkan.ts';
 
 const HELP = `npm run serve-api -- (--preset NAME | --model F.gguf) [options]
@@ -47,6 +47,8 @@ function fail(message: string): never {
   process.exit(2);
 }
 
+// Read before serving, while the npm above is surely alive (bench/launcher-watch.ts).
+const launcher = npmAncestors();
 const { values } = (() => {
   try {
     return parseArgs({
@@ -147,7 +149,7 @@ try {
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   // Killing the npm that started this must not leave the engine's process on the port.
-  stopWhenLauncherGone(() => void stop());
+  stopWhenLauncherGone(() => void stop(), launcher);
 } catch (e) {
   console.error(`serve-api: ${(e as Error).message}`);
   process.exit(e instanceof ApiServerStartError ? 3 : 1);
