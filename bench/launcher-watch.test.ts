@@ -26,5 +26,4 @@ describe('stopWhenLauncherGone', () => {
     unwatch();
     expect(stopped).toBe(0);
   });
-
 });
