@@ -294,7 +294,12 @@ def main():
     ap.add_argument("--init-gguf", help="a GGUF file (this model's export) to start from")
     ap.add_argument("--answer-loss", action="store_true",
                     help="task rows count the loss of their answers alone (text rows every token)")
+    ap.add_argument("--teacher", help="a GGUF file of the model (its F16 export): the loss becomes the KL divergence "
+                    "of this model's next-token distribution from the teacher's, at every position (distillation: "
+                    "a drafter is accepted where it proposes what the model would)")
     args = ap.parse_args()
+    if args.teacher and args.answer_loss:
+        ap.error("--teacher scores every position; it does not combine with --answer-loss")
     torch.manual_seed(SEED)
     torch.set_num_threads(args.threads)
     os.makedirs(args.out, exist_ok=True)
@@ -323,12 +328,18 @@ def main():
     model = Llama(c)
     if args.init:
         model.load_state_dict(torch.load(args.init))
+    if args.init_gguf or args.teacher:
+        from gguf_eval import load_gguf  # noqa: PLC0415
     if args.init_gguf:
         # The shipped file's weights (F16, rounded once), to train on from where it stopped.
-        from gguf_eval import load_gguf  # noqa: PLC0415
-
         types = load_gguf(model, c, args.init_gguf)
         print(f"from {args.init_gguf}: {sorted(set(types.values()))}", flush=True)
+    teacher = None
+    if args.teacher:
+        teacher = Llama(model_config("model", sp.get_piece_size(), args.seq))
+        types = load_gguf(teacher, teacher.c, args.teacher)
+        teacher.eval()
+        print(f"teacher {args.teacher}: {sorted(set(types.values()))}", flush=True)
     params = sum(p.numel() for p in model.parameters())
     sizes = ", ".join(f"{n} {len(streams[n][0]) / 1e6:.1f}M tokens ({mix[n]:.0%})" for n in names)
     print(f"{args.size}: {params / 1e6:.2f}M parameters; streams: {sizes}", flush=True)
@@ -372,7 +383,15 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr
         x, y, w = batch(args.batch)
-        per_token = F.cross_entropy(model(x).view(-1, c["vocabSize"]), y.reshape(-1), reduction="none").view_as(w)
+        if teacher is None:
+            per_token = F.cross_entropy(model(x).view(-1, c["vocabSize"]), y.reshape(-1), reduction="none").view_as(w)
+        else:
+            # KL(teacher || drafter) at each position: the teacher's whole distribution, not only
+            # the corpus's next token, is what speculative sampling's acceptance (1 - total
+            # variation) and greedy acceptance (the same top token) depend on.
+            with torch.no_grad():
+                target = F.log_softmax(teacher(x), -1)
+            per_token = (target.exp() * (target - F.log_softmax(model(x), -1))).sum(-1)
         # Each row's mean over the tokens it counts, then the mean over rows: a passkey row counts
         # its 8 answer tokens, a text row all of its tokens, and each weighs as one row.
         counted = w.sum(1)
