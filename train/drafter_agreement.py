@@ -17,8 +17,7 @@ import os
 import sentencepiece as spm
 import torch
 
-from gguf_eval import load_gguf
-from train import Llama, model_config
+from gguf_eval import gguf_model
 
 TEXT_SLICES = ["prose", "code"]
 TASK_SLICES = ["json", "copy", "arithmetic", "add-2digit", "edge-long-numbers", "edge-rare-bytes"]
@@ -37,13 +36,6 @@ def texts(data):
     return out
 
 
-def load(path, size, vocab, max_len):
-    c = model_config(size, vocab, max_len)
-    model = Llama(c)
-    load_gguf(model, c, path)
-    return model.eval()
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default="train/data")
@@ -55,8 +47,8 @@ def main():
     torch.set_num_threads(2)
     sp = spm.SentencePieceProcessor(model_file=os.path.join(args.data, "tokenizer.model"))
     vocab = sp.get_piece_size()
-    target = load(args.target, "model", vocab, args.tokens + 1)
-    drafters = {path: load(path, "drafter", vocab, args.tokens + 1) for path in args.drafter}
+    target, _ = gguf_model(args.target, "model", vocab, args.tokens + 1)
+    drafters = {path: gguf_model(path, "drafter", vocab, args.tokens + 1)[0] for path in args.drafter}
     rows = []
     with torch.no_grad():
         for name, text in texts(args.data).items():

@@ -37,7 +37,7 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from eval import greedy, wilson  # noqa: E402
-from train import load_state  # noqa: E402
+from train import Llama, load_state, model_config  # noqa: E402
 
 GGUF_NAMES = {
     "attn_norm": "attn_norm", "attn_q": "q", "attn_k": "k", "attn_v": "v", "attn_output": "o",
@@ -91,6 +91,14 @@ def load_gguf(model, c, path):
         sys.exit(f"{path}: no tensor for {sorted(missing)}")
     model.load_state_dict(state)
     return types
+
+
+def gguf_model(path, size, vocab, max_len):
+    """A model of train.py's size `size` with the file's weights, in eval mode; with the file's types."""
+    c = model_config(size, vocab, max_len)
+    model = Llama(c)
+    types = load_gguf(model, c, path)
+    return model.eval(), types
 
 
 def round_q8_0(x):

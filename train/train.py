@@ -329,16 +329,14 @@ def main():
     if args.init:
         model.load_state_dict(torch.load(args.init))
     if args.init_gguf or args.teacher:
-        from gguf_eval import load_gguf  # noqa: PLC0415
+        from gguf_eval import gguf_model, load_gguf  # noqa: PLC0415
     if args.init_gguf:
         # The shipped file's weights (F16, rounded once), to train on from where it stopped.
         types = load_gguf(model, c, args.init_gguf)
         print(f"from {args.init_gguf}: {sorted(set(types.values()))}", flush=True)
     teacher = None
     if args.teacher:
-        teacher = Llama(model_config("model", sp.get_piece_size(), args.seq))
-        types = load_gguf(teacher, teacher.c, args.teacher)
-        teacher.eval()
+        teacher, types = gguf_model(args.teacher, "model", sp.get_piece_size(), args.seq)
         print(f"teacher {args.teacher}: {sorted(set(types.values()))}", flush=True)
     params = sum(p.numel() for p in model.parameters())
     sizes = ", ".join(f"{n} {len(streams[n][0]) / 1e6:.1f}M tokens ({mix[n]:.0%})" for n in names)
