@@ -102,6 +102,28 @@ describe('agreement', () => {
     expect(agreement(ours, theirs, { top1: 0.95, maxAbsLogprobDiff: 0.05 }).passed).toBe(false);
   });
 
+  it('counts the near-ties, flipped or not, and the top-1 share at the other positions', () => {
+    const bound = { top1: 0.99, maxAbsLogprobDiff: 0.1 };
+    // This engine's top two, by hand: position 0 apart by 1.0, 1 by 0.05 (a near-tie the peer
+    // keeps), 2 by 0.08 (a near-tie the peer swaps), 3 by 0.5 (decided, and the peer swaps it).
+    const ours = [
+      [-0.3, -1.3, -5],
+      [-0.7, -0.75, -5],
+      [-0.66, -0.74, -5],
+      [-0.5, -1.0, -5],
+    ];
+    const theirs = [ours[0], ours[1], [-0.71, -0.69, -5], [-1.0, -0.5, -5]];
+    const a = agreement(ours, theirs, bound);
+    expect(a.top1).toBe(0.5);
+    expect(a.nearTies).toBe(2);
+    // Positions 0 and 3 are outside the near-ties; the peer agrees at 0 alone.
+    expect(a.top1OutsideNearTies).toBe(0.5);
+    // Every position a near-tie: no share outside them.
+    const flat = agreement([[-0.69, -0.7]], [[-0.7, -0.69]], bound);
+    expect(flat.nearTies).toBe(1);
+    expect(flat.top1OutsideNearTies).toBeUndefined();
+  });
+
   it('refuses rows of different lengths or counts', () => {
     expect(() => agreement([[0]], [], loose)).toThrow(/positions/);
     expect(() => agreement([[0, 1]], [[0]], loose)).toThrow(/entries/);

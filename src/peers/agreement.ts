@@ -148,6 +148,8 @@ export function agreementTopK(
   if (ours.length !== theirs.length || ours.length === 0)
     throw new Error(`agreement: ${ours.length} positions against ${theirs.length}`);
   let top1 = 0;
+  let nearTies = 0;
+  let top1Decided = 0;
   let maxDiff = 0;
   let maxLikely = 0;
   let klSum = 0;
@@ -161,10 +163,18 @@ export function agreementTopK(
     if (listed.length === 0) throw new Error(`agreement: the peer listed no token at position ${p}`);
     k = Math.min(k, listed.length);
     const ourTop = argmax(a);
+    // This engine's own margin between its top two: within the log-p bound, a peer inside the
+    // bound could swap them, so the position is a near-tie whether or not the peer did.
+    let second = Number.NEGATIVE_INFINITY;
+    for (let i = 0; i < a.length; i++) if (i !== ourTop && a[i] > second) second = a[i];
+    const nearTie = a[ourTop] - second <= tolerance.maxAbsLogprobDiff;
+    if (nearTie) nearTies++;
     let theirTop = listed[0];
     for (const t of listed) if (t.logprob > theirTop.logprob) theirTop = t;
-    if (ourTop === theirTop.id) top1++;
-    else {
+    if (ourTop === theirTop.id) {
+      top1++;
+      if (!nearTie) top1Decided++;
+    } else {
       top1Mismatches.push(p);
       top1Gaps.push(Math.max(0, a[ourTop] - a[theirTop.id]));
     }
@@ -198,6 +208,8 @@ export function agreementTopK(
   return {
     tokens: ours.length,
     top1: share,
+    nearTies,
+    ...(nearTies < ours.length ? { top1OutsideNearTies: top1Decided / (ours.length - nearTies) } : {}),
     maxAbsLogprobDiff: Number.isFinite(maxDiff) ? maxDiff : Number.MAX_VALUE,
     maxAbsLogprobDiffLikely: Number.isFinite(maxLikely) ? maxLikely : Number.MAX_VALUE,
     kl: Number.isFinite(kl) ? Math.max(0, kl) : Number.MAX_VALUE,

@@ -3,6 +3,7 @@ import { makePeer } from '../../test-support/fixtures/peers.ts';
 import {
   agreementDetail,
   llamaBenchName,
+  nearTiesNote,
   type OwnPoint,
   peerClockLine,
   peerSpeedClock,
@@ -112,6 +113,14 @@ describe('the side-by-side report', () => {
       " (top-1 differs at positions 3 (this engine's gap 4.0e-3), 17 (this engine's gap 2.5e-2), all near-ties; past the log-p bound at 5)",
     );
     expect(agreementDetail({ ...flipped, top1Mismatches: [], top1Gaps: [] })).toBe('');
+    // The near-ties counted, and the top-1 share outside them; nothing for a result without them.
+    expect(nearTiesNote({ tokens: 32, nearTies: 5, top1OutsideNearTies: 1 })).toBe(
+      " [5 near-ties, this engine's top two within the log-p bound; top-1 100.0% at the other 27]",
+    );
+    expect(nearTiesNote({ tokens: 1, nearTies: 1 })).toBe(
+      " [1 near-tie, this engine's top two within the log-p bound]",
+    );
+    expect(nearTiesNote({ tokens: 32 })).toBe('');
     // A real vocabulary's tokens that are no whole UTF-8, left out of both distributions.
     const agreement = w.agreement && { ...w.agreement, tokensLeftOut: 352 };
     expect(peersReport(own, [{ ...w, agreement }], 16, 'SwiftShader', true)).toContain(

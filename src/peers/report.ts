@@ -143,6 +143,21 @@ export function agreementDetail(a: Agreement): string {
   return ` (top-1 differs at positions ${flips || 'none'}${flips && onlyNearTies(a) ? ', all near-ties' : ''}; past the log-p bound at ${a.logprobMismatches.join(', ') || 'none'})`;
 }
 
+/**
+ * The near-ties counted: positions where this engine's own top two are within the log-p bound
+ * (flipped by the peer or not), and the top-1 share over the rest, where a flip would be a
+ * disagreement about the model rather than a rounding. Empty for results from before it was kept.
+ */
+export function nearTiesNote(a: Pick<Agreement, 'nearTies' | 'top1OutsideNearTies' | 'tokens'>): string {
+  if (a.nearTies === undefined) return '';
+  const rest = a.tokens - a.nearTies;
+  const outside =
+    a.top1OutsideNearTies === undefined
+      ? ''
+      : `; top-1 ${(a.top1OutsideNearTies * 100).toFixed(1)}% at the other ${rest}`;
+  return ` [${a.nearTies} near-tie${a.nearTies === 1 ? '' : 's'}, this engine's top two within the log-p bound${outside}]`;
+}
+
 /** The side-by-side section of the Markdown report: each peer's points beside this run's, its agreement. */
 export function peersReport(
   own: readonly OwnPoint[],
@@ -195,7 +210,7 @@ export function peersReport(
     const a = peer.agreement;
     if (a) {
       lines.push(
-        `Agreement on ${a.tokens} prompt positions${agreementScope(a, true)}: top-1 ${(a.top1 * 100).toFixed(1)}% (bound ${(a.tolerance.top1 * 100).toFixed(0)}%), ` +
+        `Agreement on ${a.tokens} prompt positions${agreementScope(a, true)}: top-1 ${(a.top1 * 100).toFixed(1)}% (bound ${(a.tolerance.top1 * 100).toFixed(0)}%)${nearTiesNote(a)}, ` +
           `max |Δ log p| ${a.maxAbsLogprobDiff.toExponential(2)} (bound ${a.tolerance.maxAbsLogprobDiff.toExponential(1)}${a.maxAbsLogprobDiffLikely === undefined ? '' : `; ${a.maxAbsLogprobDiffLikely.toExponential(2)} over tokens of p ≥ ${LIKELY.toExponential(0)}`}), ` +
           `KL ${a.kl.toExponential(2)} nats: **${a.passed ? 'passed' : 'FAILED'}**${agreementDetail(a)}`,
         '',

@@ -79,6 +79,14 @@ export const AgreementSchema = z
   .object({
     tokens: z.number().int().positive(),
     top1: z.number().min(0).max(1),
+    /**
+     * Positions where this engine's own top two tokens are within the log-probability bound of
+     * each other (near-ties: a peer inside the bound may swap them), flipped or not; and the top-1
+     * share over the other positions, absent when every position is a near-tie. Absent in results
+     * from before they were recorded.
+     */
+    nearTies: count.optional(),
+    top1OutsideNearTies: z.number().min(0).max(1).optional(),
     maxAbsLogprobDiff: nonNegative,
     /**
      * The same over the tokens this engine gives a probability of at least 1e-3 (agreement.ts

@@ -8,6 +8,7 @@ import {
   agreementDetail,
   agreementScope,
   llamaBenchName,
+  nearTiesNote,
   ownPointFor,
   peerClockLine,
   peerName,
@@ -99,7 +100,7 @@ export class PeersView {
           testId: `run-peers-agreement-${index}`,
           text:
             `Agreement on ${a.tokens} prompt positions${agreementScope(a, false)}: ` +
-            `top-1 ${(a.top1 * 100).toFixed(1)}% (bound ${(a.tolerance.top1 * 100).toFixed(0)}%), ` +
+            `top-1 ${(a.top1 * 100).toFixed(1)}% (bound ${(a.tolerance.top1 * 100).toFixed(0)}%)${nearTiesNote(a)}, ` +
             `max |Δ log p| ${a.maxAbsLogprobDiff.toExponential(2)} (bound ${a.tolerance.maxAbsLogprobDiff.toExponential(1)}), ` +
             `KL ${a.kl.toExponential(2)} nats: ${a.passed ? 'passed' : 'FAILED'}${agreementDetail(a)}`,
         }),
