@@ -4,10 +4,11 @@ none installed by default): the training loss of each phase against tokens seen,
 loss where it was measured, from the loss.csv files train.py wrote. Phase 3's training loss counts
 the task rows' answers alone (--answer-loss), so its level is not phase 1's and 2's; the held-out
 text loss (the dots: 8 windows of the last 1% of the text, at each phase's window length) is
-measured the same way in all three.
+measured the same way in all of them. Phase 4's three runs are one file (train/results/phase4-loss.csv,
+their tokens added up).
 
-    /usr/bin/python3 train/plot.py --out docs/img/trained-loss.svg \\
-        train/results/phase1-loss.csv train/results/phase2-loss.csv train/results/phase3-loss.csv
+    /usr/bin/python3 train/plot.py --out docs/img/trained-loss.svg train/results/phase1-loss.csv \\
+        train/results/phase2-loss.csv train/results/phase3-loss.csv train/results/phase4-loss.csv
 """
 
 import argparse
@@ -51,15 +52,17 @@ def main():
         t += step * (2 if xmax / step > 10 else 1)
     out.append(f'<text x="{(W + PAD_L) / 2}" y="{H - 8}" text-anchor="middle">training tokens</text>')
     out.append(f'<text transform="translate(14 {H / 2}) rotate(-90)" text-anchor="middle">cross-entropy, nats</text>')
-    colours = ["#1f6feb", "#d9480f", "#2f9e44"]
+    colours = ["#1f6feb", "#d9480f", "#2f9e44", "#7048e8"]
     for i, ph in enumerate(phases):
         line = " ".join(f"{x(t):.1f},{y(l):.1f}" for t, l, _ in ph)
-        out.append(f'<polyline fill="none" stroke="{colours[i % 3]}" stroke-width="1.2" points="{line}"/>')
+        out.append(f'<polyline fill="none" stroke="{colours[i % 4]}" stroke-width="1.2" points="{line}"/>')
         for t, _, v in ph:
             if v is not None:
                 out.append(f'<circle cx="{x(t):.1f}" cy="{y(v):.1f}" r="2.5" fill="black"/>')
     out.append(f'<text x="{W - PAD_R}" y="{PAD_T + 12}" text-anchor="end">blue: phase 1 (sequences of 256) · orange: phase 2 (1,152) · dots: held-out text loss</text>')
     out.append(f'<text x="{W - PAD_R}" y="{PAD_T + 26}" text-anchor="end">green: phase 3 (640), the task rows\' loss on their answers alone</text>')
+    if len(phases) > 3:
+        out.append(f'<text x="{W - PAD_R}" y="{PAD_T + 40}" text-anchor="end">purple: phase 4 (256, then 640), two-digit additions and near passkeys, answers alone</text>')
     out.append("</svg>")
     open(args.out, "w").write("\n".join(out) + "\n")
 

@@ -33,3 +33,20 @@ npx tsx train/export-gguf.ts --model train/data/drafter --vocab train/data/vocab
 $PY train/train.py --data train/data --out train/data/drafter-distilled --size drafter --seq 256 --batch 32 --minutes 18 \
   --lr 2e-3 --warmup 20 --init-gguf train/data/drafter.gguf --teacher models/trained-4m.gguf --eval-every 25
 npx tsx train/export-gguf.ts --model train/data/drafter-distilled --vocab train/data/vocab.json --out models/trained-4m-drafter.gguf --context 1152
+# Phase 4 (2026-12-07): two-digit additions and passkeys 8-192 tokens back, from their own stream
+# (train/focus_tasks.py, the held-out prompts left out), in three runs one after the other, from
+# the phase-3 file: 10 minutes at windows of 256, 20 more with additions at 43% of the rows (the
+# streams --mix does not name keep their default weights), 35 at windows of 640 so that a passkey
+# 512 tokens back fits whole. The loss on task rows is their answers', as in phase 3.
+$PY train/focus_tasks.py --data train/data
+$PY train/train.py --data train/data --out train/data/p4pilot --init-gguf models/trained-4m.gguf --context 1152 \
+  --seq 256 --batch 32 --lr 1e-3 --warmup 20 --answer-loss \
+  --mix text=0.15,add2=0.3,recall-near=0.35,arithmetic=0.05,copy=0.05,json=0.05,recall=0.05 --minutes 10 --eval-every 25
+$PY train/train.py --data train/data --out train/data/p4add --init train/data/p4pilot/weights.pt --context 1152 \
+  --seq 256 --batch 32 --lr 1e-3 --warmup 10 --answer-loss --mix text=0.15,add2=0.6,arithmetic=0.1,recall-near=0.15 \
+  --minutes 20 --eval-every 25
+$PY train/train.py --data train/data --out train/data/model-p4 --init train/data/p4add/weights.pt --context 1152 \
+  --seq 640 --batch 12 --lr 1e-3 --warmup 10 --answer-loss \
+  --mix text=0.2,add2=0.3,recall-near=0.2,recall=0.15,arithmetic=0.05,json=0.05,copy=0.05 --minutes 35 --eval-every 25
+$PY train/eval.py --data train/data --model train/data/model-p4
+npx tsx train/export-gguf.ts --model train/data/model-p4 --vocab train/data/vocab.json --out models/trained-4m.gguf

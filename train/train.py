@@ -180,11 +180,13 @@ def model_config(size, vocab, max_len):
                 maxSeqLen=max_len, **SIZES[size])
 
 
-TASKS = ["arithmetic", "json", "copy", "recall"]
+TASKS = ["arithmetic", "json", "copy", "recall", "add2", "recall-near"]
 # Each batch row is drawn from one stream with these weights (--mix overrides them). The text is
 # most of the corpus's bytes but the tasks are what the evaluation asks for, so they get a fixed
 # share of every batch rather than whatever share their size would give.
 MIXTURE = {"text": 0.40, "arithmetic": 0.22, "json": 0.12, "copy": 0.06, "recall": 0.20}
+# focus_tasks.py's streams (two-digit additions, passkeys 8-192 tokens back): none unless --mix asks.
+MIXTURE.update({"add2": 0.0, "recall-near": 0.0})
 
 
 def cached(data, name, sp, build):
@@ -252,7 +254,7 @@ def load_task(data, sp, kind):
 
 # Where each task's prompt ends in its one-line example (corpus.py writes prompt + answer): the
 # answer is what follows the last of these markers.
-PROMPT_ENDS = {"arithmetic": " =", "copy": " ->", "recall": "The pass key is"}
+PROMPT_ENDS = {"arithmetic": " =", "copy": " ->", "recall": "The pass key is", "add2": " =", "recall-near": "The pass key is"}
 
 
 def split_example(kind, line):
@@ -287,7 +289,8 @@ def main():
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--eval-every", type=int, default=50)
-    ap.add_argument("--mix", help="stream weights, e.g. recall=0.4,text=0.3 (default: " + ",".join(f"{k}={v}" for k, v in MIXTURE.items()) + ")")
+    ap.add_argument("--mix", help="stream weights, e.g. recall=0.4,text=0.3; a stream not named keeps its default weight, "
+                    "=0 leaves it out (default: " + ",".join(f"{k}={v}" for k, v in MIXTURE.items()) + ")")
     ap.add_argument("--init", help="weights.pt to start from (a second phase at a longer --seq)")
     ap.add_argument("--context", type=int, default=0, help="the context the model declares, if longer than --seq")
     ap.add_argument("--warmup", type=int, default=100, help="steps of linear warmup")
