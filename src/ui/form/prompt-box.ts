@@ -29,7 +29,7 @@ const NOTES: Record<PromptModel, string> = {
     'Unavailable: the page reads no tokenizer for a safetensors model. A .gguf file carries its own.',
   gguf: 'Greedy, with the file’s own tokenizer: generated after the run’s workloads (on the model the run timed), or now with Generate.',
   trained:
-    'Greedy, with the model’s own tokenizer: a 4M-parameter model trained here on Debian’s files and generated tasks (JSON objects, arithmetic, a passkey, copying, man pages and Python). It writes JSON-like and man-page-like text; its answers to the tasks are mostly wrong (docs/trained-model.md). Generated after the run’s workloads, or now with Generate.',
+    'Greedy, with the model’s own tokenizer: a 4M-parameter model trained here on Debian’s files and generated tasks (JSON objects, arithmetic, a passkey, copying, man pages and Python). It adds two-digit numbers, recalls a passkey up to 512 tokens back and writes JSON-like and man-page-like text; longer sums and everything else are mostly wrong (docs/trained-model.md). Generated after the run’s workloads, or now with Generate.',
 };
 
 /** Models whose text the box can read and write. */
