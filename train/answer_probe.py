@@ -22,7 +22,7 @@ import sentencepiece as spm
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train import load_state  # noqa: E402
+from train import answer_start, load_state  # noqa: E402
 
 
 def main():
@@ -45,7 +45,7 @@ def main():
     right, total, example = Counter(), Counter(), {}
     for r in rows[: args.limit]:
         line = sp.encode(r["prompt"] + r["answer"] + "\n")
-        start = len(sp.encode(r["prompt"]))  # the answer's first token in `line` (train.answer_start)
+        start = answer_start(sp.encode(r["prompt"]), line)  # the answer's first token in `line`
         ids = [sp.bos_id()] + line
         with torch.no_grad():
             pred = model(torch.tensor([ids]))[0].argmax(-1)

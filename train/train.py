@@ -184,9 +184,9 @@ TASKS = ["arithmetic", "json", "copy", "recall", "add2", "recall-near"]
 # Each batch row is drawn from one stream with these weights (--mix overrides them). The text is
 # most of the corpus's bytes but the tasks are what the evaluation asks for, so they get a fixed
 # share of every batch rather than whatever share their size would give.
-MIXTURE = {"text": 0.40, "arithmetic": 0.22, "json": 0.12, "copy": 0.06, "recall": 0.20}
-# focus_tasks.py's streams (two-digit additions, passkeys 8-192 tokens back): none unless --mix asks.
-MIXTURE.update({"add2": 0.0, "recall-near": 0.0})
+# focus_tasks.py's streams (add2: two-digit additions; recall-near: passkeys 8-192 tokens back) are
+# drawn only when --mix names them.
+MIXTURE = {"text": 0.40, "arithmetic": 0.22, "json": 0.12, "copy": 0.06, "recall": 0.20, "add2": 0.0, "recall-near": 0.0}
 
 
 def cached(data, name, sp, build):

@@ -79,10 +79,17 @@ export function logSoftmaxWithout(logits: ArrayLike<number>, left: readonly numb
   return logSoftmax(row);
 }
 
-function argmax(row: ArrayLike<number>): number {
+/** The row's argmax (the lower id on a tie) and the largest value of the other entries, in one pass. */
+function topTwo(row: ArrayLike<number>): { best: number; second: number } {
   let best = 0;
-  for (let i = 1; i < row.length; i++) if (row[i] > row[best]) best = i;
-  return best;
+  let second = Number.NEGATIVE_INFINITY;
+  for (let i = 1; i < row.length; i++) {
+    if (row[i] > row[best]) {
+      second = row[best];
+      best = i;
+    } else if (row[i] > second) second = row[i];
+  }
+  return { best, second };
 }
 
 /**
@@ -162,11 +169,9 @@ export function agreementTopK(
     const listed = theirs[p];
     if (listed.length === 0) throw new Error(`agreement: the peer listed no token at position ${p}`);
     k = Math.min(k, listed.length);
-    const ourTop = argmax(a);
+    const { best: ourTop, second } = topTwo(a);
     // This engine's own margin between its top two: within the log-p bound, a peer inside the
     // bound could swap them, so the position is a near-tie whether or not the peer did.
-    let second = Number.NEGATIVE_INFINITY;
-    for (let i = 0; i < a.length; i++) if (i !== ourTop && a[i] > second) second = a[i];
     const nearTie = a[ourTop] - second <= tolerance.maxAbsLogprobDiff;
     if (nearTie) nearTies++;
     let theirTop = listed[0];
