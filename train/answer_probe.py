@@ -41,7 +41,13 @@ def main():
     else:
         model = load_state(args.model)[0]
     model.eval()
-    rows = [json.loads(l) for l in open(os.path.join(args.data, "eval", f"{args.slice}.jsonl"), encoding="utf-8")]
+    path = os.path.join(args.data, "eval", f"{args.slice}.jsonl")
+    if not os.path.exists(path):
+        names = sorted(n[: -len(".jsonl")] for n in os.listdir(os.path.join(args.data, "eval")))
+        raise SystemExit(f"--slice {args.slice}: no such held-out slice in {args.data}/eval (slices: {', '.join(names)})")
+    rows = [json.loads(l) for l in open(path, encoding="utf-8")]
+    if "prompt" not in rows[0]:
+        raise SystemExit(f"--slice {args.slice}: a text slice; the probe counts a task's answer tokens")
     right, total, example = Counter(), Counter(), {}
     for r in rows[: args.limit]:
         line = sp.encode(r["prompt"] + r["answer"] + "\n")
