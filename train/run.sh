@@ -50,3 +50,9 @@ $PY train/train.py --data train/data --out train/data/model-p4 --init train/data
   --mix text=0.2,add2=0.3,recall-near=0.2,recall=0.15,arithmetic=0.05,json=0.05,copy=0.05 --minutes 35 --eval-every 25
 $PY train/eval.py --data train/data --model train/data/model-p4
 npx tsx train/export-gguf.ts --model train/data/model-p4 --vocab train/data/vocab.json --out models/trained-4m.gguf
+# The drafter distilled again, from the phase-4 file (2026-12-07): from the drafter distilled from
+# phase 3, 18 minutes, with phase 4's two streams in the mix so that the teacher's sums are drawn.
+$PY train/train.py --data train/data --out train/data/drafter-p4 --size drafter --seq 256 --batch 32 --minutes 18 \
+  --lr 2e-3 --warmup 20 --init-gguf models/trained-4m-drafter.gguf --teacher models/trained-4m.gguf --eval-every 25 \
+  --mix text=0.35,arithmetic=0.12,add2=0.13,json=0.12,copy=0.06,recall=0.12,recall-near=0.1
+npx tsx train/export-gguf.ts --model train/data/drafter-p4 --vocab train/data/vocab.json --out models/trained-4m-drafter.gguf --context 1152
