@@ -38,14 +38,16 @@ for (const type of (types ?? 'Q8_0,Q4_0,Q4_K').split(',')) {
   const bytes = new Uint8Array(readFileSync(file));
   const source = promptsOf(bytes, file);
   if (!('speller' in source)) throw new Error(`${file}: ${source.noText}`);
-  const tokens = parseGgufHeader(bytes, file).metadata.get('tokenizer.ggml.tokens');
+  const meta = parseGgufHeader(bytes, file).metadata;
+  const tokens = meta.get('tokenizer.ggml.tokens');
+  const contextLength = Number(meta.get(`${meta.get('general.architecture')}.context_length`));
   if (typeof tokens !== 'object' || tokens === null || !('length' in tokens))
     throw new Error(`${file}: no tokenizer.ggml.tokens`);
   const vocab = tokens.length;
   let same = 0;
   let all = 0;
   for (const text of ['prose', 'code', 'json']) {
-    const prompt = agreementPrompt(1152, vocab, source, {
+    const prompt = agreementPrompt(contextLength, vocab, source, {
       text: readFileSync(join(dir, `${text}.txt`), 'utf8'),
       positions: POSITIONS,
     });
