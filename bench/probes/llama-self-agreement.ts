@@ -11,25 +11,31 @@
  *   npx tsx train/agreement-files.ts --out DIR
  *   for t in Q8_0 Q4_0 Q4_K; do /usr/bin/python3 train/dequantize_gguf.py DIR/trained-4m-$t.gguf DIR/trained-4m-$t-deq.gguf; done
  *   npx tsx bench/probes/llama-self-agreement.ts DIR [TYPES, default Q8_0,Q4_0,Q4_K]
+ *
+ * llama.cpp runs in the bench's peer process (dist-node/peer.mjs: `npm run build` first).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseGgufHeader } from '../../src/model/gguf.ts';
 import { AGREEMENT_TOLERANCES, type AgreementFormat, agreement } from '../../src/peers/agreement.ts';
-import { openLlamaCpp } from '../../src/peers/llama-cpp.ts';
 import { agreementPrompt, promptsOf } from '../../src/peers/record.ts';
+import { runPeerJob } from '../peers.ts';
 
 const [dir, types] = process.argv.slice(2);
 if (!dir) throw new Error('usage: npx tsx bench/probes/llama-self-agreement.ts DIR [TYPES]');
 const POSITIONS = 256;
 
+/** llama.cpp's log-probability rows at every position of `ids`, from the bench's own peer process (no timed points). */
 async function rows(file: string, ids: number[], vocab: number): Promise<Float64Array[]> {
-  const session = await openLlamaCpp(file, 'cpu', Math.max(64, ids.length + 16), vocab);
-  try {
-    return await session.logprobs(ids);
-  } finally {
-    await session.close();
-  }
+  const plan = { prefill: [], depths: [], gen: 0, reps: 0, warmup: 0, vocabSize: vocab };
+  const job = {
+    file,
+    backend: 'cpu' as const,
+    contextSize: Math.max(64, ids.length + 16),
+    plan,
+    prompt: ids,
+  };
+  return (await runPeerJob(job, 300_000)).logprobs;
 }
 
 for (const type of (types ?? 'Q8_0,Q4_0,Q4_K').split(',')) {
