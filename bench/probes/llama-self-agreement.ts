@@ -16,7 +16,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseGgufHeader } from '../../src/model/gguf.ts';
+import { loadGgufModel } from '../../src/model/gguf-load.ts';
 import { AGREEMENT_TOLERANCES, type AgreementFormat, agreement } from '../../src/peers/agreement.ts';
 import { agreementPrompt, promptsOf } from '../../src/peers/record.ts';
 import { runPeerJob } from '../peers.ts';
@@ -44,16 +44,12 @@ for (const type of (types ?? 'Q8_0,Q4_0,Q4_K').split(',')) {
   const bytes = new Uint8Array(readFileSync(file));
   const source = promptsOf(bytes, file);
   if (!('speller' in source)) throw new Error(`${file}: ${source.noText}`);
-  const meta = parseGgufHeader(bytes, file).metadata;
-  const tokens = meta.get('tokenizer.ggml.tokens');
-  const contextLength = Number(meta.get(`${meta.get('general.architecture')}.context_length`));
-  if (typeof tokens !== 'object' || tokens === null || !('length' in tokens))
-    throw new Error(`${file}: no tokenizer.ggml.tokens`);
-  const vocab = tokens.length;
+  // The file's own vocabulary and context, as the bench reads them (preparePeerModel).
+  const { vocabSize: vocab, maxSeqLen } = loadGgufModel(bytes, file).weights.config;
   let same = 0;
   let all = 0;
   for (const text of ['prose', 'code', 'json']) {
-    const prompt = agreementPrompt(contextLength, vocab, source, {
+    const prompt = agreementPrompt(maxSeqLen, vocab, source, {
       text: readFileSync(join(dir, `${text}.txt`), 'utf8'),
       positions: POSITIONS,
     });
