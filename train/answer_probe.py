@@ -13,7 +13,6 @@ length: the answer's tokens (of the first such case) and the count right at each
 """
 
 import argparse
-import json
 import os
 import sys
 from collections import Counter
@@ -22,6 +21,7 @@ import sentencepiece as spm
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from corpus import eval_rows, eval_slices  # noqa: E402
 from train import answer_start, load_state  # noqa: E402
 
 
@@ -41,11 +41,10 @@ def main():
     else:
         model = load_state(args.model)[0]
     model.eval()
-    path = os.path.join(args.data, "eval", f"{args.slice}.jsonl")
-    if not os.path.exists(path):
-        names = sorted(n[: -len(".jsonl")] for n in os.listdir(os.path.join(args.data, "eval")))
+    names = eval_slices(args.data)
+    if args.slice not in names:
         raise SystemExit(f"--slice {args.slice}: no such held-out slice in {args.data}/eval (slices: {', '.join(names)})")
-    rows = [json.loads(l) for l in open(path, encoding="utf-8")]
+    rows = eval_rows(args.data, args.slice)
     if "prompt" not in rows[0]:
         raise SystemExit(f"--slice {args.slice}: a text slice; the probe counts a task's answer tokens")
     right, total, example = Counter(), Counter(), {}

@@ -65,6 +65,17 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def eval_slices(data):
+    """The held-out set's slice names (eval/<slice>.jsonl, as main() writes them), sorted."""
+    return sorted(n[: -len(".jsonl")] for n in os.listdir(os.path.join(data, "eval")))
+
+
+def eval_rows(data, slice_):
+    """One held-out slice's rows: {"prompt", "answer"} for a task, {"text", ...} for a text slice."""
+    with open(os.path.join(data, "eval", f"{slice_}.jsonl"), encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
 def held_out(path: str) -> bool:
     return hashlib.sha256(path.encode()).digest()[0] < HELD_OUT_BELOW
 

@@ -17,6 +17,7 @@ import os
 import sentencepiece as spm
 import torch
 
+from corpus import eval_rows
 from gguf_eval import gguf_model
 
 TEXT_SLICES = ["prose", "code"]
@@ -28,7 +29,7 @@ def texts(data):
     slice's cases one per line (prompt and answer), as the agreement files hold them."""
     out = {}
     for name in TEXT_SLICES + TASK_SLICES:
-        rows = [json.loads(line) for line in open(os.path.join(data, "eval", f"{name}.jsonl"), encoding="utf-8")]
+        rows = eval_rows(data, name)
         if name in TEXT_SLICES:
             out[name] = "".join(r["text"] for r in rows[:4])
         else:

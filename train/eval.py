@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from corpus import eval_rows, eval_slices  # noqa: E402
 from train import load_state  # noqa: E402
 
 
@@ -71,11 +72,10 @@ def main():
     newline = sp.piece_to_id("<0x0A>")
     results = {}
     with torch.no_grad():
-        for name in sorted(os.listdir(os.path.join(args.data, "eval"))):
-            slice_ = name[: -len(".jsonl")]
+        for slice_ in eval_slices(args.data):
             if args.slices and slice_ not in args.slices.split(","):
                 continue
-            rows = [json.loads(l) for l in open(os.path.join(args.data, "eval", name), encoding="utf-8")]
+            rows = eval_rows(args.data, slice_)
             if "prompt" in rows[0]:
                 # Cases whose prompt does not fit the model's context are not scored (a phase-1 checkpoint's 256).
                 rows = [r for r in rows if len(sp.encode(r["prompt"])) + 16 <= c["maxSeqLen"]][: args.limit]

@@ -13,7 +13,6 @@ prompt is a held-out prompt of any slice: the held-out set stays unseen, as corp
 """
 
 import argparse
-import json
 import os
 import random
 
@@ -23,13 +22,7 @@ NEAR_DISTANCES = (8, 192)
 
 
 def held_out_prompts(data):
-    prompts = set()
-    for name in os.listdir(os.path.join(data, "eval")):
-        for line in open(os.path.join(data, "eval", name), encoding="utf-8"):
-            row = json.loads(line)
-            if "prompt" in row:
-                prompts.add(row["prompt"])
-    return prompts
+    return {row["prompt"] for name in corpus.eval_slices(data) for row in corpus.eval_rows(data, name) if "prompt" in row}
 
 
 def main():

@@ -36,6 +36,7 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from corpus import eval_rows  # noqa: E402
 from eval import greedy, wilson  # noqa: E402
 from train import Llama, load_state, model_config  # noqa: E402
 
@@ -194,7 +195,7 @@ def main():
             ]
             print(json.dumps({**label, "positions": rows[: args.tokens]}))
             return
-        rows = [json.loads(line) for line in open(os.path.join(args.data, "eval", "json.jsonl"), encoding="utf-8")]
+        rows = eval_rows(args.data, "json")
         newline = sp.piece_to_id("<0x0A>")
         valid = 0
         marks, gaps = [], []

@@ -17,7 +17,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from corpus import FILLER, SEED  # noqa: E402
+from corpus import FILLER, SEED, eval_rows, eval_slices  # noqa: E402
 
 HEAD = "The pass key is {key}. Remember it. "
 TAIL = " What is the pass key? The pass key is"
@@ -61,10 +61,8 @@ def main():
     ap.add_argument("--text-chars", type=int, default=6000)
     args = ap.parse_args()
     slices = []
-    names = sorted(n[: -len(".jsonl")] for n in os.listdir(os.path.join(args.data, "eval")))
-    for slice_ in sorted(names, key=lambda n: ORDER.index(n) if n in ORDER else len(ORDER)):
-        name = slice_ + ".jsonl"
-        rows = [json.loads(l) for l in open(os.path.join(args.data, "eval", name), encoding="utf-8")]
+    for slice_ in sorted(eval_slices(args.data), key=lambda n: ORDER.index(n) if n in ORDER else len(ORDER)):
+        rows = eval_rows(args.data, slice_)
         if slice_.startswith("recall-"):
             slices.append({"name": slice_, "kind": "recall", "cases": [compact_recall(r) for r in rows]})
         elif "prompt" in rows[0]:
